@@ -1,0 +1,92 @@
+-- ticketiq.adopt_run(holder, ttl, run id): take a claimed run to resume it.
+--
+-- Picks the oldest claimed run (or p_run_id when given) with FOR UPDATE
+-- SKIP LOCKED, so of several resume workers exactly one adopts it, raises
+-- its epoch by one (I2), gives p_holder its lease for p_ttl_seconds and
+-- returns in the same statement everything a resume needs: the run, its
+-- last checkpoint with its seal, and a sealed answer not yet handed on.
+-- The caller verifies the seal before executing anything (I9).  Returns no
+-- row when there is nothing to adopt.  TQ004 for an empty holder or a TTL
+-- that is not positive.
+create or replace function ticketiq.adopt_run(
+    p_holder text,
+    p_ttl_seconds double precision,
+    p_run_id uuid default null
+)
+returns table (
+    run_id uuid,
+    epoch bigint,
+    lease_expires_at timestamptz,
+    loss_count integer,
+    last_step integer,
+    owner text,
+    run_as text,
+    channel text,
+    entry_point text,
+    may_wait boolean,
+    correlation_id text,
+    input jsonb,
+    meta jsonb,
+    stop_requested boolean,
+    checkpoint_body jsonb,
+    checkpoint_seal text,
+    checkpoint_seal_key_id text,
+    answer_body jsonb,
+    answer_seal text,
+    answer_seal_key_id text,
+    answer_handed_on boolean
+)
+language plpgsql
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+    v_now timestamptz := ticketiq.now();
+    v_ttl interval := ticketiq._require_positive('ttl', p_ttl_seconds);
+    v_run_id uuid;
+    v_run ticketiq.runs;
+begin
+    if coalesce(p_holder, '') = '' then
+        raise exception 'holder must be non-empty' using errcode = 'TQ004';
+    end if;
+
+    select r.run_id into v_run_id
+    from ticketiq.runs as r
+    where r.status = 'claimed' and (p_run_id is null or r.run_id = p_run_id)
+    order by r.updated_at
+    limit 1
+    for update skip locked;
+    if v_run_id is null then
+        return;
+    end if;
+
+    update ticketiq.runs as r
+    set status = 'running',
+        epoch = r.epoch + 1,
+        lease_holder = p_holder,
+        lease_expires_at = v_now + v_ttl,
+        updated_at = v_now
+    where r.run_id = v_run_id
+    returning r.* into v_run;
+
+    insert into ticketiq.audit (at, event, run_id, epoch, actor, detail)
+    values (v_now, 'agent.run.adopted', v_run.run_id, v_run.epoch, p_holder,
+        jsonb_build_object('loss_count', v_run.loss_count, 'step', v_run.last_step));
+
+    return query
+    select v_run.run_id, v_run.epoch, v_run.lease_expires_at, v_run.loss_count, v_run.last_step,
+        v_run.owner, v_run.run_as, v_run.channel, v_run.entry_point, v_run.may_wait,
+        v_run.correlation_id, v_run.input, v_run.meta, v_run.stop_requested_at is not null,
+        c.body, c.seal, c.seal_key_id,
+        a.body, a.seal, a.seal_key_id, a.handed_on_at is not null
+    from (select 1) as one
+    left join ticketiq.checkpoints as c
+        on c.run_id = v_run.run_id and c.step = v_run.last_step
+    left join ticketiq.answers as a
+        on a.run_id = v_run.run_id;
+end;
+$$;
+
+comment on function ticketiq.adopt_run(text, double precision, uuid) is
+'Adopt one claimed run (SKIP LOCKED, epoch + 1, lease to p_holder) and return it with its last checkpoint and any sealed answer.';

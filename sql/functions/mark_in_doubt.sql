@@ -1,0 +1,100 @@
+-- ticketiq.mark_in_doubt(...): mark a changing call in doubt just before it is made.
+--
+-- One statement per changing call (a read is never marked: TQ004).  Fenced
+-- like every attempt's write (TQ001/TQ002/TQ003/TQ006) and refused once the
+-- run's answer is sealed (TQ005).  The call must belong to the run's last
+-- written step (TQ007 step_conflict otherwise; TQ008 unknown_call when the
+-- step has no such call).  The classification recorded here decides how a
+-- resume settles the call (invariant I7): p_classification, when given, is
+-- the tool's classification now; a call once marked as a write stays a write.
+-- Marking a call again changes nothing and returns the first mark.
+-- stop_requested tells the caller a Stop was asked: it must not make the call.
+create or replace function ticketiq.mark_in_doubt(
+    p_run_id uuid,
+    p_epoch bigint,
+    p_step integer,
+    p_call_id text,
+    p_classification text default null
+)
+returns table (
+    run_id uuid,
+    step integer,
+    call_id text,
+    state text,
+    marked_classification text,
+    step_key text,
+    marked_at timestamptz,
+    already_marked boolean,
+    stop_requested boolean
+)
+language plpgsql
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+    v_now timestamptz := ticketiq.now();
+    v_run ticketiq.runs;
+    v_call ticketiq.calls;
+    v_class text;
+begin
+    v_run := ticketiq._fence(p_run_id, p_epoch, v_now);
+
+    if exists (select 1 from ticketiq.answers as a where a.run_id = p_run_id) then
+        raise exception 'run % has a sealed answer and makes no further call', p_run_id
+            using errcode = 'TQ005';
+    end if;
+    if p_classification is not null and p_classification not in (
+        'read', 'write', 'delegation', 'remote_agent', 'subagent_with_tools'
+    ) then
+        raise exception 'unknown classification %', p_classification using errcode = 'TQ004';
+    end if;
+    if p_step is distinct from v_run.last_step then
+        raise exception 'run % is at step %, cannot mark a call of step %', p_run_id,
+            v_run.last_step, coalesce(p_step::text, 'null')
+            using errcode = 'TQ007';
+    end if;
+
+    select c.* into v_call
+    from ticketiq.calls as c
+    where c.run_id = p_run_id and c.step = p_step and c.call_id = p_call_id
+    for update;
+    if not found then
+        raise exception 'step % of run % has no call %', p_step, p_run_id, p_call_id
+            using errcode = 'TQ008';
+    end if;
+
+    if v_call.marked_classification is not null then
+        return query select v_call.run_id, v_call.step, v_call.call_id, v_call.state,
+            v_call.marked_classification, v_call.step_key, v_call.marked_at, true,
+            v_run.stop_requested_at is not null;
+        return;
+    end if;
+    if v_call.state <> 'pending' then
+        raise exception 'call % of run % step % is already %', p_call_id, p_run_id, p_step, v_call.state
+            using errcode = 'TQ007';
+    end if;
+
+    v_class := case
+        when p_classification is not null and p_classification <> 'read' then p_classification
+        else v_call.classification
+    end;
+    if v_class = 'read' then
+        raise exception 'call % is a read; reads are never marked in doubt', p_call_id
+            using errcode = 'TQ004';
+    end if;
+
+    update ticketiq.calls as c
+    set state = 'in_doubt',
+        marked_classification = v_class,
+        marked_at = v_now,
+        marked_epoch = p_epoch
+    where c.run_id = p_run_id and c.step = p_step and c.call_id = p_call_id;
+
+    return query select p_run_id, p_step, p_call_id, 'in_doubt'::text, v_class, v_call.step_key,
+        v_now, false, v_run.stop_requested_at is not null;
+end;
+$$;
+
+comment on function ticketiq.mark_in_doubt(uuid, bigint, integer, text, text) is
+'Mark a changing call of the last step in doubt before it is made (fenced, idempotent; a write stays a write). TQ001-TQ008.';

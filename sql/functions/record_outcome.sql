@@ -1,0 +1,94 @@
+-- ticketiq.record_outcome(...): record how one call of the last step ended.
+--
+-- p_settlement says how the outcome was obtained:
+--   made             the call was made by this attempt (a changing call must
+--                    have been marked in doubt first: TQ007 otherwise, I5)
+--   redone           a read made again on resume
+--   coalesced        an approval request coalesced with the waiting one
+--   read_decision    a person's decision read instead of filing again
+--   resent_same_key  a keyed write sent again with the same step key
+--   asked_again      a delegation asked again by its delegation key
+--   read_back        the outcome read back from the vendor
+--   unknown          not sent again; the outcome is unknown
+--   skipped          not made (a gate refused it)
+-- 'made' leaves the call done; every other value leaves it settled.
+-- Fenced (TQ001/TQ002/TQ003/TQ006); TQ008 unknown_call; TQ004 for an unknown
+-- settlement.  Recording the same outcome again changes nothing; a different
+-- one for a finished call raises TQ007 step_conflict.
+create or replace function ticketiq.record_outcome(
+    p_run_id uuid,
+    p_epoch bigint,
+    p_step integer,
+    p_call_id text,
+    p_outcome jsonb,
+    p_settlement text default 'made'
+)
+returns table (
+    run_id uuid,
+    step integer,
+    call_id text,
+    state text,
+    settlement text,
+    finished_at timestamptz,
+    replayed boolean
+)
+language plpgsql
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+    v_now timestamptz := ticketiq.now();
+    v_call ticketiq.calls;
+    v_state text;
+begin
+    perform ticketiq._fence(p_run_id, p_epoch, v_now);
+
+    if p_settlement is null or p_settlement not in (
+        'made', 'redone', 'coalesced', 'read_decision', 'resent_same_key',
+        'asked_again', 'read_back', 'unknown', 'skipped'
+    ) then
+        raise exception 'unknown settlement %', coalesce(p_settlement, 'null')
+            using errcode = 'TQ004';
+    end if;
+
+    select c.* into v_call
+    from ticketiq.calls as c
+    where c.run_id = p_run_id and c.step = p_step and c.call_id = p_call_id
+    for update;
+    if not found then
+        raise exception 'step % of run % has no call %', p_step, p_run_id, p_call_id
+            using errcode = 'TQ008';
+    end if;
+
+    if v_call.state in ('done', 'settled') then
+        if v_call.settlement = p_settlement and v_call.outcome is not distinct from p_outcome then
+            return query select v_call.run_id, v_call.step, v_call.call_id, v_call.state,
+                v_call.settlement, v_call.finished_at, true;
+            return;
+        end if;
+        raise exception 'call % of run % step % is already % (%)', p_call_id, p_run_id, p_step,
+            v_call.state, v_call.settlement
+            using errcode = 'TQ007';
+    end if;
+    if p_settlement = 'made' and v_call.classification <> 'read' and v_call.state <> 'in_doubt' then
+        raise exception 'changing call % was not marked in doubt before it was made', p_call_id
+            using errcode = 'TQ007',
+                  hint = 'Call ticketiq.mark_in_doubt first.';
+    end if;
+
+    v_state := case when p_settlement = 'made' then 'done' else 'settled' end;
+    update ticketiq.calls as c
+    set state = v_state,
+        settlement = p_settlement,
+        outcome = p_outcome,
+        finished_at = v_now,
+        finished_epoch = p_epoch
+    where c.run_id = p_run_id and c.step = p_step and c.call_id = p_call_id;
+
+    return query select p_run_id, p_step, p_call_id, v_state, p_settlement, v_now, false;
+end;
+$$;
+
+comment on function ticketiq.record_outcome(uuid, bigint, integer, text, jsonb, text) is
+'Record a call''s outcome and how it was settled (fenced; idempotent for the same outcome). TQ001-TQ008.';

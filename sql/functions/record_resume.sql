@@ -1,0 +1,93 @@
+-- ticketiq.record_resume(run, epoch, settlements): audit one crash resume.
+--
+-- Called once by the attempt that adopted a lost run, after it settled the
+-- calls its last step left.  In one statement it records each settlement
+-- on its call (state 'settled', or 'done' for a call made normally by this
+-- attempt), writes the single agent.run.crash_resumed audit row of this
+-- resume (I14) with the step, how many times the run was lost and the
+-- settlements, and tells the transcript.  p_settlements is a JSON array of
+-- {call_id, settlement, outcome?}; each call must belong to the last step.
+-- Fenced (TQ001/TQ002/TQ003/TQ006); TQ004 malformed settlements; TQ008
+-- unknown call; TQ007 when this resume was already audited.
+create or replace function ticketiq.record_resume(
+    p_run_id uuid,
+    p_epoch bigint,
+    p_settlements jsonb default '[]'
+)
+returns table (
+    run_id uuid,
+    step integer,
+    loss_count integer,
+    audit_id bigint
+)
+language plpgsql
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+    v_now timestamptz := ticketiq.now();
+    v_run ticketiq.runs;
+    v_item jsonb;
+    v_audit_id bigint;
+    v_count integer;
+begin
+    v_run := ticketiq._fence(p_run_id, p_epoch, v_now);
+
+    if p_settlements is null or jsonb_typeof(p_settlements) <> 'array' then
+        raise exception 'settlements must be a JSON array' using errcode = 'TQ004';
+    end if;
+    if exists (
+        select 1 from ticketiq.audit as a
+        where a.run_id = p_run_id and a.epoch = p_epoch and a.event = 'agent.run.crash_resumed'
+    ) then
+        raise exception 'the resume of run % at epoch % was already audited', p_run_id, p_epoch
+            using errcode = 'TQ007';
+    end if;
+
+    for v_item in select e.value from jsonb_array_elements(p_settlements) as e loop
+        if jsonb_typeof(v_item) <> 'object'
+            or jsonb_typeof(v_item -> 'call_id') is distinct from 'string'
+            or (v_item ->> 'settlement') is null
+            or (v_item ->> 'settlement') not in (
+                'made', 'redone', 'coalesced', 'read_decision', 'resent_same_key',
+                'asked_again', 'read_back', 'unknown', 'skipped'
+            ) then
+            raise exception 'each settlement must be {call_id, settlement, outcome?} with a known settlement, got %', v_item
+                using errcode = 'TQ004';
+        end if;
+        update ticketiq.calls as c
+        set state = case when v_item ->> 'settlement' = 'made' then 'done' else 'settled' end,
+            settlement = v_item ->> 'settlement',
+            outcome = v_item -> 'outcome',
+            finished_at = v_now,
+            finished_epoch = p_epoch
+        where c.run_id = p_run_id
+            and c.step = v_run.last_step
+            and c.call_id = v_item ->> 'call_id';
+        get diagnostics v_count = row_count;
+        if v_count = 0 then
+            raise exception 'step % of run % has no call %', v_run.last_step, p_run_id, v_item ->> 'call_id'
+                using errcode = 'TQ008';
+        end if;
+    end loop;
+
+    insert into ticketiq.audit (at, event, run_id, epoch, actor, detail)
+    values (v_now, 'agent.run.crash_resumed', p_run_id, p_epoch, v_run.lease_holder,
+        jsonb_build_object(
+            'step', v_run.last_step,
+            'loss_count', v_run.loss_count,
+            'settlements', p_settlements
+        ))
+    returning ticketiq.audit.audit_id into v_audit_id;
+    insert into ticketiq.transcript_entries (run_id, kind, body, at)
+    values (p_run_id, 'resumed', jsonb_build_object(
+        'step', v_run.last_step, 'loss_count', v_run.loss_count, 'settlements', p_settlements
+    ), v_now);
+
+    return query select p_run_id, v_run.last_step, v_run.loss_count, v_audit_id;
+end;
+$$;
+
+comment on function ticketiq.record_resume(uuid, bigint, jsonb) is
+'Record how each call the last step left was settled and write the one agent.run.crash_resumed audit row of this resume. Fenced.';

@@ -1,0 +1,46 @@
+-- ticketiq.release_run(run, epoch, reason): hand a run over without a loss.
+--
+-- A process shutting down (SIGTERM) releases each run it holds at a step
+-- boundary: the run becomes 'claimed' at epoch + 1 without counting a loss,
+-- and channel ticketiq_resume is NOTIFYed so another process adopts it at
+-- once instead of waiting for the lease to lapse.  Fenced (TQ001/TQ002/
+-- TQ003/TQ006).
+create or replace function ticketiq.release_run(
+    p_run_id uuid,
+    p_epoch bigint,
+    p_reason text default 'shutdown'
+)
+returns table (
+    run_id uuid,
+    epoch bigint
+)
+language plpgsql
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+    v_now timestamptz := ticketiq.now();
+    v_run ticketiq.runs;
+begin
+    v_run := ticketiq._fence(p_run_id, p_epoch, v_now);
+
+    update ticketiq.runs as r
+    set status = 'claimed',
+        epoch = r.epoch + 1,
+        lease_holder = null,
+        lease_expires_at = null,
+        updated_at = v_now
+    where r.run_id = p_run_id;
+
+    insert into ticketiq.audit (at, event, run_id, epoch, actor, detail)
+    values (v_now, 'agent.run.released', p_run_id, p_epoch + 1, v_run.lease_holder,
+        jsonb_build_object('reason', coalesce(p_reason, 'shutdown'), 'step', v_run.last_step));
+    perform pg_notify('ticketiq_resume', p_run_id::text);
+
+    return query select p_run_id, p_epoch + 1;
+end;
+$$;
+
+comment on function ticketiq.release_run(uuid, bigint, text) is
+'Hand a held run back (claimed, epoch + 1, no loss counted) and NOTIFY ticketiq_resume; used at graceful shutdown. Fenced.';

@@ -1,0 +1,32 @@
+-- ticketiq.renew_leader(name, holder, epoch, ttl): keep the leader lease.
+--
+-- Extends the lease only while p_holder holds it at p_epoch and it has not
+-- lapsed by the database clock; returns false otherwise, and the caller
+-- stops acting as leader.  TQ004 for a TTL that is not positive.
+create or replace function ticketiq.renew_leader(
+    p_name text,
+    p_holder text,
+    p_epoch bigint,
+    p_ttl_seconds double precision
+)
+returns boolean
+language plpgsql
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+    v_now timestamptz := ticketiq.now();
+    v_ttl interval := ticketiq._require_positive('ttl', p_ttl_seconds);
+begin
+    update ticketiq.leader_leases as l
+    set expires_at = v_now + v_ttl
+    where l.name = p_name
+        and l.holder = p_holder
+        and l.epoch = p_epoch
+        and l.expires_at > v_now;
+    return found;
+end;
+$$;
+
+comment on function ticketiq.renew_leader(text, text, bigint, double precision) is
+'Extend the leader lease while the holder still holds it unlapsed at that epoch; false means leadership is lost.';

@@ -1,0 +1,72 @@
+-- ticketiq.renew_leases(holder, run ids, epochs, ttl): one renewal per process tick.
+--
+-- Renews, in one statement, the lease of every listed run that the holder
+-- still holds at the listed epoch and whose lease has not lapsed by the
+-- database clock, to p_ttl_seconds from now.  Returns one row per listed
+-- run: held=false for each the process no longer holds (taken over, lapsed,
+-- finished), so it stops that run at once (invariant I12).  A lapsed lease
+-- is never revived: the sweep claims it.  Also records the process as seen.
+-- Errors: TQ004 invalid_payload (TTL not positive, arrays of other lengths,
+-- null elements, empty holder).
+create or replace function ticketiq.renew_leases(
+    p_holder text,
+    p_run_ids uuid[],
+    p_epochs bigint[],
+    p_ttl_seconds double precision
+)
+returns table (
+    run_id uuid,
+    epoch bigint,
+    held boolean,
+    lease_expires_at timestamptz
+)
+language plpgsql
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+    v_now timestamptz := ticketiq.now();
+    v_ttl interval := ticketiq._require_positive('ttl', p_ttl_seconds);
+begin
+    if coalesce(p_holder, '') = '' then
+        raise exception 'holder must be non-empty' using errcode = 'TQ004';
+    end if;
+    if p_run_ids is null or p_epochs is null
+        or cardinality(p_run_ids) <> cardinality(p_epochs)
+        or array_position(p_run_ids, null) is not null
+        or array_position(p_epochs, null) is not null then
+        raise exception 'run ids and epochs must be arrays of equal length without nulls'
+            using errcode = 'TQ004';
+    end if;
+
+    update ticketiq.processes as p
+    set last_seen_at = v_now
+    where p.process_id = p_holder;
+
+    return query
+    with listed as (
+        select u.run_id, u.epoch
+        from unnest(p_run_ids, p_epochs) as u (run_id, epoch)
+    ),
+
+    renewed as (
+        update ticketiq.runs as r
+        set lease_expires_at = v_now + v_ttl
+        from listed as l
+        where r.run_id = l.run_id
+            and r.epoch = l.epoch
+            and r.status = 'running'
+            and r.lease_holder = p_holder
+            and r.lease_expires_at > v_now
+        returning r.run_id, r.lease_expires_at
+    )
+
+    select l.run_id, l.epoch, n.run_id is not null, n.lease_expires_at
+    from listed as l
+    left join renewed as n on l.run_id = n.run_id;
+end;
+$$;
+
+comment on function ticketiq.renew_leases(text, uuid[], bigint[], double precision) is
+'Renew every listed lease the holder still holds unlapsed, in one statement; held=false for each it no longer holds. TQ004 bad input.';

@@ -1,0 +1,55 @@
+-- ticketiq.request_stop(run, actor, reason): a person asks a run to Stop.
+--
+-- Not fenced: anyone allowed to call it records the request, whether the
+-- run's process is alive, dead or stalled.  The run's attempt (or the one
+-- that resumes it) sees stop_requested at its next gate and ends the run
+-- with ticketiq.stop_run before making any further call.  Asking twice keeps
+-- the first request.  TQ001 unknown_run; TQ006 run_not_running for a run
+-- that already finished; TQ004 for an empty actor.
+create or replace function ticketiq.request_stop(
+    p_run_id uuid,
+    p_actor text,
+    p_reason text default null
+)
+returns table (
+    run_id uuid,
+    status text,
+    stop_requested_at timestamptz
+)
+language plpgsql
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+    v_now timestamptz := ticketiq.now();
+    v_run ticketiq.runs;
+begin
+    if coalesce(p_actor, '') = '' then
+        raise exception 'a Stop needs an actor' using errcode = 'TQ004';
+    end if;
+    select r.* into v_run from ticketiq.runs as r where r.run_id = p_run_id for update;
+    if not found then
+        raise exception 'unknown run %', p_run_id using errcode = 'TQ001';
+    end if;
+    if v_run.finished_at is not null then
+        raise exception 'run % already %', p_run_id, v_run.status using errcode = 'TQ006';
+    end if;
+    if v_run.stop_requested_at is null then
+        update ticketiq.runs as r
+        set stop_requested_at = v_now,
+            stop_requested_by = p_actor
+        where r.run_id = p_run_id;
+        insert into ticketiq.audit (at, event, run_id, epoch, actor, detail)
+        values (v_now, 'agent.run.stop_requested', p_run_id, v_run.epoch, p_actor,
+            jsonb_build_object('reason', p_reason));
+        perform pg_notify('ticketiq_stop', p_run_id::text);
+        return query select p_run_id, v_run.status, v_now;
+        return;
+    end if;
+    return query select p_run_id, v_run.status, v_run.stop_requested_at;
+end;
+$$;
+
+comment on function ticketiq.request_stop(uuid, text, text) is
+'Record a person''s Stop for a run (not fenced); its attempt stops it at the next gate. TQ001, TQ006, TQ004.';

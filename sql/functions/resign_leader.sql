@@ -1,0 +1,33 @@
+-- ticketiq.resign_leader(name, holder): give the leader lease up at once.
+--
+-- Deletes the lease if p_holder holds it and NOTIFYs channel
+-- ticketiq_leader with the lease name, so a follower claims it at once
+-- instead of waiting for the lease to lapse.  Returns whether it resigned.
+create or replace function ticketiq.resign_leader(
+    p_name text,
+    p_holder text
+)
+returns boolean
+language plpgsql
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+    v_now timestamptz := ticketiq.now();
+    v_epoch bigint;
+begin
+    delete from ticketiq.leader_leases as l
+    where l.name = p_name and l.holder = p_holder
+    returning l.epoch into v_epoch;
+    if v_epoch is null then
+        return false;
+    end if;
+    insert into ticketiq.audit (at, event, actor, epoch, detail)
+    values (v_now, 'leader.resigned', p_holder, v_epoch, jsonb_build_object('name', p_name));
+    perform pg_notify('ticketiq_leader', p_name);
+    return true;
+end;
+$$;
+
+comment on function ticketiq.resign_leader(text, text) is
+'Give up the leader lease held by p_holder and NOTIFY ticketiq_leader so a follower takes over at once.';

@@ -1,0 +1,109 @@
+-- ticketiq.start_run(...): write a run, its lease and its entry point together.
+--
+-- The new run is 'running' at epoch 1 and its holder (an app process id)
+-- holds the lease checkpoint:<run id> for p_ttl_seconds from now by the
+-- database clock.  p_idempotency_key (a sender's id: webhook delivery,
+-- Teams activity, A2A task) makes a retried start find the existing run:
+-- then created is false and epoch is null, since the caller is not its owner.
+-- Errors: TQ004 invalid_payload (empty texts, TTL not positive, input not
+-- JSON, meta not an object), TQ007 step_conflict (p_run_id already exists).
+create or replace function ticketiq.start_run(
+    p_holder text,
+    p_owner text,
+    p_run_as text,
+    p_channel text,
+    p_entry_point text,
+    p_may_wait boolean,
+    p_ttl_seconds double precision,
+    p_input jsonb default '{}',
+    p_correlation_id text default null,
+    p_idempotency_key text default null,
+    p_meta jsonb default '{}',
+    p_run_id uuid default null
+)
+returns table (
+    run_id uuid,
+    epoch bigint,
+    lease_expires_at timestamptz,
+    created boolean,
+    correlation_id text
+)
+language plpgsql
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+    v_now timestamptz := ticketiq.now();
+    v_ttl interval := ticketiq._require_positive('ttl', p_ttl_seconds);
+    v_run_id uuid := coalesce(p_run_id, gen_random_uuid());
+    v_existing ticketiq.runs;
+begin
+    if coalesce(p_holder, '') = '' or coalesce(p_owner, '') = '' or coalesce(p_run_as, '') = ''
+        or coalesce(p_channel, '') = '' or coalesce(p_entry_point, '') = '' then
+        raise exception 'holder, owner, run_as, channel and entry_point must be non-empty'
+            using errcode = 'TQ004';
+    end if;
+    if p_may_wait is null or p_input is null then
+        raise exception 'may_wait and input must not be null' using errcode = 'TQ004';
+    end if;
+    if p_meta is null or jsonb_typeof(p_meta) <> 'object' then
+        raise exception 'meta must be a JSON object' using errcode = 'TQ004';
+    end if;
+    if p_idempotency_key = '' or p_correlation_id = '' then
+        raise exception 'idempotency_key and correlation_id must be null or non-empty'
+            using errcode = 'TQ004';
+    end if;
+
+    if p_idempotency_key is not null then
+        select r.* into v_existing
+        from ticketiq.runs as r
+        where r.idempotency_key = p_idempotency_key;
+        if found then
+            return query select v_existing.run_id, null::bigint, null::timestamptz, false,
+                v_existing.correlation_id;
+            return;
+        end if;
+    end if;
+    if exists (select 1 from ticketiq.runs as r where r.run_id = v_run_id) then
+        raise exception 'run % already exists', v_run_id using errcode = 'TQ007';
+    end if;
+
+    begin
+        insert into ticketiq.runs (
+            run_id, owner, run_as, channel, entry_point, may_wait, correlation_id,
+            idempotency_key, input, meta, status, epoch, lease_holder, lease_expires_at,
+            created_at, updated_at
+        ) values (
+            v_run_id, p_owner, p_run_as, p_channel, p_entry_point, p_may_wait,
+            coalesce(p_correlation_id, v_run_id::text), p_idempotency_key, p_input, p_meta,
+            'running', 1, p_holder, v_now + v_ttl, v_now, v_now
+        );
+    exception when unique_violation then
+        -- A concurrent start with the same sender id won the race.
+        select r.* into v_existing
+        from ticketiq.runs as r
+        where r.idempotency_key = p_idempotency_key;
+        if not found then
+            raise;
+        end if;
+        return query select v_existing.run_id, null::bigint, null::timestamptz, false,
+            v_existing.correlation_id;
+        return;
+    end;
+
+    insert into ticketiq.audit (at, event, run_id, epoch, actor, detail)
+    values (v_now, 'agent.run.started', v_run_id, 1, p_holder, jsonb_build_object(
+        'entry_point', p_entry_point, 'channel', p_channel, 'owner', p_owner,
+        'may_wait', p_may_wait
+    ));
+
+    return query select v_run_id, 1::bigint, v_now + v_ttl, true,
+        coalesce(p_correlation_id, v_run_id::text);
+end;
+$$;
+
+comment on function ticketiq.start_run(
+    text, text, text, text, text, boolean, double precision, jsonb, text, text, jsonb, uuid
+) is
+'Start a run holding lease checkpoint:<run id> at epoch 1; a repeated idempotency key returns the existing run (created=false, epoch null). TQ004 bad input, TQ007 run id exists.';

@@ -1,0 +1,66 @@
+-- ticketiq-pg roles and grants, applied after the schema and the functions.
+--
+-- ticketiq_app       the app processes: EXECUTE on the API functions only;
+--                    no table privilege, so every state change goes through
+--                    the fenced functions (SECURITY DEFINER).
+-- ticketiq_operator  people with psql: SELECT on the operator views only.
+-- Both are NOLOGIN group roles: grant them to login roles of your own.
+
+do $$
+begin
+    create role ticketiq_app nologin;
+exception when duplicate_object or unique_violation then
+    null;
+end;
+$$;
+
+do $$
+begin
+    create role ticketiq_operator nologin;
+exception when duplicate_object or unique_violation then
+    null;
+end;
+$$;
+
+revoke all on schema ticketiq from public;
+revoke all on all tables in schema ticketiq from public;
+revoke all on all sequences in schema ticketiq from public;
+revoke all on all functions in schema ticketiq from public;
+
+grant usage on schema ticketiq to ticketiq_app, ticketiq_operator;
+
+revoke all on all tables in schema ticketiq from ticketiq_app;
+
+grant execute on function
+ticketiq.now(),
+ticketiq.schema_version(),
+ticketiq.start_run(
+    text, text, text, text, text, boolean, double precision, jsonb, text, text, jsonb, uuid
+),
+ticketiq.write_checkpoint(uuid, bigint, integer, jsonb, text, text),
+ticketiq.mark_in_doubt(uuid, bigint, integer, text, text),
+ticketiq.record_outcome(uuid, bigint, integer, text, jsonb, text),
+ticketiq.renew_leases(text, uuid[], bigint[], double precision),
+ticketiq.claim_leader(text, text, double precision),
+ticketiq.renew_leader(text, text, bigint, double precision),
+ticketiq.resign_leader(text, text),
+ticketiq.sweep_lapsed(text, integer, integer),
+ticketiq.adopt_run(text, double precision, uuid),
+ticketiq.release_run(uuid, bigint, text),
+ticketiq.seal_answer(uuid, bigint, integer, jsonb, text, text, double precision),
+ticketiq.hand_on_answer(uuid, bigint),
+ticketiq.fail_run(uuid, bigint, text, text),
+ticketiq.stop_run(uuid, bigint, text),
+ticketiq.request_stop(uuid, text, text),
+ticketiq.record_resume(uuid, bigint, jsonb),
+ticketiq.register_process(text, text, integer),
+ticketiq.purge_answers(integer)
+to ticketiq_app;
+
+grant execute on function ticketiq.now(), ticketiq.schema_version() to ticketiq_operator;
+
+grant select on
+ticketiq.runs_in_flight,
+ticketiq.calls_in_doubt,
+ticketiq.resume_audit
+to ticketiq_operator;

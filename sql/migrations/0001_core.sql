@@ -1,0 +1,245 @@
+-- Migration 0001: the core schema (runs, leases, checkpoints, calls,
+-- answers, transcripts, audit, leader leases, operator views).
+
+create schema if not exists ticketiq;
+
+comment on schema ticketiq is
+'Crash-resume core: runs, leases, write-ahead checkpoints, calls in doubt, sealed answers, audit.';
+
+-- Versions applied to this database; ticketiq.schema_version() reports max(version).
+create table ticketiq.schema_migrations (
+    version integer primary key,
+    name text not null,
+    applied_at timestamptz not null default clock_timestamp()
+);
+
+-- One-row settings table.  fake_clock_allowed lets the setting
+-- ticketiq.fake_now move the database clock; only test databases turn it on.
+create table ticketiq.config (
+    id boolean primary key default true check (id),
+    fake_clock_allowed boolean not null default false
+);
+
+insert into ticketiq.config (id) values (true);
+
+-- App processes that hold leases.
+create table ticketiq.processes (
+    process_id text primary key check (process_id <> ''),
+    host text,
+    os_pid integer,
+    backend_pid integer,
+    started_at timestamptz not null,
+    last_seen_at timestamptz not null,
+    stopped_at timestamptz
+);
+
+-- One agent run.  Its lease `checkpoint:<run id>` lives on the row:
+-- lease_holder/lease_expires_at, fenced by epoch.
+create table ticketiq.runs (
+    run_id uuid primary key,
+    owner text not null check (owner <> ''),
+    run_as text not null check (run_as <> ''),
+    channel text not null check (channel <> ''),
+    entry_point text not null check (entry_point <> ''),
+    may_wait boolean not null default false,
+    correlation_id text not null check (correlation_id <> ''),
+    idempotency_key text unique,
+    input jsonb not null default '{}',
+    meta jsonb not null default '{}' check (jsonb_typeof(meta) = 'object'),
+    status text not null default 'running' check (
+        status in ('running', 'claimed', 'completed', 'failed', 'stopped')
+    ),
+    epoch bigint not null default 1 check (epoch >= 1),
+    lease_holder text,
+    lease_expires_at timestamptz,
+    loss_count integer not null default 0 check (loss_count >= 0),
+    last_step integer not null default 0 check (last_step >= 0),
+    stop_requested_at timestamptz,
+    stop_requested_by text,
+    failure_reason text,
+    created_at timestamptz not null,
+    updated_at timestamptz not null,
+    finished_at timestamptz,
+    check ((status = 'running') = (lease_holder is not null)),
+    check ((lease_holder is null) = (lease_expires_at is null)),
+    check ((status in ('completed', 'failed', 'stopped')) = (finished_at is not null))
+);
+
+-- The sweep reads only leased runs: the index holds running runs alone, so
+-- its size (and the sweep's cost) does not grow with finished runs kept.
+create index runs_running_lease_idx on ticketiq.runs (lease_expires_at)
+where status = 'running';
+
+-- Renewal finds a process's runs through this index.
+create index runs_holder_idx on ticketiq.runs (lease_holder)
+where status = 'running';
+
+-- Adoption picks claimed runs oldest first.
+create index runs_claimed_idx on ticketiq.runs (updated_at)
+where status = 'claimed';
+
+-- One write-ahead checkpoint per model step, written once.
+create table ticketiq.checkpoints (
+    run_id uuid not null references ticketiq.runs (run_id),
+    step integer not null check (step >= 1),
+    epoch bigint not null,
+    body jsonb not null,
+    seal text not null check (seal <> ''),
+    seal_key_id text not null check (seal_key_id <> ''),
+    written_at timestamptz not null,
+    primary key (run_id, step)
+);
+
+-- The calls a step asked for.  classification is what the step recorded;
+-- marked_classification what the in-doubt mark recorded, and it decides
+-- the settlement on resume, whatever the tool is classified as by then.
+create table ticketiq.calls (
+    run_id uuid not null,
+    step integer not null,
+    call_id text not null,
+    ordinal integer not null,
+    tool text not null,
+    arguments jsonb not null,
+    classification text not null check (
+        classification in ('read', 'write', 'delegation', 'remote_agent', 'subagent_with_tools')
+    ),
+    step_key text,
+    state text not null default 'pending' check (
+        state in ('pending', 'in_doubt', 'done', 'settled')
+    ),
+    marked_classification text check (
+        marked_classification in ('write', 'delegation', 'remote_agent', 'subagent_with_tools')
+    ),
+    marked_at timestamptz,
+    marked_epoch bigint,
+    outcome jsonb,
+    settlement text check (
+        settlement in (
+            'made', 'redone', 'coalesced', 'read_decision', 'resent_same_key',
+            'asked_again', 'read_back', 'unknown', 'skipped'
+        )
+    ),
+    finished_at timestamptz,
+    finished_epoch bigint,
+    primary key (run_id, step, call_id),
+    foreign key (run_id, step) references ticketiq.checkpoints (run_id, step),
+    check ((state = 'in_doubt') <= (marked_at is not null)),
+    check ((state in ('done', 'settled')) = (finished_at is not null))
+);
+
+-- Operators look for calls in doubt.
+create index calls_in_doubt_idx on ticketiq.calls (marked_at)
+where state = 'in_doubt';
+
+-- A finished run's sealed answer: write-once (trigger answers_write_once),
+-- kept until retain_until, handed on at most once.
+create table ticketiq.answers (
+    run_id uuid primary key references ticketiq.runs (run_id),
+    step integer not null,
+    epoch bigint not null,
+    body jsonb not null,
+    seal text not null check (seal <> ''),
+    seal_key_id text not null check (seal_key_id <> ''),
+    sealed_at timestamptz not null,
+    retain_until timestamptz not null,
+    handed_on_at timestamptz,
+    handed_on_epoch bigint,
+    check (retain_until >= sealed_at)
+);
+
+-- Where answers and failures land for a person to read.
+create table ticketiq.transcript_entries (
+    entry_id bigint generated always as identity primary key,
+    run_id uuid not null references ticketiq.runs (run_id),
+    kind text not null check (kind in ('step', 'answer', 'failed', 'stopped', 'resumed', 'note')),
+    body jsonb not null default '{}',
+    at timestamptz not null
+);
+
+create index transcript_entries_run_idx on ticketiq.transcript_entries (run_id, entry_id);
+
+-- Audit trail written only by the functions.
+create table ticketiq.audit (
+    audit_id bigint generated always as identity primary key,
+    at timestamptz not null,
+    event text not null check (event <> ''),
+    run_id uuid,
+    epoch bigint,
+    actor text,
+    detail jsonb not null default '{}' check (jsonb_typeof(detail) = 'object')
+);
+
+create index audit_run_idx on ticketiq.audit (run_id, audit_id);
+
+create index audit_event_idx on ticketiq.audit (event, audit_id);
+
+-- Exactly one crash_resumed row per resume (per run and adopting epoch).
+create unique index audit_one_resume_per_epoch_idx on ticketiq.audit (run_id, epoch)
+where event = 'agent.run.crash_resumed';
+
+-- Named leases that are not runs' leases (the sweep leader).
+create table ticketiq.leader_leases (
+    name text primary key check (name <> ''),
+    holder text not null,
+    epoch bigint not null check (epoch >= 1),
+    acquired_at timestamptz not null,
+    expires_at timestamptz not null
+);
+
+-- Operator views (read-only role ticketiq_operator).
+
+create view ticketiq.runs_in_flight as
+select
+    r.run_id,
+    'checkpoint:' || r.run_id::text as lease_name,
+    r.status,
+    r.lease_holder,
+    r.lease_expires_at,
+    r.epoch,
+    r.loss_count,
+    r.last_step,
+    r.owner,
+    r.channel,
+    r.entry_point,
+    r.created_at,
+    r.updated_at
+from ticketiq.runs as r
+where r.status in ('running', 'claimed');
+
+comment on view ticketiq.runs_in_flight is
+'Runs that are running or claimed for resumption, with their lease holder and expiry.';
+
+create view ticketiq.calls_in_doubt as
+select
+    c.run_id,
+    c.step,
+    c.call_id,
+    c.tool,
+    c.marked_classification,
+    c.step_key,
+    c.marked_at,
+    c.marked_epoch,
+    r.status as run_status,
+    r.lease_holder
+from ticketiq.calls as c
+inner join ticketiq.runs as r on c.run_id = r.run_id
+where c.state = 'in_doubt';
+
+comment on view ticketiq.calls_in_doubt is
+'Changing calls marked in doubt whose outcome is not yet recorded or settled.';
+
+create view ticketiq.resume_audit as
+select
+    a.audit_id,
+    a.at,
+    a.run_id,
+    a.epoch,
+    a.actor,
+    (a.detail ->> 'step')::integer as step,
+    (a.detail ->> 'loss_count')::integer as loss_count,
+    a.detail -> 'settlements' as settlements
+from ticketiq.audit as a
+where a.event = 'agent.run.crash_resumed';
+
+comment on view ticketiq.resume_audit is
+'One row per crash resume: the step, how often the run was lost, how each call it left was settled.';
