@@ -4,7 +4,9 @@
 -- SKIP LOCKED, so of several resume workers exactly one adopts it, raises
 -- its epoch by one (I2), gives p_holder its lease for p_ttl_seconds and
 -- returns in the same statement everything a resume needs: the run, its
--- last checkpoint with its seal, and a sealed answer not yet handed on.
+-- last checkpoint with its seal, the state of each call of that step (as
+-- recorded in the database, e.g. in doubt, with the classification its mark
+-- recorded), and a sealed answer not yet handed on.
 -- The caller verifies the seal before executing anything (I9).  Returns no
 -- row when there is nothing to adopt.  TQ004 for an empty holder or a TTL
 -- that is not positive.
@@ -31,6 +33,7 @@ returns table (
     checkpoint_body jsonb,
     checkpoint_seal text,
     checkpoint_seal_key_id text,
+    calls jsonb,
     answer_body jsonb,
     answer_seal text,
     answer_seal_key_id text,
@@ -79,6 +82,19 @@ begin
         v_run.owner, v_run.run_as, v_run.channel, v_run.entry_point, v_run.may_wait,
         v_run.correlation_id, v_run.input, v_run.meta, v_run.stop_requested_at is not null,
         c.body, c.seal, c.seal_key_id,
+        coalesce((
+            select jsonb_agg(jsonb_build_object(
+                'call_id', k.call_id,
+                'state', k.state,
+                'classification', k.classification,
+                'marked_classification', k.marked_classification,
+                'step_key', k.step_key,
+                'settlement', k.settlement,
+                'outcome', k.outcome
+            ) order by k.ordinal)
+            from ticketiq.calls as k
+            where k.run_id = v_run.run_id and k.step = v_run.last_step
+        ), '[]'::jsonb),
         a.body, a.seal, a.seal_key_id, a.handed_on_at is not null
     from (select 1) as one
     left join ticketiq.checkpoints as c

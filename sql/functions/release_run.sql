@@ -3,12 +3,16 @@
 -- A process shutting down (SIGTERM) releases each run it holds at a step
 -- boundary: the run becomes 'claimed' at epoch + 1 without counting a loss,
 -- and channel ticketiq_resume is NOTIFYed so another process adopts it at
--- once instead of waiting for the lease to lapse.  Fenced (TQ001/TQ002/
--- TQ003/TQ006).
+-- once instead of waiting for the lease to lapse.  p_outcomes (call id ->
+-- outcome) records the results of the last step's calls that this process
+-- already has, so the adopter carries them on instead of settling them as
+-- calls in doubt.  Fenced (TQ001/TQ002/TQ003/TQ006); TQ004 when p_outcomes
+-- is not an object.
 create or replace function ticketiq.release_run(
     p_run_id uuid,
     p_epoch bigint,
-    p_reason text default 'shutdown'
+    p_reason text default 'shutdown',
+    p_outcomes jsonb default '{}'
 )
 returns table (
     run_id uuid,
@@ -24,6 +28,21 @@ declare
     v_run ticketiq.runs;
 begin
     v_run := ticketiq._fence(p_run_id, p_epoch, v_now);
+    if p_outcomes is null or jsonb_typeof(p_outcomes) <> 'object' then
+        raise exception 'outcomes must be a JSON object of call id -> outcome'
+            using errcode = 'TQ004';
+    end if;
+
+    update ticketiq.calls as c
+    set state = 'done',
+        settlement = 'made',
+        outcome = p_outcomes -> c.call_id,
+        finished_at = v_now,
+        finished_epoch = p_epoch
+    where c.run_id = p_run_id
+        and c.step = v_run.last_step
+        and c.state in ('pending', 'in_doubt')
+        and p_outcomes ? c.call_id;
 
     update ticketiq.runs as r
     set status = 'claimed',
@@ -42,5 +61,5 @@ begin
 end;
 $$;
 
-comment on function ticketiq.release_run(uuid, bigint, text) is
-'Hand a held run back (claimed, epoch + 1, no loss counted) and NOTIFY ticketiq_resume; used at graceful shutdown. Fenced.';
+comment on function ticketiq.release_run(uuid, bigint, text, jsonb) is
+'Hand a held run back (claimed, epoch + 1, no loss counted, known outcomes kept) and NOTIFY ticketiq_resume; used at graceful shutdown. Fenced.';

@@ -1,0 +1,265 @@
+-- pgTAP helpers for the ticketiq test suite (schema tiq_test).
+--
+-- Installed once per test database, outside the test transactions, after the
+-- ticketiq schema, its functions, sql/grants.sql and `create extension pgtap`
+-- (scripts/run_pgtap.py does this).  No psql backslash commands and no
+-- transaction control: the file is sent whole as one query.
+--
+-- Every helper is meant to be called by the test superuser, inside the test
+-- file's own transaction, which rolls everything back.  Settings are set with
+-- is_local = true, so they end with that transaction as well.
+
+create schema if not exists tiq_test;
+
+comment on schema tiq_test is
+'pgTAP helpers for the ticketiq tests: fake clock, runs, checkpoint bodies, table fingerprints.';
+
+-- Turn the fake clock on for this transaction and set it to ts.
+create or replace function tiq_test.use_fake_clock(ts timestamptz)
+returns timestamptz
+language plpgsql
+as $$
+begin
+    update ticketiq.config as c
+    set fake_clock_allowed = true
+    where c.id;
+    perform set_config('ticketiq.fake_now', $1::text, true);
+    return $1;
+end;
+$$;
+
+comment on function tiq_test.use_fake_clock(timestamptz) is
+'Allow the fake clock (ticketiq.config.fake_clock_allowed) and set ticketiq.fake_now to ts for this transaction.';
+
+-- Move the fake clock forward (or back, with a negative number) by seconds.
+create or replace function tiq_test.advance(seconds double precision)
+returns timestamptz
+language plpgsql
+as $$
+declare
+    v_now timestamptz;
+begin
+    if nullif(current_setting('ticketiq.fake_now', true), '') is null then
+        raise exception 'tiq_test.advance: call tiq_test.use_fake_clock first';
+    end if;
+    v_now := current_setting('ticketiq.fake_now')::timestamptz + make_interval(secs => $1);
+    perform set_config('ticketiq.fake_now', v_now::text, true);
+    return v_now;
+end;
+$$;
+
+comment on function tiq_test.advance(double precision) is
+'Move the fake clock by seconds (tiq_test.use_fake_clock first); returns the new time.';
+
+-- A readable fixed run id: rid(1) = 00000000-0000-0000-0000-000000000001.
+create or replace function tiq_test.rid(n integer)
+returns uuid
+language sql
+immutable
+as $$
+    select ('00000000-0000-0000-0000-' || lpad($1::text, 12, '0'))::uuid;
+$$;
+
+comment on function tiq_test.rid(integer) is
+'Fixed run id number n, for tests that refer to runs by id.';
+
+-- Start a run held by holder for ttl seconds; returns its id.
+create or replace function tiq_test.new_run(
+    holder text default 'p1',
+    ttl double precision default 8,
+    run_id uuid default null
+)
+returns uuid
+language sql
+as $$
+    select s.run_id
+    from ticketiq.start_run(
+        $1, 'owner@example.com', 'agent:triage', 'web', 'playground', false, $2,
+        '{"ticket": 42}'::jsonb, null, null, '{}'::jsonb, $3
+    ) as s;
+$$;
+
+comment on function tiq_test.new_run(text, double precision, uuid) is
+'Start a run (owner@example.com, web, playground) held by holder for ttl seconds; returns its run id.';
+
+-- A valid checkpoint body with the given calls.
+create or replace function tiq_test.body(calls jsonb default '[]')
+returns jsonb
+language sql
+immutable
+as $$
+    select jsonb_build_object(
+        'conversation', jsonb_build_array(jsonb_build_object('role', 'user', 'content', 'help')),
+        'calls', $1,
+        'counters', jsonb_build_object('model_steps', 1),
+        'history', '[]'::jsonb,
+        'delegation_keys', '{}'::jsonb
+    );
+$$;
+
+comment on function tiq_test.body(jsonb) is
+'A valid checkpoint body (conversation, calls, counters, history, delegation_keys) with the given calls.';
+
+-- One call of a checkpoint body.
+create or replace function tiq_test.call(
+    call_id text,
+    classification text,
+    step_key text default null
+)
+returns jsonb
+language sql
+immutable
+as $$
+    select jsonb_build_object(
+        'call_id', $1,
+        'tool', 'tool_' || $2,
+        'arguments', jsonb_build_object('for', $1),
+        'classification', $2,
+        'step_key', $3
+    );
+$$;
+
+comment on function tiq_test.call(text, text, text) is
+'One checkpoint call: call_id, tool tool_<classification>, arguments, classification, step_key.';
+
+-- Write the checkpoint of step for run at epoch with seal 'seal-<step>'.
+create or replace function tiq_test.checkpoint(
+    run_id uuid,
+    epoch bigint,
+    step integer,
+    calls jsonb default '[]'
+)
+returns timestamptz
+language sql
+as $$
+    select w.written_at
+    from ticketiq.write_checkpoint($1, $2, $3, tiq_test.body($4), 'seal-' || $3::text, 'k1') as w;
+$$;
+
+comment on function tiq_test.checkpoint(uuid, bigint, integer, jsonb) is
+'Write checkpoint step of run at epoch (body tiq_test.body(calls), seal seal-<step>, key k1).';
+
+-- The run's current epoch.
+create or replace function tiq_test.epoch(run_id uuid)
+returns bigint
+language sql
+stable
+as $$
+    select r.epoch from ticketiq.runs as r where r.run_id = $1;
+$$;
+
+comment on function tiq_test.epoch(uuid) is 'The run''s current epoch.';
+
+-- Let the run's lease lapse (the fake clock moves to one second past its
+-- expiry, never back) and sweep.  The sweep claims every lapsed run.
+create or replace function tiq_test.lose(run_id uuid)
+returns bigint
+language plpgsql
+as $$
+declare
+    v_expires timestamptz;
+begin
+    select r.lease_expires_at into v_expires from ticketiq.runs as r where r.run_id = $1;
+    if v_expires is null then
+        raise exception 'tiq_test.lose: run % holds no lease', $1;
+    end if;
+    if v_expires + interval '1 second' > ticketiq.now() then
+        perform tiq_test.use_fake_clock(v_expires + interval '1 second');
+    end if;
+    perform 1 from ticketiq.sweep_lapsed('tiq_test_sweeper');
+    return tiq_test.epoch($1);
+end;
+$$;
+
+comment on function tiq_test.lose(uuid) is
+'Move the fake clock past the run''s lease and sweep (claims every lapsed run); returns the run''s epoch.';
+
+-- Lose the run and adopt it as holder; returns the adopting epoch.
+create or replace function tiq_test.take_over(
+    run_id uuid,
+    holder text default 'p2',
+    ttl double precision default 8
+)
+returns bigint
+language plpgsql
+as $$
+declare
+    v_epoch bigint;
+begin
+    perform tiq_test.lose($1);
+    select a.epoch into v_epoch from ticketiq.adopt_run($2, $3, $1) as a;
+    if v_epoch is null then
+        raise exception 'tiq_test.take_over: run % was not adopted', $1;
+    end if;
+    return v_epoch;
+end;
+$$;
+
+comment on function tiq_test.take_over(uuid, text, double precision) is
+'Lose the run (tiq_test.lose) and adopt it as holder; returns the adopting epoch.';
+
+-- md5 of each ticketiq table's contents, one row per table.
+create or replace function tiq_test.table_digests()
+returns table (table_name text, digest text)
+language plpgsql
+stable
+as $$
+declare
+    v_table text;
+begin
+    for v_table in
+        select c.relname::text
+        from pg_catalog.pg_class as c
+        inner join pg_catalog.pg_namespace as n on c.relnamespace = n.oid
+        where n.nspname = 'ticketiq' and c.relkind in ('r', 'p')
+        order by c.relname
+    loop
+        table_name := v_table;
+        execute format(
+            'select md5(coalesce(string_agg(t::text, E''\n'' order by t::text), '''')) from ticketiq.%I as t',
+            v_table
+        ) into digest;
+        return next;
+    end loop;
+end;
+$$;
+
+comment on function tiq_test.table_digests() is
+'md5 of every ticketiq table''s rows, one row per table (to find which table a call changed).';
+
+-- md5 of all ticketiq tables' contents: equal before and after a rejected
+-- call proves it changed nothing (invariant I15).
+create or replace function tiq_test.table_fingerprint()
+returns text
+language sql
+stable
+as $$
+    select md5(string_agg(d.table_name || ':' || d.digest, ';' order by d.table_name))
+    from tiq_test.table_digests() as d;
+$$;
+
+comment on function tiq_test.table_fingerprint() is
+'md5 of all ticketiq tables'' contents (invariant I15: a rejected call leaves it unchanged).';
+
+-- Remember the fingerprint for this transaction; compare later with
+-- is(tiq_test.table_fingerprint(), tiq_test.saved_fingerprint(), ...).
+create or replace function tiq_test.save_fingerprint()
+returns text
+language sql
+as $$
+    select set_config('tiq_test.fingerprint', tiq_test.table_fingerprint(), true);
+$$;
+
+comment on function tiq_test.save_fingerprint() is
+'Store tiq_test.table_fingerprint() for this transaction (see tiq_test.saved_fingerprint).';
+
+create or replace function tiq_test.saved_fingerprint()
+returns text
+language sql
+stable
+as $$
+    select nullif(current_setting('tiq_test.fingerprint', true), '');
+$$;
+
+comment on function tiq_test.saved_fingerprint() is
+'The fingerprint stored by tiq_test.save_fingerprint() in this transaction.';

@@ -1,0 +1,21 @@
+-- mark_in_doubt: a call the step does not have raises TQ008 unknown_call.
+begin;
+select plan(3);
+
+select tiq_test.use_fake_clock('2030-01-01 00:00:00+00');
+select tiq_test.new_run('p1', 8, tiq_test.rid(1));
+select tiq_test.checkpoint(tiq_test.rid(1), 1, 1, jsonb_build_array(tiq_test.call('w1', 'write')));
+select tiq_test.save_fingerprint();
+
+select throws_ok(
+    $$select ticketiq.mark_in_doubt(tiq_test.rid(1), 1, 1, 'w9')$$,
+    'TQ008', null, 'no call w9 in step 1'
+);
+select throws_ok(
+    $$select ticketiq.mark_in_doubt(tiq_test.rid(1), 1, 1, null)$$,
+    'TQ008', null, 'a null call id'
+);
+select is(tiq_test.table_fingerprint(), tiq_test.saved_fingerprint(), 'nothing changed');
+
+select * from finish();
+rollback;

@@ -1,0 +1,68 @@
+"""Configuration: defaults, validation with clear errors."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+
+from ticketiq_pg.config import Settings, parse_seal_keys
+from ticketiq_pg.errors import ConfigError
+
+KEY = base64.b64encode(b"k" * 32).decode()
+
+
+def test_defaults_match_the_specification() -> None:
+    s = Settings.from_env({})
+    assert (s.lease_ttl, s.sweep_interval, s.max_losses) == (8.0, 3.0, 2)
+    assert s.crash_resume_entries is True
+    assert s.renew_interval < s.lease_ttl / 2
+
+
+def test_reads_every_variable() -> None:
+    s = Settings.from_env({
+        "TICKETIQ_DATABASE_URL": "postgresql://x/y",
+        "TICKETIQ_SEAL_KEYS": f"new:{KEY},old:{KEY}",
+        "TICKETIQ_LEASE_TTL": "4",
+        "TICKETIQ_RENEW_INTERVAL": "1",
+        "TICKETIQ_SWEEP_INTERVAL": "0.5",
+        "TICKETIQ_MAX_LOSSES": "5",
+        "TICKETIQ_CRASH_RESUME_ENTRIES": "false",
+    })
+    assert s.database_url == "postgresql://x/y"
+    assert list(s.seal_keys) == ["new", "old"]
+    assert s.sealer().signing_key_id == "new"
+    assert (s.lease_ttl, s.renew_interval, s.sweep_interval, s.max_losses) == (4, 1, 0.5, 5)
+    assert s.crash_resume_entries is False
+
+
+def test_every_problem_is_named_at_once() -> None:
+    with pytest.raises(ConfigError) as info:
+        Settings.from_env({
+            "TICKETIQ_LEASE_TTL": "soon",
+            "TICKETIQ_MAX_LOSSES": "-1",
+            "TICKETIQ_CRASH_RESUME_ENTRIES": "maybe",
+            "TICKETIQ_SEAL_KEYS": "k1:not base64!",
+        })
+    text = str(info.value)
+    for name in ("TICKETIQ_LEASE_TTL", "TICKETIQ_MAX_LOSSES", "TICKETIQ_CRASH_RESUME_ENTRIES",
+                 "TICKETIQ_SEAL_KEYS"):
+        assert name in text
+
+
+def test_renewal_must_fit_well_inside_the_lease() -> None:
+    with pytest.raises(ConfigError, match="RENEW_INTERVAL"):
+        Settings.from_env({"TICKETIQ_LEASE_TTL": "8", "TICKETIQ_RENEW_INTERVAL": "5"})
+
+
+@pytest.mark.parametrize(
+    "text", ["", "nokey", ":abc", f"k1:{base64.b64encode(b'short').decode()}", f"a:{KEY},a:{KEY}"]
+)
+def test_bad_seal_keys(text: str) -> None:
+    with pytest.raises(ValueError):
+        parse_seal_keys(text)
+
+
+def test_sealer_without_keys_is_a_config_error() -> None:
+    with pytest.raises(ConfigError):
+        Settings.from_env({}).sealer()

@@ -1,0 +1,92 @@
+"""Seals: canonical encoding, tamper detection, key rotation, jsonb round trips."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import psycopg
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from psycopg.types.json import Jsonb
+
+from ticketiq_pg.errors import InvalidPayload, SealMismatch
+from ticketiq_pg.seal import Sealer, canonical
+
+KEY_A = b"A" * 32
+KEY_B = b"B" * 32
+RUN = uuid.UUID("00000000-0000-0000-0000-000000000001")
+
+
+def test_canonical_sorts_keys_and_normalises_numbers() -> None:
+    assert canonical({"b": 1, "a": [1.0, 2.5, None, True]}) == '{"a":[1,2.5,null,true],"b":1}'
+    assert canonical(1e20) == "100000000000000000000"
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), "a\x00b", {1: "x"}, object()])
+def test_canonical_refuses_what_jsonb_cannot_hold(bad: object) -> None:
+    with pytest.raises(InvalidPayload):
+        canonical(bad)
+
+
+def test_seal_verifies_and_detects_tampering() -> None:
+    sealer = Sealer({"k1": KEY_A})
+    body = {"conversation": [{"role": "user", "content": "hi"}], "calls": []}
+    seal, key_id = sealer.seal("checkpoint", RUN, 1, body)
+    sealer.verify("checkpoint", RUN, 1, body, seal, key_id)
+    tampered = json.loads(json.dumps(body))
+    tampered["conversation"][0]["content"] = "HI"
+    with pytest.raises(SealMismatch):
+        sealer.verify("checkpoint", RUN, 1, tampered, seal, key_id)
+    with pytest.raises(SealMismatch):
+        sealer.verify("checkpoint", RUN, 2, body, seal, key_id)  # moved to another step
+    with pytest.raises(SealMismatch):
+        sealer.verify("checkpoint", uuid.uuid4(), 1, body, seal, key_id)  # another run
+    with pytest.raises(SealMismatch):
+        sealer.verify("answer", RUN, 1, body, seal, key_id)  # another kind
+
+
+def test_rotation_old_key_still_verifies_unknown_key_does_not() -> None:
+    old = Sealer({"k1": KEY_A})
+    seal, key_id = old.seal("checkpoint", RUN, 1, {"x": 1})
+    rotated = Sealer({"k2": KEY_B, "k1": KEY_A})
+    assert rotated.signing_key_id == "k2"
+    rotated.verify("checkpoint", RUN, 1, {"x": 1}, seal, key_id)
+    with pytest.raises(SealMismatch):
+        Sealer({"k2": KEY_B}).verify("checkpoint", RUN, 1, {"x": 1}, seal, key_id)
+    with pytest.raises(SealMismatch):
+        rotated.verify("checkpoint", RUN, 1, {"x": 1}, None, key_id)
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**63), max_value=2**63)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(alphabet=st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",))),
+    lambda children: st.lists(children, max_size=4)
+    | st.dictionaries(
+        st.text(alphabet=st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)),
+                max_size=6),
+        children,
+        max_size=4,
+    ),
+    max_leaves=20,
+)
+
+
+def test_seal_survives_a_jsonb_round_trip(empty_db_url: str) -> None:
+    """Whatever JSON a checkpoint holds, what PostgreSQL gives back verifies."""
+    sealer = Sealer({"k1": KEY_A})
+    with psycopg.connect(empty_db_url, autocommit=True) as conn:
+
+        @settings(max_examples=300, deadline=None,
+                  suppress_health_check=[HealthCheck.function_scoped_fixture])
+        @given(json_values)
+        def round_trip(value: object) -> None:
+            seal, key_id = sealer.seal("checkpoint", RUN, 3, value)
+            (back,) = conn.execute("select %s::jsonb", [Jsonb(value)]).fetchone()
+            sealer.verify("checkpoint", RUN, 3, back, seal, key_id)
+
+        round_trip()

@@ -1,0 +1,215 @@
+"""What the app hands ticketiq_pg: a model, tools, gates.
+
+ticketiq_pg runs the loop durably; the app implements these small
+interfaces.  Python only handles model calls, gate checks and vendor
+routing: every durable state change goes through the SQL functions.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+#: How a tool's call is classified.  Everything but a read changes something
+#: and is marked in doubt before it is made.
+CLASSIFICATIONS = ("read", "write", "delegation", "remote_agent", "subagent_with_tools")
+
+#: A vendor that dedupes on a key for at least this long dedupes "for longer
+#: than a resume can take": a keyed write in doubt is sent again with its key.
+#: Shorter windows (Discord nonces, SQS FIFO ids: minutes) are settled instead.
+LONG_DEDUPE_SECONDS = 24 * 3600.0
+
+
+def is_changing(classification: str) -> bool:
+    return classification != "read"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One tool call a model step asked for, with the provider's call id."""
+
+    call_id: str
+    tool: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ModelStep:
+    """A model's answer to one step: text, and tool calls unless it is final."""
+
+    text: str = ""
+    calls: tuple[ToolCall, ...] = ()
+
+    @property
+    def final(self) -> bool:
+        return not self.calls
+
+
+@dataclass(frozen=True, slots=True)
+class StepRequest:
+    """What the model is asked: step ``step`` of run ``run_id``."""
+
+    run_id: uuid.UUID
+    step: int
+    conversation: list[dict[str, Any]]
+    input: Any
+
+
+class Model(Protocol):
+    async def step(self, request: StepRequest) -> ModelStep: ...
+
+
+@dataclass(frozen=True, slots=True)
+class RunInfo:
+    """The identity of a run, as the gates see it."""
+
+    run_id: uuid.UUID
+    owner: str
+    run_as: str
+    channel: str
+    entry_point: str
+    may_wait: bool
+    correlation_id: str
+    loss_count: int = 0
+    resumed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class CallContext:
+    """Everything a tool needs to make one call."""
+
+    run: RunInfo
+    step: int
+    call_id: str
+    tool: str
+    arguments: dict[str, Any]
+    classification: str
+    step_key: str | None
+    resumed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ReadBack:
+    """What a reader found of a write in doubt."""
+
+    found: bool
+    outcome: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    """A tool and its vendor route.
+
+    ``takes_key`` and ``dedupe_window`` say whether the vendor dedupes on the
+    step key and for how long (``math.inf``: for ever); ``read_back`` finds
+    the outcome of a write in doubt.  These, not the tool's name, decide how
+    a call in doubt is settled on resume.
+    """
+
+    name: str
+    classification: str
+    invoke: Callable[[CallContext], Awaitable[Any]]
+    takes_key: bool = False
+    dedupe_window: float | None = None
+    read_back: Callable[[CallContext], Awaitable[ReadBack]] | None = None
+
+    def __post_init__(self) -> None:
+        if self.classification not in CLASSIFICATIONS:
+            raise ValueError(f"tool {self.name}: unknown classification {self.classification!r}")
+
+    @property
+    def resend_safe(self) -> bool:
+        """A keyed write whose vendor dedupes for longer than any resume."""
+        window = self.dedupe_window or 0.0
+        return self.takes_key and (math.isinf(window) or window >= LONG_DEDUPE_SECONDS)
+
+
+class Tools:
+    """The tool registry.  An unknown tool is classified as a write (the safe side)."""
+
+    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        for tool in tools:
+            self.add(tool)
+
+    def add(self, tool: Tool) -> None:
+        self._tools[tool.name] = tool
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def classify(self, name: str) -> str:
+        tool = self._tools.get(name)
+        return tool.classification if tool else "write"
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._tools
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """A gate's answer."""
+
+    allowed: bool
+    reason: str = ""
+
+    @classmethod
+    def allow(cls) -> Verdict:
+        return cls(True)
+
+    @classmethod
+    def deny(cls, reason: str) -> Verdict:
+        return cls(False, reason)
+
+
+class Gates(Protocol):
+    """Checks that decide whether a run, and each of its calls, may go on.
+
+    ``check_run`` covers the owner still being allowed to run it, containment,
+    the channel and run-as authority; a Stop comes from the database.  It is
+    asked before every model step and again, as things stand now, when a run
+    is resumed.  ``check_call`` is asked before every call, including the
+    calls a resumed run's last step left.
+    """
+
+    async def check_run(self, run: RunInfo) -> Verdict: ...
+
+    async def check_call(self, run: RunInfo, call: ToolCall, classification: str) -> Verdict: ...
+
+
+class AllowAll:
+    """Gates that allow everything."""
+
+    async def check_run(self, run: RunInfo) -> Verdict:
+        return Verdict.allow()
+
+    async def check_call(self, run: RunInfo, call: ToolCall, classification: str) -> Verdict:
+        return Verdict.allow()
+
+
+Delivery = Callable[[RunInfo, Any], Awaitable[None]]
+
+
+def tool_message(call_id: str, content: Any) -> dict[str, Any]:
+    return {"role": "tool", "call_id": call_id, "content": content}
+
+
+def assistant_message(step: ModelStep) -> dict[str, Any]:
+    return {
+        "role": "assistant",
+        "content": step.text,
+        "tool_calls": [
+            {"call_id": c.call_id, "tool": c.tool, "arguments": c.arguments} for c in step.calls
+        ],
+    }
+
+
+def user_message(content: Any) -> dict[str, Any]:
+    return {"role": "user", "content": content}
+
+
+def as_mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}

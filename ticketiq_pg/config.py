@@ -1,0 +1,149 @@
+"""Configuration from environment variables, validated at start.
+
+=================================  ========  ==========================================
+variable                           default   meaning
+=================================  ========  ==========================================
+``TICKETIQ_DATABASE_URL``          (none)    libpq URL of the database (the demo starts
+                                             an embedded server when it is unset)
+``TICKETIQ_SEAL_KEYS``             (none)    ``id:base64key[,id:base64key...]``; the
+                                             first key seals, every key verifies; each
+                                             key at least 16 bytes once decoded
+``TICKETIQ_LEASE_TTL``             ``8``     seconds a run lease lasts
+``TICKETIQ_RENEW_INTERVAL``        ``2``     seconds between lease renewals (< TTL/2)
+``TICKETIQ_SELF_FENCE_MARGIN``     ``1``     seconds before a possible lapse at which
+                                             a process that could not renew stops
+``TICKETIQ_SWEEP_INTERVAL``        ``3``     seconds between the leader's sweeps
+``TICKETIQ_POLL_INTERVAL``         ``1``     seconds between resume polls (NOTIFY is
+                                             only a hint)
+``TICKETIQ_MAX_LOSSES``            ``2``     a run lost more often than this is failed
+``TICKETIQ_ANSWER_RETENTION``      ``86400`` seconds a sealed answer is kept
+``TICKETIQ_CRASH_RESUME_ENTRIES``  ``true``  write ahead cron, trigger, co-pilot and
+                                             Teams runs too (``false``: only runs that
+                                             may wait)
+=================================  ========  ==========================================
+
+:func:`Settings.from_env` reads them all and raises one ConfigError naming
+every variable that is wrong.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from .errors import ConfigError
+from .seal import Sealer
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+def parse_seal_keys(text: str) -> dict[str, bytes]:
+    """Parse ``id:base64key,...`` into an ordered mapping (raises ValueError)."""
+    keys: dict[str, bytes] = {}
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        key_id, sep, encoded = item.partition(":")
+        key_id = key_id.strip()
+        if not sep or not key_id:
+            raise ValueError(f"{item!r} is not id:base64key")
+        if key_id in keys:
+            raise ValueError(f"key id {key_id!r} appears twice")
+        try:
+            secret = base64.b64decode(encoded.strip(), altchars=b"-_", validate=True)
+        except (binascii.Error, ValueError) as exc:
+            raise ValueError(f"key {key_id!r} is not valid base64") from exc
+        if len(secret) < 16:
+            raise ValueError(f"key {key_id!r} is {len(secret)} bytes; at least 16 are needed")
+        keys[key_id] = secret
+    if not keys:
+        raise ValueError("no key given")
+    return keys
+
+
+@dataclass(frozen=True)
+class Settings:
+    database_url: str | None = None
+    seal_keys: dict[str, bytes] = field(default_factory=dict, repr=False)
+    lease_ttl: float = 8.0
+    renew_interval: float = 2.0
+    self_fence_margin: float = 1.0
+    sweep_interval: float = 3.0
+    poll_interval: float = 1.0
+    max_losses: int = 2
+    answer_retention: float = 86400.0
+    crash_resume_entries: bool = True
+
+    def sealer(self) -> Sealer:
+        if not self.seal_keys:
+            raise ConfigError("TICKETIQ_SEAL_KEYS is not set: checkpoints cannot be sealed")
+        return Sealer(self.seal_keys)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if environ is None else environ
+        problems: list[str] = []
+        values: dict[str, object] = {}
+
+        def number(name: str, attr: str, minimum: float, integer: bool = False) -> None:
+            raw = env.get(name)
+            if raw is None or raw.strip() == "":
+                return
+            try:
+                value: float = int(raw) if integer else float(raw)
+            except ValueError:
+                problems.append(f"{name}={raw!r} is not a {'whole ' if integer else ''}number")
+                return
+            if not math.isfinite(value) or value < minimum:
+                problems.append(f"{name}={raw!r} must be at least {minimum}")
+                return
+            values[attr] = value
+
+        number("TICKETIQ_LEASE_TTL", "lease_ttl", 0.1)
+        number("TICKETIQ_RENEW_INTERVAL", "renew_interval", 0.05)
+        number("TICKETIQ_SELF_FENCE_MARGIN", "self_fence_margin", 0.0)
+        number("TICKETIQ_SWEEP_INTERVAL", "sweep_interval", 0.05)
+        number("TICKETIQ_POLL_INTERVAL", "poll_interval", 0.05)
+        number("TICKETIQ_MAX_LOSSES", "max_losses", 0, integer=True)
+        number("TICKETIQ_ANSWER_RETENTION", "answer_retention", 1.0)
+
+        url = env.get("TICKETIQ_DATABASE_URL")
+        if url:
+            values["database_url"] = url
+
+        raw_keys = env.get("TICKETIQ_SEAL_KEYS")
+        if raw_keys:
+            try:
+                values["seal_keys"] = parse_seal_keys(raw_keys)
+            except ValueError as exc:
+                problems.append(f"TICKETIQ_SEAL_KEYS: {exc}")
+
+        raw_entries = env.get("TICKETIQ_CRASH_RESUME_ENTRIES")
+        if raw_entries is not None and raw_entries.strip() != "":
+            flag = raw_entries.strip().lower()
+            if flag in _TRUE:
+                values["crash_resume_entries"] = True
+            elif flag in _FALSE:
+                values["crash_resume_entries"] = False
+            else:
+                problems.append(
+                    f"TICKETIQ_CRASH_RESUME_ENTRIES={raw_entries!r} must be true or false"
+                )
+
+        settings = cls(**values)  # type: ignore[arg-type]
+        ttl = settings.lease_ttl
+        if settings.renew_interval >= ttl / 2:
+            problems.append(
+                f"TICKETIQ_RENEW_INTERVAL ({settings.renew_interval}) must be less than half "
+                f"of TICKETIQ_LEASE_TTL ({ttl})"
+            )
+        if settings.self_fence_margin >= ttl:
+            problems.append("TICKETIQ_SELF_FENCE_MARGIN must be less than TICKETIQ_LEASE_TTL")
+        if problems:
+            raise ConfigError("invalid configuration: " + "; ".join(problems))
+        return settings

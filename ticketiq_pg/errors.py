@@ -1,0 +1,111 @@
+"""Typed exceptions for every documented SQLSTATE of the ``ticketiq`` functions.
+
+The SQL functions raise errors in the custom class ``TQ``; the driver turns each
+into the exception below (the original psycopg error stays as ``__cause__``).
+A rejected call changes nothing in the database (invariant I15).
+
+==========  =================  ==================================================
+SQLSTATE    exception          meaning
+==========  =================  ==================================================
+``TQ001``   UnknownRun         no run has that id
+``TQ002``   Fenced             the run's epoch is not the writer's: taken over
+``TQ003``   LeaseLapsed        the writer's lease expired by the database clock
+``TQ004``   InvalidPayload     malformed input (checkpoint, TTL, settlement, ...)
+``TQ005``   AnswerSealed       the run's answer is sealed (write-once, handed on)
+``TQ006``   RunNotRunning      the run is claimed, completed, failed or stopped
+``TQ007``   StepConflict       out-of-order step, second outcome, repeated resume
+``TQ008``   UnknownCall        the step has no call with that id
+==========  =================  ==================================================
+
+``Fenced``, ``LeaseLapsed`` and ``RunNotRunning`` share the base class
+``NotOwner``: whichever of them an attempt sees, it no longer owns the run and
+must stop it at once, making no further call.
+"""
+
+from __future__ import annotations
+
+import psycopg
+
+
+class TicketIQError(Exception):
+    """Base class of every error raised by ticketiq_pg."""
+
+    sqlstate: str | None = None
+
+
+class NotOwner(TicketIQError):
+    """The calling attempt no longer owns the run: stop it, make no further call."""
+
+
+class UnknownRun(TicketIQError):
+    sqlstate = "TQ001"
+
+
+class Fenced(NotOwner):
+    sqlstate = "TQ002"
+
+
+class LeaseLapsed(NotOwner):
+    sqlstate = "TQ003"
+
+
+class InvalidPayload(TicketIQError, ValueError):
+    sqlstate = "TQ004"
+
+
+class AnswerSealed(TicketIQError):
+    sqlstate = "TQ005"
+
+
+class RunNotRunning(NotOwner):
+    sqlstate = "TQ006"
+
+
+class StepConflict(TicketIQError):
+    sqlstate = "TQ007"
+
+
+class UnknownCall(TicketIQError):
+    sqlstate = "TQ008"
+
+
+class SealMismatch(TicketIQError):
+    """A checkpoint or answer does not verify against its seal (raised in Python)."""
+
+
+class SchemaVersionMismatch(TicketIQError):
+    """The database's schema version is not one this driver knows."""
+
+
+class ConfigError(TicketIQError, ValueError):
+    """A configuration variable is missing or malformed."""
+
+
+BY_SQLSTATE: dict[str, type[TicketIQError]] = {
+    cls.sqlstate: cls
+    for cls in (
+        UnknownRun,
+        Fenced,
+        LeaseLapsed,
+        InvalidPayload,
+        AnswerSealed,
+        RunNotRunning,
+        StepConflict,
+        UnknownCall,
+    )
+    if cls.sqlstate
+}
+
+
+def translate(error: psycopg.Error) -> Exception:
+    """Return the typed exception for a psycopg error, or the error itself."""
+    cls = BY_SQLSTATE.get(error.sqlstate or "")
+    if cls is None:
+        return error
+    diag = error.diag
+    message = diag.message_primary or str(error)
+    if diag.message_hint:
+        message = f"{message} ({diag.message_hint})"
+    exc = cls(message)
+    exc.sqlstate = error.sqlstate
+    return exc

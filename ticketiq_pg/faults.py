@@ -1,0 +1,60 @@
+"""Fault points: let tests SIGKILL (or SIGSTOP) a process at an exact point.
+
+``TICKETIQ_FAULTS`` holds comma-separated ``point@step[:signal]`` items, e.g.
+``after_mark@2`` (SIGKILL this process right after the in-doubt mark of step
+2) or ``after_checkpoint@1:STOP``.  Points, in the order a step passes them:
+
+``before_checkpoint``  the model answered; nothing written yet
+``after_checkpoint``   the write-ahead checkpoint is committed
+``after_mark``         a changing call is marked in doubt, not yet sent
+``after_call``         a call returned, its result not yet in a checkpoint
+``after_seal``         the answer is sealed, not yet handed on
+``after_hand_on``      the answer is handed on
+
+Unset, every point is a no-op.  The signal is a real one, sent to the
+process itself, so what follows is exactly what a crash leaves behind.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Mapping
+
+POINTS = (
+    "before_checkpoint",
+    "after_checkpoint",
+    "after_mark",
+    "after_call",
+    "after_seal",
+    "after_hand_on",
+)
+
+
+class FaultPoints:
+    def __init__(self, spec: str = "") -> None:
+        self._armed: dict[tuple[str, int], signal.Signals] = {}
+        for item in (part.strip() for part in spec.split(",")):
+            if not item:
+                continue
+            where, _, sig = item.partition(":")
+            point, at, step = where.partition("@")
+            if point not in POINTS or not at or not step.isdigit():
+                raise ValueError(f"bad fault point {item!r}: expected point@step[:SIGNAL]")
+            signum = getattr(signal, f"SIG{sig or 'KILL'}", None)
+            if not isinstance(signum, signal.Signals):
+                raise ValueError(f"bad signal in fault point {item!r}")
+            self._armed[(point, int(step))] = signum
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> FaultPoints:
+        env = os.environ if environ is None else environ
+        return cls(env.get("TICKETIQ_FAULTS", ""))
+
+    def __bool__(self) -> bool:
+        return bool(self._armed)
+
+    def reach(self, point: str, step: int) -> None:
+        signum = self._armed.pop((point, step), None)
+        if signum is not None:
+            os.kill(os.getpid(), signum)

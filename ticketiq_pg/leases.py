@@ -1,0 +1,158 @@
+"""A process's run leases: renewal in one statement per tick, and self-fencing.
+
+The database decides whether a lease holds (invariant I11).  The process
+keeps, per run, a *deadline* on its own monotonic clock: the moment it sent
+its last successful renewal (or start/adoption) plus the TTL, less a margin.
+The database's expiry is at least that late, because the statement ran after
+it was sent.  Past the deadline the process makes no call and writes nothing
+for that run (I12) — even while the database is unreachable — and once a
+renewal says the run is no longer held, the run is stopped at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .driver import TicketIQ
+from .errors import NotOwner
+
+log = logging.getLogger(__name__)
+
+
+class LeaseLost(NotOwner):
+    """This process no longer holds the run's lease, or cannot be sure it does."""
+
+
+@dataclass
+class HeldLease:
+    run_id: uuid.UUID
+    epoch: int
+    deadline: float  # monotonic seconds
+    lost: str | None = None
+
+
+class LeaseKeeper:
+    """Renews every lease the process holds, one statement per tick."""
+
+    def __init__(
+        self,
+        db: TicketIQ,
+        holder: str,
+        *,
+        ttl: float,
+        renew_interval: float,
+        margin: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if not 0 < renew_interval < ttl:
+            raise ValueError("renew_interval must be positive and shorter than the TTL")
+        self.db = db
+        self.holder = holder
+        self.ttl = ttl
+        self.renew_interval = renew_interval
+        self.margin = margin
+        self.clock = clock
+        self._leases: dict[uuid.UUID, HeldLease] = {}
+        self._task: asyncio.Task[None] | None = None
+        self.renewals = 0
+        self.failed_renewals = 0
+
+    # -- bookkeeping ------------------------------------------------------
+
+    def sent_at(self) -> float:
+        """Call just before sending a statement that grants a lease."""
+        return self.clock()
+
+    def hold(self, run_id: uuid.UUID, epoch: int, sent_at: float) -> None:
+        """Record a lease granted by a statement sent at ``sent_at``."""
+        self._leases[run_id] = HeldLease(run_id, epoch, sent_at + self.ttl - self.margin)
+
+    def drop(self, run_id: uuid.UUID) -> None:
+        self._leases.pop(run_id, None)
+
+    def held(self) -> list[uuid.UUID]:
+        return [r for r, lease in self._leases.items() if lease.lost is None]
+
+    def epoch(self, run_id: uuid.UUID) -> int | None:
+        lease = self._leases.get(run_id)
+        return lease.epoch if lease else None
+
+    def check(self, run_id: uuid.UUID) -> None:
+        """Raise LeaseLost unless the process may still act for this run."""
+        lease = self._leases.get(run_id)
+        if lease is None:
+            raise LeaseLost(f"this process holds no lease on run {run_id}")
+        if lease.lost is not None:
+            raise LeaseLost(f"lease on run {run_id} lost: {lease.lost}")
+        if self.clock() >= lease.deadline:
+            raise LeaseLost(
+                f"lease on run {run_id} could have lapsed: no renewal confirmed in time"
+            )
+
+    def may_act(self, run_id: uuid.UUID) -> bool:
+        try:
+            self.check(run_id)
+        except LeaseLost:
+            return False
+        return True
+
+    def mark_lost(self, run_id: uuid.UUID, reason: str) -> None:
+        lease = self._leases.get(run_id)
+        if lease is not None and lease.lost is None:
+            lease.lost = reason
+
+    # -- renewal ----------------------------------------------------------
+
+    async def renew_once(self) -> list[uuid.UUID]:
+        """Renew every live lease in one statement; return the runs found lost."""
+        live = [lease for lease in self._leases.values() if lease.lost is None]
+        if not live:
+            return []
+        sent = self.clock()
+        rows = await self.db.renew_leases(
+            self.holder, [(lease.run_id, lease.epoch) for lease in live], self.ttl
+        )
+        self.renewals += 1
+        lost: list[uuid.UUID] = []
+        for row in rows:
+            lease = self._leases.get(row.run_id)
+            if lease is None or lease.epoch != row.epoch:
+                continue
+            if row.held:
+                lease.deadline = sent + self.ttl - self.margin
+            else:
+                lease.lost = "renewal refused: taken over, lapsed or finished"
+                lost.append(row.run_id)
+        return lost
+
+    async def run_forever(self) -> None:
+        while True:
+            try:
+                lost = await self.renew_once()
+                for run_id in lost:
+                    log.warning("lease on run %s no longer held; stopping it", run_id)
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # noqa: BLE001 - keep renewing; deadlines self-fence meanwhile
+                self.failed_renewals += 1
+                log.exception("lease renewal failed; runs self-fence at their deadlines")
+            await asyncio.sleep(self.renew_interval)
+
+    def start(self) -> asyncio.Task[None]:
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self.run_forever(), name=f"leases:{self.holder}")
+        return self._task
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+            self._task = None

@@ -1,0 +1,109 @@
+"""LISTEN on a dedicated autocommit connection, with keepalive and reconnect.
+
+A notification is only a wake-up hint: whoever waits on :class:`Wakeup`
+also polls on a short interval, which is the truth.  When the connection
+drops, the listener reconnects with backoff and wakes everybody once (a
+notification may have been missed meanwhile).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterable
+
+import psycopg
+from psycopg import sql
+
+log = logging.getLogger(__name__)
+
+KEEPALIVE_KWARGS = {
+    "keepalives": 1,
+    "keepalives_idle": 5,
+    "keepalives_interval": 2,
+    "keepalives_count": 3,
+}
+
+
+class Wakeup:
+    """An event per channel, set by notifications and by reconnects."""
+
+    def __init__(self, channels: Iterable[str]) -> None:
+        self.events = {channel: asyncio.Event() for channel in channels}
+        self.payloads: dict[str, list[str]] = {channel: [] for channel in self.events}
+
+    def notify(self, channel: str, payload: str = "") -> None:
+        if channel in self.events:
+            if payload:
+                self.payloads[channel].append(payload)
+                del self.payloads[channel][:-1000]
+            self.events[channel].set()
+
+    def notify_all(self) -> None:
+        for channel in self.events:
+            self.events[channel].set()
+
+    async def wait(self, channel: str, seconds: float) -> list[str]:
+        """Wait for a hint on ``channel`` or the timeout; return payloads seen."""
+        event = self.events[channel]
+        try:
+            await asyncio.wait_for(event.wait(), seconds)
+        except TimeoutError:
+            pass
+        event.clear()
+        payloads, self.payloads[channel] = self.payloads[channel], []
+        return payloads
+
+
+class Listener:
+    def __init__(self, conninfo: str, wakeup: Wakeup, *, keepalive_interval: float = 10.0):
+        self.conninfo = conninfo
+        self.wakeup = wakeup
+        self.keepalive_interval = keepalive_interval
+        self.connected = asyncio.Event()
+        self.reconnects = 0
+        self._task: asyncio.Task[None] | None = None
+
+    async def _session(self) -> None:
+        async with await psycopg.AsyncConnection.connect(
+            self.conninfo, autocommit=True, **KEEPALIVE_KWARGS
+        ) as conn:
+            for channel in self.wakeup.events:
+                await conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(channel)))
+            self.connected.set()
+            # Anything sent while we were away is lost: poll everything once.
+            self.wakeup.notify_all()
+            while True:
+                async for note in conn.notifies(timeout=self.keepalive_interval):
+                    self.wakeup.notify(note.channel, note.payload)
+                await conn.execute("SELECT 1")  # keepalive: fails fast on a dead link
+
+    async def run_forever(self) -> None:
+        backoff = 0.1
+        while True:
+            try:
+                await self._session()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - reconnect whatever happened
+                self.connected.clear()
+                self.reconnects += 1
+                log.warning("LISTEN connection lost (%s); reconnecting in %.1fs", exc, backoff)
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, 2.0)
+            else:
+                backoff = 0.1
+
+    def start(self) -> asyncio.Task[None]:
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self.run_forever(), name="listener")
+        return self._task
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+            self._task = None

@@ -1,0 +1,165 @@
+"""Small dataclasses for the rows the ``ticketiq`` functions return."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, fields
+from datetime import datetime
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+def from_row(cls: type[T], row: dict[str, Any]) -> T:
+    """Build dataclass ``cls`` from a dict row, ignoring columns it does not declare."""
+    names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
+    return cls(**{k: v for k, v in row.items() if k in names})
+
+
+@dataclass(frozen=True, slots=True)
+class StartedRun:
+    run_id: uuid.UUID
+    epoch: int | None
+    lease_expires_at: datetime | None
+    created: bool
+    correlation_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointWritten:
+    run_id: uuid.UUID
+    step: int
+    written_at: datetime
+    lease_expires_at: datetime
+    replayed: bool
+    stop_requested: bool
+
+
+@dataclass(frozen=True, slots=True)
+class CallMark:
+    run_id: uuid.UUID
+    step: int
+    call_id: str
+    state: str
+    marked_classification: str
+    step_key: str | None
+    marked_at: datetime
+    already_marked: bool
+    stop_requested: bool
+
+
+@dataclass(frozen=True, slots=True)
+class CallOutcome:
+    run_id: uuid.UUID
+    step: int
+    call_id: str
+    state: str
+    settlement: str
+    finished_at: datetime
+    replayed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseRenewal:
+    run_id: uuid.UUID
+    epoch: int
+    held: bool
+    lease_expires_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderLease:
+    is_leader: bool
+    holder: str | None
+    epoch: int | None
+    expires_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class SweptRun:
+    run_id: uuid.UUID
+    epoch: int
+    loss_count: int
+    status: str
+    lapsed_holder: str | None
+    lapsed_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class AdoptedRun:
+    run_id: uuid.UUID
+    epoch: int
+    lease_expires_at: datetime
+    loss_count: int
+    last_step: int
+    owner: str
+    run_as: str
+    channel: str
+    entry_point: str
+    may_wait: bool
+    correlation_id: str
+    input: Any
+    meta: dict[str, Any]
+    stop_requested: bool
+    checkpoint_body: dict[str, Any] | None
+    checkpoint_seal: str | None
+    checkpoint_seal_key_id: str | None
+    calls: list[dict[str, Any]]
+    answer_body: Any | None
+    answer_seal: str | None
+    answer_seal_key_id: str | None
+    answer_handed_on: bool | None
+
+
+@dataclass(frozen=True, slots=True)
+class Released:
+    run_id: uuid.UUID
+    epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class SealedAnswer:
+    run_id: uuid.UUID
+    step: int
+    sealed_at: datetime
+    retain_until: datetime
+    replayed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class HandedOn:
+    run_id: uuid.UUID
+    step: int
+    body: Any
+    seal: str
+    seal_key_id: str
+    handed_on_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class RunEnded:
+    run_id: uuid.UUID
+    status: str
+    finished_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class StopRequest:
+    run_id: uuid.UUID
+    status: str
+    stop_requested_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ResumeAudited:
+    run_id: uuid.UUID
+    step: int
+    loss_count: int
+    audit_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessRegistration:
+    process_id: str
+    backend_pid: int
+    started_at: datetime

@@ -1,0 +1,525 @@
+"""The durable step loop: checkpoint before acting, resume from the last written step.
+
+For each model step that answers with tool calls, the runner
+
+1. writes one sealed write-ahead checkpoint (conversation, the calls, the
+   counters, history and delegation keys) before any call is made (I5);
+2. for each call, asks the gates, marks a changing call in doubt (one more
+   statement; a read is never marked), then makes it with its step key;
+3. carries the results into the next step's checkpoint.
+
+A final answer is sealed (write-once) and handed on at most once (I10).
+
+A resumed run (adopted after a loss) is verified against its seal first
+(I9), passes every gate again as it stands now, settles the calls its last
+step left without blindly sending a write again (I6, I7), audits the resume
+(I14) and asks the model only for the steps after the last one written (I8).
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import keys
+from .agent import (
+    AllowAll,
+    CallContext,
+    Delivery,
+    Gates,
+    Model,
+    ModelStep,
+    RunInfo,
+    StepRequest,
+    ToolCall,
+    Tools,
+    assistant_message,
+    is_changing,
+    tool_message,
+    user_message,
+)
+from .driver import TicketIQ
+from .errors import NotOwner, SealMismatch
+from .faults import FaultPoints
+from .leases import LeaseKeeper
+from .models import AdoptedRun
+from .seal import Sealer
+
+log = logging.getLogger(__name__)
+
+UNKNOWN_OUTCOME = {
+    "outcome": "unknown",
+    "sent_again": False,
+    "message": (
+        "The outcome of this call is unknown: the process making it stopped while it was "
+        "in flight, and it was not sent again."
+    ),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class RunOutcome:
+    """How a run ended in this process."""
+
+    run_id: uuid.UUID
+    status: str  # completed | failed | stopped | lost | released | exists
+    answer: Any = None
+    reason: str = ""
+
+
+@dataclass
+class RunState:
+    """A run as the loop carries it from step to step (restored from a checkpoint)."""
+
+    info: RunInfo
+    epoch: int
+    input: Any
+    step: int = 0
+    conversation: list[dict[str, Any]] = field(default_factory=list)
+    counters: dict[str, Any] = field(default_factory=dict)
+    history: list[Any] = field(default_factory=list)
+    delegation_keys: dict[str, Any] = field(default_factory=dict)
+    outcomes: dict[str, Any] = field(default_factory=dict)
+    last_results: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def run_id(self) -> uuid.UUID:
+        return self.info.run_id
+
+
+class _StopRequested(Exception):
+    pass
+
+
+class Runner:
+    """Runs agent runs durably on behalf of one app process (the lease holder)."""
+
+    def __init__(
+        self,
+        db: TicketIQ,
+        leases: LeaseKeeper,
+        sealer: Sealer,
+        model: Model,
+        tools: Tools,
+        *,
+        gates: Gates | None = None,
+        agent_loop: str = "main",
+        answer_retention: float = 86400.0,
+        deliver: Delivery | None = None,
+        faults: FaultPoints | None = None,
+    ) -> None:
+        self.db = db
+        self.leases = leases
+        self.sealer = sealer
+        self.model = model
+        self.tools = tools
+        self.gates = gates or AllowAll()
+        self.agent_loop = agent_loop
+        self.answer_retention = answer_retention
+        self.deliver = deliver
+        self.faults = faults or FaultPoints()
+        #: Set by the process at graceful shutdown: each run is released at
+        #: its next step boundary, with the results it already has.
+        self.draining = False
+
+    @property
+    def holder(self) -> str:
+        return self.leases.holder
+
+    # -- starting ---------------------------------------------------------
+
+    async def start(
+        self,
+        *,
+        owner: str,
+        run_as: str,
+        channel: str,
+        entry_point: str,
+        may_wait: bool = False,
+        input: Any = None,
+        idempotency_key: str | None = None,
+        correlation_id: str | None = None,
+        meta: dict[str, Any] | None = None,
+        run_id: uuid.UUID | None = None,
+    ) -> RunState | RunOutcome:
+        """Write the run and its lease; a repeated idempotency key gives status 'exists'."""
+        sent = self.leases.sent_at()
+        started = await self.db.start_run(
+            holder=self.holder,
+            owner=owner,
+            run_as=run_as,
+            channel=channel,
+            entry_point=entry_point,
+            may_wait=may_wait,
+            ttl=self.leases.ttl,
+            input=input,
+            correlation_id=correlation_id,
+            idempotency_key=idempotency_key,
+            meta=meta,
+            run_id=run_id,
+        )
+        if not started.created or started.epoch is None:
+            return RunOutcome(started.run_id, "exists")
+        self.leases.hold(started.run_id, started.epoch, sent)
+        info = RunInfo(
+            run_id=started.run_id,
+            owner=owner,
+            run_as=run_as,
+            channel=channel,
+            entry_point=entry_point,
+            may_wait=may_wait,
+            correlation_id=started.correlation_id,
+        )
+        return RunState(
+            info=info,
+            epoch=started.epoch,
+            input=input,
+            conversation=[user_message(input)],
+            counters={"model_steps": 0, "tool_calls": 0},
+        )
+
+    async def start_and_run(self, **kwargs: Any) -> RunOutcome:
+        state = await self.start(**kwargs)
+        if isinstance(state, RunOutcome):
+            return state
+        return await self.run(state)
+
+    # -- running ----------------------------------------------------------
+
+    async def run(self, state: RunState) -> RunOutcome:
+        """Drive the run to its end in this process, or until it is no longer ours."""
+        return await self._guarded(state.run_id, self._drive(state))
+
+    async def _guarded(self, run_id: uuid.UUID, work: Any) -> RunOutcome:
+        try:
+            return await work
+        except NotOwner as exc:
+            log.warning("run %s is no longer ours: %s", run_id, exc)
+            return RunOutcome(run_id, "lost", reason=str(exc))
+        except Exception:
+            # Stop renewing: the lease lapses, the sweep counts a loss and
+            # another attempt resumes from the last checkpoint.
+            log.exception("run %s abandoned after an error", run_id)
+            raise
+        finally:
+            self.leases.drop(run_id)
+
+    async def _drive(self, state: RunState) -> RunOutcome:
+        while True:
+            if self.draining:
+                await self.db.release_run(
+                    state.run_id, state.epoch, "shutdown", state.last_results
+                )
+                return RunOutcome(state.run_id, "released", reason="shutdown")
+            verdict = await self.gates.check_run(state.info)
+            if not verdict.allowed:
+                return await self._fail(state, verdict.reason, "agent.run.gate_refused")
+            step_no = state.step + 1
+            self.leases.check(state.run_id)
+            answer = await self.model.step(
+                StepRequest(
+                    run_id=state.run_id,
+                    step=step_no,
+                    conversation=copy.deepcopy(state.conversation),
+                    input=state.input,
+                )
+            )
+            if answer.final:
+                return await self._finish(state, step_no, answer)
+            calls = self._plan_calls(state, step_no, answer)
+            body = self._checkpoint_body(state, step_no, answer, calls)
+            self.faults.reach("before_checkpoint", step_no)
+            self.leases.check(state.run_id)
+            seal, key_id = self.sealer.seal("checkpoint", state.run_id, step_no, body)
+            written = await self.db.write_checkpoint(
+                state.run_id, state.epoch, step_no, body, seal, key_id
+            )
+            self.faults.reach("after_checkpoint", step_no)
+            self._adopt_body(state, step_no, body)
+            if written.stop_requested:
+                return await self._stop(state)
+            try:
+                results = [await self._make_call(state, step_no, call) for call in calls]
+            except _StopRequested:
+                return await self._stop(state)
+            self._carry_results(state, calls, [result for result, _ in results])
+
+    def _plan_calls(
+        self, state: RunState, step_no: int, answer: ModelStep
+    ) -> list[dict[str, Any]]:
+        return [
+            {
+                "call_id": call.call_id,
+                "tool": call.tool,
+                "arguments": call.arguments,
+                "classification": self.tools.classify(call.tool),
+                "step_key": keys.agent_call_key(
+                    state.info.correlation_id, self.agent_loop, step_no, call.call_id
+                ),
+            }
+            for call in answer.calls
+        ]
+
+    def _checkpoint_body(
+        self,
+        state: RunState,
+        step_no: int,
+        answer: ModelStep,
+        calls: list[dict[str, Any]],
+    ) -> dict[str, Any]:
+        delegation_keys = dict(state.delegation_keys)
+        for call in calls:
+            if call["classification"] in ("delegation", "subagent_with_tools", "remote_agent"):
+                delegation_keys[call["call_id"]] = call["step_key"]
+        return {
+            "conversation": [*state.conversation, assistant_message(answer)],
+            "calls": calls,
+            "counters": {
+                "model_steps": step_no,
+                "tool_calls": int(state.counters.get("tool_calls", 0)) + len(calls),
+                "agent_loop": self.agent_loop,
+            },
+            "history": [*state.history, {"step": step_no, "calls": [c["call_id"] for c in calls]}],
+            "delegation_keys": delegation_keys,
+            "outcomes": state.outcomes,
+        }
+
+    @staticmethod
+    def _adopt_body(state: RunState, step_no: int, body: dict[str, Any]) -> None:
+        state.step = step_no
+        state.conversation = list(body["conversation"])
+        state.counters = dict(body["counters"])
+        state.history = list(body["history"])
+        state.delegation_keys = dict(body["delegation_keys"])
+        state.outcomes = {}
+        state.last_results = {}
+
+    @staticmethod
+    def _carry_results(
+        state: RunState, calls: list[dict[str, Any]], results: list[Any]
+    ) -> None:
+        for call, result in zip(calls, results, strict=True):
+            state.conversation.append(tool_message(call["call_id"], result))
+            state.last_results[call["call_id"]] = result
+            if is_changing(call["classification"]):
+                state.outcomes[call["call_id"]] = result
+
+    def _context(
+        self, state: RunState, step_no: int, call: dict[str, Any], classification: str,
+        resumed: bool,
+    ) -> CallContext:
+        return CallContext(
+            run=state.info,
+            step=step_no,
+            call_id=call["call_id"],
+            tool=call["tool"],
+            arguments=call["arguments"],
+            classification=classification,
+            step_key=call.get("step_key"),
+            resumed=resumed,
+        )
+
+    async def _make_call(
+        self, state: RunState, step_no: int, call: dict[str, Any], resumed: bool = False
+    ) -> tuple[Any, str]:
+        """Route one call through the gates, mark it if it changes something, make it."""
+        tool_call = ToolCall(call["call_id"], call["tool"], call["arguments"])
+        recorded = call["classification"]
+        tool = self.tools.get(call["tool"])
+        current = tool.classification if tool else "write"
+        verdict = await self.gates.check_call(state.info, tool_call, recorded)
+        if not verdict.allowed:
+            return {"error": "refused", "reason": verdict.reason}, "skipped"
+        if tool is None:
+            return {"error": f"unknown tool {call['tool']}"}, "skipped"
+        classification = recorded
+        if is_changing(recorded) or is_changing(current):
+            self.leases.check(state.run_id)
+            mark = await self.db.mark_in_doubt(
+                state.run_id, state.epoch, step_no, call["call_id"], current
+            )
+            self.faults.reach("after_mark", step_no)
+            if mark.stop_requested:
+                raise _StopRequested
+            classification = mark.marked_classification
+        self.leases.check(state.run_id)
+        context = self._context(state, step_no, call, classification, resumed)
+        try:
+            result = await tool.invoke(context)
+        except NotOwner:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the model is told what happened
+            result = {"error": f"{type(exc).__name__}: {exc}"}
+            if is_changing(classification):
+                result["outcome"] = "unknown"
+        self.faults.reach("after_call", step_no)
+        return result, "made"
+
+    # -- ending -----------------------------------------------------------
+
+    async def _finish(self, state: RunState, step_no: int, answer: ModelStep) -> RunOutcome:
+        body = {"text": answer.text, "step": step_no}
+        self.leases.check(state.run_id)
+        seal, key_id = self.sealer.seal("answer", state.run_id, step_no, body)
+        await self.db.seal_answer(
+            state.run_id, state.epoch, step_no, body, seal, key_id, self.answer_retention
+        )
+        self.faults.reach("after_seal", step_no)
+        return await self._hand_on(state.info, state.epoch, step_no)
+
+    async def _hand_on(self, info: RunInfo, epoch: int, step_no: int) -> RunOutcome:
+        self.leases.check(info.run_id)
+        handed = await self.db.hand_on_answer(info.run_id, epoch)
+        self.leases.drop(info.run_id)
+        self.faults.reach("after_hand_on", step_no)
+        if self.deliver is not None:
+            await self.deliver(info, handed.body)
+        return RunOutcome(info.run_id, "completed", answer=handed.body)
+
+    async def _fail(self, state: RunState, reason: str, event: str) -> RunOutcome:
+        await self.db.fail_run(state.run_id, state.epoch, reason, event)
+        return RunOutcome(state.run_id, "failed", reason=reason)
+
+    async def _stop(self, state: RunState) -> RunOutcome:
+        await self.db.stop_run(state.run_id, state.epoch)
+        return RunOutcome(state.run_id, "stopped", reason="stop requested")
+
+    # -- resuming ---------------------------------------------------------
+
+    async def resume(self, adopted: AdoptedRun, sent_at: float) -> RunOutcome:
+        """Continue a run this process adopted, from its last written step."""
+        self.leases.hold(adopted.run_id, adopted.epoch, sent_at)
+        return await self._guarded(adopted.run_id, self._resume(adopted))
+
+    async def _resume(self, adopted: AdoptedRun) -> RunOutcome:
+        info = RunInfo(
+            run_id=adopted.run_id,
+            owner=adopted.owner,
+            run_as=adopted.run_as,
+            channel=adopted.channel,
+            entry_point=adopted.entry_point,
+            may_wait=adopted.may_wait,
+            correlation_id=adopted.correlation_id,
+            loss_count=adopted.loss_count,
+            resumed=True,
+        )
+        state = RunState(info=info, epoch=adopted.epoch, input=adopted.input)
+
+        if adopted.answer_body is not None:
+            try:
+                self.sealer.verify(
+                    "answer", adopted.run_id, adopted.last_step, adopted.answer_body,
+                    adopted.answer_seal, adopted.answer_seal_key_id,
+                )
+            except SealMismatch as exc:
+                return await self._fail(state, str(exc), "agent.run.seal_failed")
+            await self.db.record_resume(adopted.run_id, adopted.epoch, [])
+            return await self._hand_on(info, adopted.epoch, adopted.last_step)
+
+        if adopted.last_step >= 1:
+            body = adopted.checkpoint_body
+            try:
+                self.sealer.verify(
+                    "checkpoint", adopted.run_id, adopted.last_step, body,
+                    adopted.checkpoint_seal, adopted.checkpoint_seal_key_id,
+                )
+                assert body is not None
+                self._adopt_body(state, adopted.last_step, body)
+            except (SealMismatch, KeyError, TypeError, AssertionError) as exc:
+                reason = f"checkpoint failed verification: {exc}"
+                return await self._fail(state, reason, "agent.run.seal_failed")
+        else:
+            body = None
+            state.conversation = [user_message(adopted.input)]
+            state.counters = {"model_steps": 0, "tool_calls": 0}
+
+        if adopted.stop_requested:
+            return await self._stop(state)
+        verdict = await self.gates.check_run(info)
+        if not verdict.allowed:
+            return await self._fail(state, verdict.reason, "agent.run.gate_refused")
+
+        settlements: list[dict[str, Any]] = []
+        if body is not None:
+            try:
+                settlements = await self._settle(state, body["calls"], adopted.calls)
+            except _StopRequested:
+                return await self._stop(state)
+        await self.db.record_resume(adopted.run_id, adopted.epoch, settlements)
+        return await self._drive(state)
+
+    async def _settle(
+        self,
+        state: RunState,
+        calls: list[dict[str, Any]],
+        recorded: list[dict[str, Any]],
+    ) -> list[dict[str, Any]]:
+        """Settle each call the last step left; the results join the conversation."""
+        by_id = {row["call_id"]: row for row in recorded}
+        settlements: list[dict[str, Any]] = []
+        results: list[Any] = []
+        for call in calls:
+            row = by_id.get(call["call_id"], {})
+            db_state = row.get("state", "pending")
+            if db_state in ("done", "settled"):
+                result, how = row.get("outcome"), row.get("settlement") or "made"
+            elif db_state == "in_doubt":
+                marked = row.get("marked_classification") or call["classification"]
+                result, how = await self._settle_in_doubt(state, call, marked)
+            else:
+                result, how = await self._make_call(state, state.step, call, resumed=True)
+                if how == "made" and not is_changing(call["classification"]):
+                    how = "redone"
+            results.append(result)
+            settlements.append({"call_id": call["call_id"], "settlement": how, "outcome": result})
+        self._carry_results(state, calls, results)
+        return settlements
+
+    async def _settle_in_doubt(
+        self, state: RunState, call: dict[str, Any], marked: str
+    ) -> tuple[Any, str]:
+        """A changing call that may or may not have reached its vendor: never resend blindly.
+
+        The classification its mark recorded decides (I7); the tool's route
+        decides which row of the table applies: a keyed write whose vendor
+        dedupes for longer than a resume is sent again with the same key;
+        otherwise the outcome is read back where a reader exists, or
+        reported unknown and not sent again.
+        """
+        tool = self.tools.get(call["tool"])
+        tool_call = ToolCall(call["call_id"], call["tool"], call["arguments"])
+        verdict = await self.gates.check_call(state.info, tool_call, marked)
+        context = self._context(state, state.step, call, marked, resumed=True)
+        if verdict.allowed and tool is not None and tool.resend_safe and call.get("step_key"):
+            self.leases.check(state.run_id)
+            try:
+                return await tool.invoke(context), "resent_same_key"
+            except NotOwner:
+                raise
+            except Exception as exc:  # noqa: BLE001
+                return {"error": f"{type(exc).__name__}: {exc}", "outcome": "unknown",
+                        "sent_again": True}, "resent_same_key"
+        if tool is not None and tool.read_back is not None:
+            self.leases.check(state.run_id)
+            try:
+                found = await tool.read_back(context)
+            except NotOwner:
+                raise
+            except Exception as exc:  # noqa: BLE001
+                log.warning("read back of %s failed: %s", call["call_id"], exc)
+            else:
+                if found.found:
+                    return found.outcome, "read_back"
+                return {
+                    "outcome": "not_found",
+                    "sent_again": False,
+                    "message": "The write was not found at its vendor on read back; "
+                    "it was not sent again.",
+                }, "read_back"
+        result = dict(UNKNOWN_OUTCOME)
+        if not verdict.allowed:
+            result["refused_on_resume"] = verdict.reason
+        return result, "unknown"

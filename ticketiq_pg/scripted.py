@@ -1,0 +1,274 @@
+"""A scripted model, scripted tools and file-backed gates, deterministic from a seed.
+
+Used by the tests, the kill trials and the demo.  The model never calls a
+real LLM: what it asks for at step k of a run depends only on the run's
+input (seed, steps, plan) and k, and its final answer digests the results
+it was shown, so two runs with the same seed give the same answer exactly
+when they saw the same results.  Each time the model is asked for a step it
+appends a line to its own log (``TICKETIQ_MODEL_LOG``, fsynced), so a test
+can prove from outside the database that no step was asked twice.
+
+The tools call the local vendor service (``TICKETIQ_VENDOR_URL``) through
+the real vendor clients, so every write lands where duplicates are counted.
+
+Run a worker with this app (used as the child process of tests)::
+
+    python -m ticketiq_pg.scripted --start 1 --seed 7 --steps 4 --exit-after 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import logging
+import os
+import random
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from .agent import CallContext, ModelStep, ReadBack, RunInfo, StepRequest, Tool, ToolCall, Tools
+from .agent import Verdict as Verdict
+from .config import Settings
+from .seal import canonical
+
+PLANS = ("mixed", "reads", "writes", "teams")
+
+
+class ScriptedModel:
+    """A model whose steps are a function of the run's input and the step number."""
+
+    def __init__(self, log_path: str | Path | None = None) -> None:
+        self.log_path = Path(log_path) if log_path else None
+        self.asked = 0
+
+    def _log(self, request: StepRequest) -> None:
+        self.asked += 1
+        if self.log_path is None:
+            return
+        line = json.dumps(
+            {"run_id": str(request.run_id), "step": request.step, "pid": os.getpid(),
+             "at": time.time()}
+        )
+        fd = os.open(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, (line + "\n").encode())
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    async def step(self, request: StepRequest) -> ModelStep:
+        self._log(request)
+        spec = request.input if isinstance(request.input, dict) else {}
+        seed = spec.get("seed", 0)
+        steps = int(spec.get("steps", 3))
+        plan = spec.get("plan", "mixed")
+        delay = float(spec.get("model_delay", 0.0))
+        if delay:
+            await asyncio.sleep(delay)
+        if request.step >= steps:
+            digest = results_digest(request.conversation)
+            return ModelStep(text=f"answer seed={seed} digest={digest}")
+        rng = random.Random(f"{seed}:{request.step}")
+        return ModelStep(
+            text=f"step {request.step}", calls=tuple(plan_calls(plan, rng, seed, request.step))
+        )
+
+
+def results_digest(conversation: list[dict[str, Any]]) -> str:
+    results = [m.get("content") for m in conversation if m.get("role") == "tool"]
+    return hashlib.sha256(canonical(results).encode()).hexdigest()[:16]
+
+
+def _call_id(rng: random.Random) -> str:
+    return "call_" + "".join(rng.choice("abcdefghijklmnopqrstuvwxyzABCDEFGHIJ0123456789")
+                             for _ in range(24))
+
+
+def plan_calls(plan: str, rng: random.Random, seed: Any, step: int) -> list[ToolCall]:
+    issue = f"OPS-{rng.randint(1, 999)}"
+    read = ToolCall(_call_id(rng), "jira.get_issue", {"issue_key": issue})
+    incident = ToolCall(
+        _call_id(rng), "incident.create",
+        {"name": f"seed {seed} step {step}", "summary": f"opened from {issue}"},
+    )
+    comment = ToolCall(
+        _call_id(rng), "jira.comment", {"issue_key": issue, "text": f"seed {seed} step {step}"}
+    )
+    teams = ToolCall(
+        _call_id(rng), "teams.reply",
+        {"conversation_id": f"conv-{seed}", "text": f"seed {seed} step {step}"},
+    )
+    if plan == "reads":
+        return [read, ToolCall(_call_id(rng), "jira.get_issue", {"issue_key": issue + "0"})]
+    if plan == "writes":
+        return [incident, comment]
+    if plan == "teams":
+        return [read, teams]
+    return [read, incident, comment]
+
+
+# -- tools over the vendor service ------------------------------------------
+
+
+def vendor_tools(base_url: str) -> Tools:
+    """The scripted tools, each a real vendor route on the vendor service."""
+    from .vendors.clients import IncidentIO, Jira, Teams
+
+    incident_io = IncidentIO(base_url)
+    jira = Jira(base_url)
+    teams = Teams(base_url)
+
+    async def get_issue(ctx: CallContext) -> Any:
+        issue = await jira.get_issue(ctx.arguments["issue_key"])
+        fields = issue.get("fields", {})
+        return {"issue": issue.get("key"), "summary": fields.get("summary"),
+                "status": _name(fields.get("status"))}
+
+    async def create_incident(ctx: CallContext) -> Any:
+        await incident_io.create_incident(
+            ctx.arguments["name"], ctx.arguments.get("summary", ""), ctx.step_key or ""
+        )
+        return {"incident": ctx.arguments["name"], "status": "created"}
+
+    async def add_comment(ctx: CallContext) -> Any:
+        await jira.add_comment(ctx.arguments["issue_key"], ctx.arguments["text"], ctx.step_key)
+        return {"comment": "posted", "issue": ctx.arguments["issue_key"]}
+
+    async def find_comment(ctx: CallContext) -> ReadBack:
+        if not ctx.step_key:
+            return ReadBack(False)
+        found = await jira.find_comment_by_step_key(ctx.arguments["issue_key"], ctx.step_key)
+        if found is None:
+            return ReadBack(False)
+        return ReadBack(True, {"comment": "posted", "issue": ctx.arguments["issue_key"]})
+
+    async def reply(ctx: CallContext) -> Any:
+        await teams.reply(ctx.arguments["conversation_id"], ctx.arguments["text"])
+        return {"reply": "posted"}
+
+    return Tools([
+        Tool("jira.get_issue", "read", get_issue),
+        Tool("incident.create", "write", create_incident, takes_key=True,
+             dedupe_window=float("inf")),
+        Tool("jira.comment", "write", add_comment, read_back=find_comment),
+        Tool("teams.reply", "write", reply),
+    ])
+
+
+def _name(value: Any) -> Any:
+    return value.get("name") if isinstance(value, dict) else value
+
+
+class FileGates:
+    """Gates read from a JSON file on every check, so a test can change them at any time.
+
+    Keys: revoked_owners, disabled_channels, contained_runs (run ids),
+    revoked_run_as, blocked_tools — each a list.
+    """
+
+    def __init__(self, path: str | Path | None) -> None:
+        self.path = Path(path) if path else None
+
+    def _policy(self) -> dict[str, list[str]]:
+        if self.path is None or not self.path.exists():
+            return {}
+        return json.loads(self.path.read_text() or "{}")
+
+    async def check_run(self, run: RunInfo) -> Verdict:
+        policy = self._policy()
+        if run.owner in policy.get("revoked_owners", []):
+            return Verdict.deny(f"owner {run.owner} is no longer allowed to run it")
+        if str(run.run_id) in policy.get("contained_runs", []):
+            return Verdict.deny("the run is contained")
+        if run.channel in policy.get("disabled_channels", []):
+            return Verdict.deny(f"channel {run.channel} is not allowed")
+        if run.run_as in policy.get("revoked_run_as", []):
+            return Verdict.deny(f"run-as authority {run.run_as} was revoked")
+        return Verdict.allow()
+
+    async def check_call(self, run: RunInfo, call: ToolCall, classification: str) -> Verdict:
+        if call.tool in self._policy().get("blocked_tools", []):
+            return Verdict.deny(f"tool {call.tool} is blocked")
+        return await self.check_run(run)
+
+
+def app() -> Any:
+    """The scripted App, configured from TICKETIQ_VENDOR_URL, _MODEL_LOG, _GATES_FILE."""
+    from .worker import App
+
+    base_url = os.environ.get("TICKETIQ_VENDOR_URL")
+    if not base_url:
+        raise SystemExit("TICKETIQ_VENDOR_URL is not set")
+    return App(
+        model=ScriptedModel(os.environ.get("TICKETIQ_MODEL_LOG")),
+        tools=vendor_tools(base_url),
+        gates=FileGates(os.environ.get("TICKETIQ_GATES_FILE")),
+    )
+
+
+def read_model_log(path: str | Path) -> list[dict[str, Any]]:
+    p = Path(path)
+    if not p.exists():
+        return []
+    return [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
+
+
+async def _main(args: argparse.Namespace) -> int:
+    from .worker import Worker
+
+    settings = Settings.from_env()
+    worker = Worker(settings, app(), process_id=args.process_id)
+    await worker.start()
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    loop.add_signal_handler(signal.SIGTERM, stop.set)
+    loop.add_signal_handler(signal.SIGINT, stop.set)
+    print(json.dumps({"event": "ready", "process_id": worker.process_id, "pid": os.getpid()}),
+          flush=True)
+    for index in range(args.start):
+        spec = {"seed": args.seed + index, "steps": args.steps, "plan": args.plan,
+                "model_delay": args.model_delay}
+        started = await worker.start_run(
+            owner=args.owner, run_as=args.owner, channel=args.channel,
+            entry_point="scripted", may_wait=True, input=spec,
+        )
+        print(json.dumps({"event": "started", "run_id": str(started.run_id)}), flush=True)
+    while not stop.is_set():
+        if args.exit_after and len(worker.outcomes) >= args.exit_after:
+            break
+        try:
+            await asyncio.wait_for(stop.wait(), 0.05)
+        except TimeoutError:
+            pass
+    await worker.shutdown()
+    for outcome in worker.outcomes:
+        print(json.dumps({"event": "outcome", "run_id": str(outcome.run_id),
+                          "status": outcome.status, "answer": outcome.answer,
+                          "reason": outcome.reason}), flush=True)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m ticketiq_pg.scripted")
+    parser.add_argument("--start", type=int, default=0, help="runs to start here")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument("--plan", choices=PLANS, default="mixed")
+    parser.add_argument("--model-delay", type=float, default=0.0)
+    parser.add_argument("--owner", default="alice")
+    parser.add_argument("--channel", default="playground")
+    parser.add_argument("--process-id", default=None)
+    parser.add_argument("--exit-after", type=int, default=0,
+                        help="exit after this many runs ended here (0: run until SIGTERM)")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=os.environ.get("TICKETIQ_LOG_LEVEL", "WARNING"), stream=sys.stderr)
+    return asyncio.run(_main(args))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,127 @@
+"""Seals: HMAC-SHA256 over a canonical encoding of a checkpoint or an answer.
+
+A checkpoint is sealed before it is written and verified before a resume
+executes anything in it (invariant I9).  The seal binds the run id, the step,
+what is sealed (``checkpoint`` or ``answer``) and the body, so a body changed
+through psql, or moved to another run or step, does not verify.
+
+The canonical encoding is stable across a round trip through ``jsonb``:
+object keys are sorted, no white space, and every number is written the way
+both Python and PostgreSQL give it back (the digits of a float's shortest
+repr; an integral value as an integer).  NaN and infinities are refused.
+
+Keys come from ``TICKETIQ_SEAL_KEYS`` (see :mod:`ticketiq_pg.config`): several
+keys with ids, the first signs, all verify, so a key can be rotated.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import math
+import uuid
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
+
+from .errors import InvalidPayload, SealMismatch
+
+
+def canonical(value: Any) -> str:
+    """The canonical JSON text of ``value`` (raises InvalidPayload if not JSON)."""
+    parts: list[str] = []
+    _encode(value, parts)
+    return "".join(parts)
+
+
+def _encode(value: Any, out: list[str]) -> None:
+    if value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif isinstance(value, int):
+        out.append(str(value))
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            raise InvalidPayload(f"{value!r} cannot be stored in a checkpoint")
+        # The shortest repr's digits are what PostgreSQL stores and gives back;
+        # an integral value comes back as an integer, so it is written as one.
+        digits = Decimal(repr(value))
+        integral = digits == digits.to_integral_value()
+        out.append(str(int(digits)) if integral else repr(value))
+    elif isinstance(value, str):
+        if "\x00" in value:
+            raise InvalidPayload("a NUL character cannot be stored in a checkpoint")
+        out.append(json.dumps(value, ensure_ascii=False))
+    elif isinstance(value, list | tuple):
+        out.append("[")
+        for index, item in enumerate(value):
+            if index:
+                out.append(",")
+            _encode(item, out)
+        out.append("]")
+    elif isinstance(value, Mapping):
+        out.append("{")
+        for index, key in enumerate(sorted(value)):
+            if not isinstance(key, str):
+                raise InvalidPayload(f"object keys must be strings, got {key!r}")
+            if index:
+                out.append(",")
+            out.append(json.dumps(key, ensure_ascii=False))
+            out.append(":")
+            _encode(value[key], out)
+        out.append("}")
+    else:
+        raise InvalidPayload(f"{type(value).__name__} is not JSON")
+
+
+def _message(kind: str, run_id: uuid.UUID | str, step: int, body: Any) -> bytes:
+    head = f"ticketiq-seal-v1\n{kind}\n{run_id}\n{int(step)}\n"
+    return (head + canonical(body)).encode("utf-8")
+
+
+class Sealer:
+    """Seals with the first key and verifies with any configured key."""
+
+    def __init__(self, keys: Mapping[str, bytes], signing_key_id: str | None = None) -> None:
+        if not keys:
+            raise ValueError("a Sealer needs at least one key")
+        self._keys = dict(keys)
+        self.signing_key_id = signing_key_id or next(iter(self._keys))
+        if self.signing_key_id not in self._keys:
+            raise ValueError(f"signing key {self.signing_key_id!r} is not configured")
+
+    def seal(self, kind: str, run_id: uuid.UUID | str, step: int, body: Any) -> tuple[str, str]:
+        """Return ``(seal, key_id)`` for the body."""
+        key = self._keys[self.signing_key_id]
+        digest = hmac.new(key, _message(kind, run_id, step, body), hashlib.sha256).hexdigest()
+        return digest, self.signing_key_id
+
+    def verify(
+        self,
+        kind: str,
+        run_id: uuid.UUID | str,
+        step: int,
+        body: Any,
+        seal: str | None,
+        key_id: str | None,
+    ) -> None:
+        """Raise SealMismatch unless ``seal`` is the seal of the body under ``key_id``."""
+        if not seal or not key_id:
+            raise SealMismatch(f"{kind} of run {run_id} step {step} has no seal")
+        key = self._keys.get(key_id)
+        if key is None:
+            raise SealMismatch(
+                f"{kind} of run {run_id} step {step} is sealed with key {key_id!r}, "
+                "which is not configured"
+            )
+        try:
+            message = _message(kind, run_id, step, body)
+        except InvalidPayload as exc:
+            raise SealMismatch(f"{kind} of run {run_id} step {step} is not JSON: {exc}") from exc
+        expected = hmac.new(key, message, hashlib.sha256).hexdigest()
+        if not hmac.compare_digest(expected, seal):
+            raise SealMismatch(f"{kind} of run {run_id} step {step} does not match its seal")

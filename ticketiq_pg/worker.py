@@ -1,0 +1,278 @@
+"""An app process: runs its runs, renews their leases, sweeps when leader, resumes lost runs.
+
+One :class:`Worker` per app process.  It
+
+* registers the process and renews all of its leases in one statement per
+  tick (:class:`~ticketiq_pg.leases.LeaseKeeper`), stopping a run at once
+  when renewal says it no longer holds it, and self-fencing when it cannot
+  renew in time;
+* takes part in leader election (a lease row on the database clock); the
+  leader sweeps lapsed leases every ``sweep_interval`` seconds, and a
+  resigning leader's NOTIFY lets a follower take over at once;
+* LISTENs for ``ticketiq_resume`` on a dedicated connection and polls every
+  ``poll_interval`` seconds (the poll is the truth), adopting claimed runs
+  and continuing them through the step loop;
+* on :meth:`shutdown` (SIGTERM) stops taking work, releases each run at its
+  next step boundary with the results it has, resigns leadership, and exits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .agent import AllowAll, Delivery, Gates, Model, Tools
+from .config import Settings
+from .driver import LEADER_CHANNEL, RESUME_CHANNEL, TicketIQ
+from .faults import FaultPoints
+from .leases import LeaseKeeper
+from .listener import Listener, Wakeup
+from .runner import Runner, RunOutcome
+
+log = logging.getLogger(__name__)
+
+LEADER_NAME = "sweeper"
+
+
+@dataclass
+class App:
+    """What the app hands a worker: its model, tools, gates and answer delivery."""
+
+    model: Model
+    tools: Tools
+    gates: Gates | None = None
+    deliver: Delivery | None = None
+    agent_loop: str = "main"
+
+
+AppFactory = Callable[[], App]
+
+
+@dataclass(frozen=True)
+class RunHandle:
+    """A run started (or found) by :meth:`Worker.start_run`."""
+
+    run_id: uuid.UUID
+    task: asyncio.Task[RunOutcome] | None  # None: the run already existed
+
+    async def outcome(self) -> RunOutcome:
+        if self.task is None:
+            return RunOutcome(self.run_id, "exists")
+        return await self.task
+
+
+class Worker:
+    def __init__(
+        self,
+        settings: Settings,
+        app: App,
+        *,
+        process_id: str | None = None,
+        max_runs: int = 64,
+        faults: FaultPoints | None = None,
+        on_outcome: Callable[[RunOutcome], Awaitable[None] | None] | None = None,
+    ) -> None:
+        if not settings.database_url:
+            raise ValueError("the worker needs TICKETIQ_DATABASE_URL")
+        self.settings = settings
+        self.app = app
+        self.process_id = process_id or (
+            f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        )
+        self.max_runs = max_runs
+        self.faults = faults or FaultPoints.from_env()
+        self.on_outcome = on_outcome
+        self.db: TicketIQ | None = None
+        self.leases: LeaseKeeper | None = None
+        self.runner: Runner | None = None
+        self.wakeup = Wakeup([RESUME_CHANNEL, LEADER_CHANNEL])
+        self.listener = Listener(settings.database_url, self.wakeup)
+        self.is_leader = False
+        self.leader_epoch: int | None = None
+        self.outcomes: list[RunOutcome] = []
+        self.swept = 0
+        self._runs: dict[uuid.UUID, asyncio.Task[RunOutcome]] = {}
+        self._tasks: list[asyncio.Task[Any]] = []
+        self._stopping = asyncio.Event()
+        self._slots = asyncio.Semaphore(max_runs)
+
+    # -- life cycle -------------------------------------------------------
+
+    async def start(self) -> Worker:
+        s = self.settings
+        assert s.database_url
+        self.db = await TicketIQ.connect(s.database_url, min_size=2, max_size=self.max_runs + 4)
+        await self.db.register_process(self.process_id, socket.gethostname(), os.getpid())
+        self.leases = LeaseKeeper(
+            self.db,
+            self.process_id,
+            ttl=s.lease_ttl,
+            renew_interval=s.renew_interval,
+            margin=s.self_fence_margin,
+        )
+        self.runner = Runner(
+            self.db,
+            self.leases,
+            s.sealer(),
+            self.app.model,
+            self.app.tools,
+            gates=self.app.gates or AllowAll(),
+            agent_loop=self.app.agent_loop,
+            answer_retention=s.answer_retention,
+            deliver=self.app.deliver,
+            faults=self.faults,
+        )
+        self.leases.start()
+        self.listener.start()
+        self._tasks = [
+            asyncio.create_task(self._lead_forever(), name="leader"),
+            asyncio.create_task(self._resume_forever(), name="resume"),
+        ]
+        log.info("worker %s started", self.process_id)
+        return self
+
+    async def shutdown(self, *, drain_timeout: float = 30.0) -> None:
+        """Graceful stop: release runs at their next step boundary, resign, close."""
+        if self._stopping.is_set():
+            return
+        self._stopping.set()
+        if self.runner is not None:
+            self.runner.draining = True
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._runs:
+            _, pending = await asyncio.wait(list(self._runs.values()), timeout=drain_timeout)
+            for task in pending:
+                task.cancel()
+        if self.db is not None and self.is_leader:
+            try:
+                await self.db.resign_leader(LEADER_NAME, self.process_id)
+            except Exception:  # noqa: BLE001
+                log.exception("resigning leadership failed")
+            self.is_leader = False
+        await self.listener.stop()
+        if self.leases is not None:
+            await self.leases.stop()
+        if self.db is not None:
+            await self.db.close()
+        log.info("worker %s stopped", self.process_id)
+
+    async def wait_stopped(self) -> None:
+        await self._stopping.wait()
+
+    # -- running runs -----------------------------------------------------
+
+    def _spawn(self, run_id: uuid.UUID, work: Awaitable[RunOutcome]) -> asyncio.Task[RunOutcome]:
+        async def wrapped() -> RunOutcome:
+            try:
+                outcome = await work
+            finally:
+                self._slots.release()
+                self._runs.pop(run_id, None)
+            self.outcomes.append(outcome)
+            if self.on_outcome is not None:
+                maybe = self.on_outcome(outcome)
+                if asyncio.iscoroutine(maybe):
+                    await maybe
+            return outcome
+
+        task = asyncio.create_task(wrapped(), name=f"run:{run_id}")
+        self._runs[run_id] = task
+        return task
+
+    async def start_run(self, **kwargs: Any) -> RunHandle:
+        """Start a run here and drive it in the background.
+
+        A repeated idempotency key finds the existing run: the handle has no task.
+        """
+        if self._stopping.is_set():
+            raise RuntimeError("worker is shutting down")
+        assert self.runner is not None
+        await self._slots.acquire()
+        try:
+            state = await self.runner.start(**kwargs)
+        except BaseException:
+            self._slots.release()
+            raise
+        if isinstance(state, RunOutcome):
+            self._slots.release()
+            return RunHandle(state.run_id, None)
+        return RunHandle(state.run_id, self._spawn(state.run_id, self.runner.run(state)))
+
+    def running(self) -> list[uuid.UUID]:
+        return list(self._runs)
+
+    # -- leadership and the sweep -----------------------------------------
+
+    async def _lead_forever(self) -> None:
+        assert self.db is not None
+        s = self.settings
+        while not self._stopping.is_set():
+            try:
+                lease = await self.db.claim_leader(LEADER_NAME, self.process_id, s.lease_ttl)
+                if lease.is_leader and not self.is_leader:
+                    log.info(
+                        "worker %s is the sweep leader (epoch %s)", self.process_id, lease.epoch
+                    )
+                self.is_leader = lease.is_leader
+                self.leader_epoch = lease.epoch
+                if lease.is_leader:
+                    swept = await self.db.sweep_lapsed(self.process_id, max_losses=s.max_losses)
+                    self.swept += len(swept)
+                    for row in swept:
+                        log.warning(
+                            "swept run %s (lost %s times, now %s)",
+                            row.run_id, row.loss_count, row.status,
+                        )
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # noqa: BLE001 - the next tick tries again
+                self.is_leader = False
+                log.exception("leader tick failed")
+            # A resigning leader's NOTIFY wakes followers at once.
+            await self.wakeup.wait(LEADER_CHANNEL, s.sweep_interval)
+
+    # -- the resume worker ------------------------------------------------
+
+    async def _resume_forever(self) -> None:
+        s = self.settings
+        while not self._stopping.is_set():
+            try:
+                await self.adopt_available()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # noqa: BLE001 - the poll tries again
+                log.exception("resume poll failed")
+            await self.wakeup.wait(RESUME_CHANNEL, s.poll_interval)
+
+    async def adopt_available(self) -> int:
+        """Adopt claimed runs while this process has room; return how many."""
+        assert self.db is not None and self.leases is not None and self.runner is not None
+        adopted_count = 0
+        while not self._stopping.is_set():
+            if self._slots.locked():
+                break
+            await self._slots.acquire()
+            sent = self.leases.sent_at()
+            try:
+                adopted = await self.db.adopt_run(self.process_id, self.settings.lease_ttl)
+            except BaseException:
+                self._slots.release()
+                raise
+            if adopted is None:
+                self._slots.release()
+                break
+            adopted_count += 1
+            log.info(
+                "resuming run %s from step %s (lost %s times)",
+                adopted.run_id, adopted.last_step, adopted.loss_count,
+            )
+            self._spawn(adopted.run_id, self.runner.resume(adopted, sent))
+        return adopted_count
