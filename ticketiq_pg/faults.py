@@ -1,8 +1,10 @@
 """Fault points: let tests SIGKILL (or SIGSTOP) a process at an exact point.
 
-``TICKETIQ_FAULTS`` holds comma-separated ``point@step[:signal]`` items, e.g.
-``after_mark@2`` (SIGKILL this process right after the in-doubt mark of step
-2) or ``after_checkpoint@1:STOP``.  Points, in the order a step passes them:
+``TICKETIQ_FAULTS`` holds comma-separated ``point@step[.n][:signal]`` items,
+e.g. ``after_mark@2`` (SIGKILL this process right after the first in-doubt
+mark of step 2), ``after_call@2.3`` (after the third call of step 2
+returned) or ``after_checkpoint@1:STOP``.  Points, in the order a step
+passes them:
 
 ``before_checkpoint``  the model answered; nothing written yet
 ``after_checkpoint``   the write-ahead checkpoint is committed
@@ -33,18 +35,20 @@ POINTS = (
 
 class FaultPoints:
     def __init__(self, spec: str = "") -> None:
-        self._armed: dict[tuple[str, int], signal.Signals] = {}
+        self._armed: dict[tuple[str, int, int], signal.Signals] = {}
+        self._seen: dict[tuple[str, int], int] = {}
         for item in (part.strip() for part in spec.split(",")):
             if not item:
                 continue
             where, _, sig = item.partition(":")
-            point, at, step = where.partition("@")
-            if point not in POINTS or not at or not step.isdigit():
-                raise ValueError(f"bad fault point {item!r}: expected point@step[:SIGNAL]")
+            point, at, position = where.partition("@")
+            step, _, nth = position.partition(".")
+            if point not in POINTS or not at or not step.isdigit() or not (nth or "1").isdigit():
+                raise ValueError(f"bad fault point {item!r}: expected point@step[.n][:SIGNAL]")
             signum = getattr(signal, f"SIG{sig or 'KILL'}", None)
             if not isinstance(signum, signal.Signals):
                 raise ValueError(f"bad signal in fault point {item!r}")
-            self._armed[(point, int(step))] = signum
+            self._armed[(point, int(step), int(nth or 1))] = signum
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> FaultPoints:
@@ -55,6 +59,10 @@ class FaultPoints:
         return bool(self._armed)
 
     def reach(self, point: str, step: int) -> None:
-        signum = self._armed.pop((point, step), None)
+        if not self._armed:
+            return
+        nth = self._seen.get((point, step), 0) + 1
+        self._seen[(point, step)] = nth
+        signum = self._armed.pop((point, step, nth), None)
         if signum is not None:
             os.kill(os.getpid(), signum)

@@ -59,12 +59,12 @@ begin
             and r.status = 'running'
             and r.lease_holder = p_holder
             and r.lease_expires_at > v_now
-        returning r.run_id, r.lease_expires_at
+        returning r.run_id, r.epoch, r.lease_expires_at
     )
 
     select l.run_id, l.epoch, n.run_id is not null, n.lease_expires_at
     from listed as l
-    left join renewed as n on l.run_id = n.run_id;
+    left join renewed as n on l.run_id = n.run_id and l.epoch = n.epoch;
 end;
 $$;
 

@@ -1,0 +1,99 @@
+# ticketiq-pg: build, lint and test.  `make test` is what CI runs (.ci/run).
+#
+# Steps that need a PostgreSQL server go through scripts/with_test_server.py: it reuses
+# TICKETIQ_TEST_DATABASE_URL when set (as inside `make test`, where one private cluster
+# serves every step) and otherwise starts a private cluster for that one step.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+MAKEFLAGS += --no-print-directory
+
+PYTHON ?= python3
+VENV   := .venv
+VPY    := $(VENV)/bin/python
+VBIN   := $(VENV)/bin
+STAMP_TEST := $(VENV)/.stamp-test
+STAMP_DEMO := $(VENV)/.stamp-demo
+WITH_SERVER := $(VPY) scripts/with_test_server.py --
+PYTEST_ARGS ?=
+# this workplace's pip config names local index folders that may be absent: hide that noise
+PIP_INSTALL = $(VPY) -m pip install --quiet --disable-pip-version-check
+PIP_QUIET   = 2>&1 | { grep -v 'is ignored: it is neither a file nor a directory' || true; }
+
+# section headers; bold only on a terminal
+banner = @if [ -t 1 ]; then printf '\n\033[1m==> %s\033[0m\n' "$(1)"; else printf '\n==> %s\n' "$(1)"; fi
+
+.PHONY: help deps venv lint lint-sql lint-py lint-plpgsql pgtap pytest test _test-inner demo clean
+
+help:
+	@echo "make test          deps + venv + lint, lint-plpgsql, pgtap, pytest on one private cluster"
+	@echo "make deps          check/install PostgreSQL server, pgTAP, pg_prove, plpgsql_check"
+	@echo "make venv          .venv with the package editable and the test extra"
+	@echo "make lint          sqlfluff (sql/) + ruff"
+	@echo "make lint-plpgsql  plpgsql_check over every PL/pgSQL function"
+	@echo "make pgtap         pg_prove over sql/tests/"
+	@echo "make pytest        pytest (PYTEST_ARGS=... to pass options)"
+	@echo "make demo          run the demo on an embedded PostgreSQL"
+	@echo "make clean         remove .venv, caches, build output, .ticketiq/"
+
+# DEPS_DONE=1 (set by `make test` for its inner steps) skips the repeated check
+deps:
+	@[ -n "$(DEPS_DONE)" ] || bash scripts/ensure_system_deps.sh
+
+venv: $(STAMP_TEST)
+	@:
+
+$(STAMP_TEST): pyproject.toml
+	$(call banner,venv: $(VENV) with .[test])
+	@test -x $(VPY) || $(PYTHON) -m venv $(VENV)
+	@$(PIP_INSTALL) -e '.[test]' $(PIP_QUIET)
+	@rm -f $(STAMP_DEMO)
+	@touch $@
+
+$(STAMP_DEMO): $(STAMP_TEST)
+	$(call banner,venv: adding .[demo])
+	@$(PIP_INSTALL) -e '.[test,demo]' $(PIP_QUIET)
+	@touch $@
+
+lint: lint-sql lint-py
+
+lint-sql: venv
+	$(call banner,lint: sqlfluff sql/)
+	@$(VBIN)/sqlfluff lint sql/ --disable-progress-bar
+	@echo "sqlfluff: clean"
+
+lint-py: venv
+	$(call banner,lint: ruff check)
+	@$(VBIN)/ruff check .
+
+lint-plpgsql: deps venv
+	$(call banner,lint-plpgsql: plpgsql_check)
+	@$(WITH_SERVER) $(VPY) scripts/lint_plpgsql.py
+
+pgtap: deps venv
+	$(call banner,pgtap: pg_prove sql/tests/)
+	@$(WITH_SERVER) $(VPY) scripts/run_pgtap.py
+
+pytest: venv
+	$(call banner,pytest)
+	@$(WITH_SERVER) $(VBIN)/pytest $(PYTEST_ARGS)
+
+test: deps venv
+	@$(WITH_SERVER) $(MAKE) _test-inner DEPS_DONE=1
+	$(call banner,make test: all steps passed)
+
+# One step after another, stopping at the first failure.
+_test-inner:
+	@$(MAKE) lint
+	@$(MAKE) lint-plpgsql
+	@$(MAKE) pgtap
+	@$(MAKE) pytest
+
+demo: $(STAMP_DEMO)
+	$(call banner,demo)
+	@$(VBIN)/ticketiq-pg demo
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache build dist *.egg-info .ticketiq
+	find . -name __pycache__ -type d -prune -not -path './.git/*' -exec rm -rf {} +

@@ -1,0 +1,52 @@
+"""Shared fixtures: one PostgreSQL server per session, a fresh database per test.
+
+* ``pg_server_url`` (session): TICKETIQ_TEST_DATABASE_URL, or a private cluster started
+  for the session (ticketiq_pg.testing.cluster.test_server_url).
+* ``empty_db_url``: a fresh, empty database, dropped after the test.
+* ``db_url``: a fresh database with the schema installed (migrate.install_sync).
+* ``aconn``: an autocommit psycopg AsyncConnection to ``db_url``.
+
+Tests only ever touch databases they created.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+
+import psycopg
+import pytest
+
+from ticketiq_pg.migrate import install_sync
+from ticketiq_pg.testing.cluster import temporary_database, test_server_url
+
+
+@pytest.fixture(scope="session")
+def pg_server_url() -> Iterator[str]:
+    url, handle = test_server_url()
+    try:
+        yield url
+    finally:
+        if handle is not None:
+            handle.stop()
+
+
+@pytest.fixture
+def empty_db_url(pg_server_url: str) -> Iterator[str]:
+    with temporary_database(pg_server_url) as url:
+        yield url
+
+
+@pytest.fixture
+def db_url(empty_db_url: str) -> str:
+    with psycopg.connect(empty_db_url, autocommit=True) as conn:
+        install_sync(conn)
+    return empty_db_url
+
+
+@pytest.fixture
+async def aconn(db_url: str) -> AsyncIterator[psycopg.AsyncConnection]:
+    conn = await psycopg.AsyncConnection.connect(db_url, autocommit=True)
+    try:
+        yield conn
+    finally:
+        await conn.close()

@@ -1,0 +1,1 @@
+"""ticketiq_pg: crash-resume core for AI agent runs (PostgreSQL functions + thin async driver)."""

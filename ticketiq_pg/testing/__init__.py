@@ -1,0 +1,1 @@
+"""Test infrastructure shared by pytest, scripts and benchmarks."""
