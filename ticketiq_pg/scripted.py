@@ -117,11 +117,10 @@ def plan_calls(plan: str, rng: random.Random, seed: Any, step: int) -> list[Tool
 
 def vendor_tools(base_url: str) -> Tools:
     """The scripted tools, each a real vendor route on the vendor service."""
-    from .vendors.clients import IncidentIO, Jira, Teams
+    from .vendors.clients import VendorClients
 
-    incident_io = IncidentIO(base_url)
-    jira = Jira(base_url)
-    teams = Teams(base_url)
+    clients = VendorClients.local(base_url)
+    incident_io, jira, teams = clients.incidentio, clients.jira, clients.teams
 
     async def get_issue(ctx: CallContext) -> Any:
         issue = await jira.get_issue(ctx.arguments["issue_key"])

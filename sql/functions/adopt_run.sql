@@ -6,8 +6,10 @@
 -- returns in the same statement everything a resume needs: the run, its
 -- last checkpoint with its seal, the state of each call of that step (as
 -- recorded in the database, e.g. in doubt, with the classification its mark
--- recorded), and a sealed answer not yet handed on.
--- The caller verifies the seal before executing anything (I9).  Returns no
+-- recorded), and a sealed answer not yet handed on.  When the answer is
+-- sealed, last_step is the answer's step, of which there is no checkpoint:
+-- the checkpoint columns are null and calls is empty (a resume then only
+-- hands the answer on).  The caller verifies the seal before executing anything (I9).  Returns no
 -- row when there is nothing to adopt.  TQ004 for an empty holder or a TTL
 -- that is not positive.
 create or replace function ticketiq.adopt_run(

@@ -4,10 +4,13 @@
 -- clock with the setting ticketiq.fake_now (a timestamptz literal), but only
 -- in a database whose ticketiq.config.fake_clock_allowed is true; elsewhere
 -- the setting is ignored, so no session can stretch a lease by faking time.
+-- SECURITY DEFINER: the app and operator roles may call it without reading
+-- ticketiq.config themselves.
 create or replace function ticketiq.now()
 returns timestamptz
 language plpgsql
 stable
+security definer
 set search_path = pg_catalog, pg_temp
 as $$
 declare

@@ -7,6 +7,7 @@
 -- resume (I14) with the step, how many times the run was lost and the
 -- settlements, and tells the transcript.  p_settlements is a JSON array of
 -- {call_id, settlement, outcome?}; each call must belong to the last step.
+-- A call an earlier attempt already finished keeps its record unchanged.
 -- Fenced (TQ001/TQ002/TQ003/TQ006); TQ004 malformed settlements; TQ008
 -- unknown call; TQ007 when this resume was already audited.
 create or replace function ticketiq.record_resume(
@@ -30,7 +31,6 @@ declare
     v_run ticketiq.runs;
     v_item jsonb;
     v_audit_id bigint;
-    v_count integer;
 begin
     v_run := ticketiq._fence(p_run_id, p_epoch, v_now);
 
@@ -56,6 +56,16 @@ begin
             raise exception 'each settlement must be {call_id, settlement, outcome?} with a known settlement, got %', v_item
                 using errcode = 'TQ004';
         end if;
+        if not exists (
+            select 1 from ticketiq.calls as c
+            where c.run_id = p_run_id
+                and c.step = v_run.last_step
+                and c.call_id = v_item ->> 'call_id'
+        ) then
+            raise exception 'step % of run % has no call %', v_run.last_step, p_run_id, v_item ->> 'call_id'
+                using errcode = 'TQ008';
+        end if;
+        -- A call already finished (by an earlier attempt) keeps its record.
         update ticketiq.calls as c
         set state = case when v_item ->> 'settlement' = 'made' then 'done' else 'settled' end,
             settlement = v_item ->> 'settlement',
@@ -64,12 +74,8 @@ begin
             finished_epoch = p_epoch
         where c.run_id = p_run_id
             and c.step = v_run.last_step
-            and c.call_id = v_item ->> 'call_id';
-        get diagnostics v_count = row_count;
-        if v_count = 0 then
-            raise exception 'step % of run % has no call %', v_run.last_step, p_run_id, v_item ->> 'call_id'
-                using errcode = 'TQ008';
-        end if;
+            and c.call_id = v_item ->> 'call_id'
+            and c.state in ('pending', 'in_doubt');
     end loop;
 
     insert into ticketiq.audit (at, event, run_id, epoch, actor, detail)

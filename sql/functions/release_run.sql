@@ -34,8 +34,10 @@ begin
     end if;
 
     update ticketiq.calls as c
-    set state = 'done',
-        settlement = 'made',
+    set state = case when c.state = 'pending' and c.classification <> 'read'
+            then 'settled' else 'done' end,
+        settlement = case when c.state = 'pending' and c.classification <> 'read'
+            then 'skipped' else 'made' end,
         outcome = p_outcomes -> c.call_id,
         finished_at = v_now,
         finished_epoch = p_epoch

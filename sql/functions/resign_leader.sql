@@ -1,8 +1,10 @@
 -- ticketiq.resign_leader(name, holder): give the leader lease up at once.
 --
--- Deletes the lease if p_holder holds it and NOTIFYs channel
+-- Expires the lease in place if p_holder holds it (keeping its epoch, so
+-- the next leader's claim raises it by one) and NOTIFYs channel
 -- ticketiq_leader with the lease name, so a follower claims it at once
--- instead of waiting for the lease to lapse.  Returns whether it resigned.
+-- instead of waiting for the lease to lapse.  Returns whether it resigned;
+-- resigning a lease not held (or already resigned) returns false.
 create or replace function ticketiq.resign_leader(
     p_name text,
     p_holder text
@@ -16,8 +18,9 @@ declare
     v_now timestamptz := ticketiq.now();
     v_epoch bigint;
 begin
-    delete from ticketiq.leader_leases as l
-    where l.name = p_name and l.holder = p_holder
+    update ticketiq.leader_leases as l
+    set expires_at = v_now
+    where l.name = p_name and l.holder = p_holder and l.expires_at > v_now
     returning l.epoch into v_epoch;
     if v_epoch is null then
         return false;

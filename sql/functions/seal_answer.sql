@@ -59,8 +59,10 @@ begin
 
     if v_run.last_step >= 1 then
         update ticketiq.calls as c
-        set state = 'done',
-            settlement = 'made',
+        set state = case when c.state = 'pending' and c.classification <> 'read'
+                then 'settled' else 'done' end,
+            settlement = case when c.state = 'pending' and c.classification <> 'read'
+                then 'skipped' else 'made' end,
             finished_at = v_now,
             finished_epoch = p_epoch
         where c.run_id = p_run_id

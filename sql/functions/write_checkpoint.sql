@@ -5,8 +5,10 @@
 --   * fences the writer (TQ001/TQ002/TQ003/TQ006, see ticketiq._fence),
 --   * refuses a run whose answer is sealed (TQ005 answer_sealed),
 --   * validates the body (TQ004, see ticketiq._validate_checkpoint),
---   * closes the calls of the previous step as done (their results are in
---     this step's conversation; body.outcomes may carry them per call id),
+--   * closes the calls of the previous step (their results are in this
+--     step's conversation; body.outcomes may carry them per call id): reads
+--     and calls marked in doubt as made, a changing call never marked as
+--     skipped, since it cannot have been made (I5),
 --   * stores the sealed checkpoint and one ticketiq.calls row per call.
 -- p_step must be the run's last step + 1.  Writing the same step again with
 -- the same epoch and seal (a retried statement) returns the stored row and
@@ -68,8 +70,10 @@ begin
 
     if v_run.last_step >= 1 then
         update ticketiq.calls as c
-        set state = 'done',
-            settlement = 'made',
+        set state = case when c.state = 'pending' and c.classification <> 'read'
+                then 'settled' else 'done' end,
+            settlement = case when c.state = 'pending' and c.classification <> 'read'
+                then 'skipped' else 'made' end,
             outcome = p_body -> 'outcomes' -> c.call_id,
             finished_at = v_now,
             finished_epoch = p_epoch

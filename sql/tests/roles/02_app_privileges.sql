@@ -1,0 +1,54 @@
+-- roles: ticketiq_app holds USAGE on the schema, EXECUTE on the API
+-- functions, nothing on the internal functions and no table privilege.
+begin;
+select plan(36);
+
+select schema_privs_are('ticketiq', 'ticketiq_app', array['USAGE']);
+
+select table_privs_are('ticketiq', t.name, 'ticketiq_app', array[]::name[])
+from unnest(array[
+    'answers', 'audit', 'calls', 'checkpoints', 'config', 'leader_leases', 'processes', 'runs',
+    'schema_migrations', 'transcript_entries'
+]) as t (name);
+
+select function_privs_are('ticketiq', f.name, f.args, 'ticketiq_app', array['EXECUTE'])
+from (values
+    ('now', array[]::name[]),
+    ('schema_version', array[]::name[]),
+    (
+        'start_run',
+        array[
+            'text', 'text', 'text', 'text', 'text', 'boolean', 'double precision', 'jsonb', 'text', 'text',
+            'jsonb', 'uuid'
+        ]::name[]
+    ),
+    ('write_checkpoint', array['uuid', 'bigint', 'integer', 'jsonb', 'text', 'text']::name[]),
+    ('mark_in_doubt', array['uuid', 'bigint', 'integer', 'text', 'text']::name[]),
+    ('record_outcome', array['uuid', 'bigint', 'integer', 'text', 'jsonb', 'text']::name[]),
+    ('renew_leases', array['text', 'uuid[]', 'bigint[]', 'double precision']::name[]),
+    ('claim_leader', array['text', 'text', 'double precision']::name[]),
+    ('renew_leader', array['text', 'text', 'bigint', 'double precision']::name[]),
+    ('resign_leader', array['text', 'text']::name[]),
+    ('sweep_lapsed', array['text', 'integer', 'integer']::name[]),
+    ('adopt_run', array['text', 'double precision', 'uuid']::name[]),
+    ('release_run', array['uuid', 'bigint', 'text', 'jsonb']::name[]),
+    ('seal_answer', array['uuid', 'bigint', 'integer', 'jsonb', 'text', 'text', 'double precision']::name[]),
+    ('hand_on_answer', array['uuid', 'bigint']::name[]),
+    ('fail_run', array['uuid', 'bigint', 'text', 'text']::name[]),
+    ('stop_run', array['uuid', 'bigint', 'text']::name[]),
+    ('request_stop', array['uuid', 'text', 'text']::name[]),
+    ('record_resume', array['uuid', 'bigint', 'jsonb']::name[]),
+    ('register_process', array['text', 'text', 'integer']::name[]),
+    ('purge_answers', array['integer']::name[])
+) as f (name, args);
+
+select function_privs_are('ticketiq', f.name, f.args, 'ticketiq_app', array[]::name[])
+from (values
+    ('_fence', array['uuid', 'bigint', 'timestamp with time zone']::name[]),
+    ('_require_positive', array['text', 'double precision']::name[]),
+    ('_validate_checkpoint', array['jsonb']::name[]),
+    ('answers_write_once', array[]::name[])
+) as f (name, args);
+
+select * from finish();
+rollback;

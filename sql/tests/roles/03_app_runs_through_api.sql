@@ -1,0 +1,101 @@
+-- roles: as ticketiq_app (no table privilege) a run's whole life goes
+-- through the API functions: start, checkpoint, mark, outcome, renew,
+-- Stop, release, adopt, resume, seal, hand-on, fail, leadership, sweep.
+begin;
+select plan(27);
+
+select tiq_test.use_fake_clock('2030-01-01 00:00:00+00');
+set local role ticketiq_app;
+
+select lives_ok($$select ticketiq.register_process('app-1', 'host-a', 1)$$, 'register_process');
+select lives_ok(
+    $$select ticketiq.start_run('app-1', 'o', 'ra', 'web', 'ep', false, 8, '{}', null, null, '{}',
+        '00000000-0000-0000-0000-000000000001')$$,
+    'start_run (run 1)'
+);
+select lives_ok(
+    $$select ticketiq.start_run('app-1', 'o', 'ra', 'web', 'ep', false, 8, '{}', null, null, '{}',
+        ('00000000-0000-0000-0000-00000000000' || g)::uuid)
+      from generate_series(2, 4) as g$$,
+    'start_run (runs 2 to 4)'
+);
+select lives_ok(
+    $$select ticketiq.write_checkpoint('00000000-0000-0000-0000-000000000001', 1, 1,
+        '{"conversation": [], "calls": [{"call_id": "w1", "tool": "jira", "arguments": {},
+          "classification": "write"}], "counters": {}, "history": [], "delegation_keys": {}}',
+        'seal-1', 'k1')$$,
+    'write_checkpoint'
+);
+select lives_ok(
+    $$select ticketiq.mark_in_doubt('00000000-0000-0000-0000-000000000001', 1, 1, 'w1')$$, 'mark_in_doubt'
+);
+select lives_ok(
+    $$select ticketiq.record_outcome('00000000-0000-0000-0000-000000000001', 1, 1, 'w1', '{"id": 1}')$$,
+    'record_outcome'
+);
+select lives_ok(
+    $$select ticketiq.renew_leases('app-1', array['00000000-0000-0000-0000-000000000001']::uuid[],
+        array[1]::bigint[], 8)$$,
+    'renew_leases'
+);
+select lives_ok(
+    $$select ticketiq.request_stop('00000000-0000-0000-0000-000000000002', 'alice')$$, 'request_stop'
+);
+select lives_ok($$select ticketiq.stop_run('00000000-0000-0000-0000-000000000002', 1)$$, 'stop_run');
+select lives_ok($$select ticketiq.fail_run('00000000-0000-0000-0000-000000000003', 1, 'gate')$$, 'fail_run');
+select lives_ok(
+    $$select ticketiq.release_run('00000000-0000-0000-0000-000000000004', 1, 'SIGTERM')$$, 'release_run'
+);
+select is(
+    (select a.run_id from ticketiq.adopt_run('app-2', 8) as a), '00000000-0000-0000-0000-000000000004'::uuid,
+    'adopt_run'
+);
+select lives_ok(
+    $$select ticketiq.record_resume('00000000-0000-0000-0000-000000000004', 3, '[]')$$, 'record_resume'
+);
+select lives_ok(
+    $$select ticketiq.seal_answer('00000000-0000-0000-0000-000000000001', 1, 2, '{"text": "ok"}', 'a', 'k1', 60)$$,
+    'seal_answer'
+);
+select is(
+    (select h.body from ticketiq.hand_on_answer('00000000-0000-0000-0000-000000000001', 1) as h),
+    '{"text": "ok"}'::jsonb,
+    'hand_on_answer'
+);
+select is(ticketiq.purge_answers(), 0, 'purge_answers');
+select is(
+    (select c.is_leader from ticketiq.claim_leader('sweep', 'app-1', 10) as c), true, 'claim_leader'
+);
+select is(ticketiq.renew_leader('sweep', 'app-1', 1, 10), true, 'renew_leader');
+select is(ticketiq.resign_leader('sweep', 'app-1'), true, 'resign_leader');
+select is_empty($$select 1 from ticketiq.sweep_lapsed('app-1')$$, 'sweep_lapsed');
+select is(ticketiq.schema_version(), 1, 'schema_version');
+select throws_ok(
+    $$select ticketiq._fence('00000000-0000-0000-0000-000000000004', 2, '2030-01-01 00:00:00+00')$$,
+    '42501', null, 'app cannot call the internal _fence'
+);
+select throws_ok(
+    $$select ticketiq._validate_checkpoint('{}')$$, '42501', null, 'nor _validate_checkpoint'
+);
+select throws_ok(
+    $$select ticketiq._require_positive('ttl', 1)$$, '42501', null, 'nor _require_positive'
+);
+select throws_ok(
+    $$update ticketiq.runs set epoch = 1$$, '42501', null,
+    'but still no direct write'
+);
+
+reset role;
+select results_eq(
+    $$select r.run_id, r.status, r.epoch from ticketiq.runs as r order by r.run_id$$,
+    $$values (tiq_test.rid(1), 'completed'::text, 1::bigint), (tiq_test.rid(2), 'stopped', 1),
+             (tiq_test.rid(3), 'failed', 1), (tiq_test.rid(4), 'running', 3)$$,
+    'the runs ended where the app drove them'
+);
+select is(
+    (select count(*) from ticketiq.audit as a where a.event = 'agent.run.crash_resumed'), 1::bigint,
+    'the resume is audited'
+);
+
+select * from finish();
+rollback;

@@ -1,0 +1,64 @@
+-- roles: ticketiq_operator reads the three operator views, and nothing else:
+-- no table, no API function but now() and schema_version().
+begin;
+select plan(33);
+
+select tiq_test.use_fake_clock('2030-01-01 00:00:00+00');
+select tiq_test.new_run('p1', 8, tiq_test.rid(1));
+select tiq_test.checkpoint(tiq_test.rid(1), 1, 1, jsonb_build_array(tiq_test.call('w1', 'write')));
+select ticketiq.mark_in_doubt(tiq_test.rid(1), 1, 1, 'w1');
+select tiq_test.take_over(tiq_test.rid(1), 'p2');
+select ticketiq.record_resume(tiq_test.rid(1), 3, '[{"call_id": "w1", "settlement": "unknown"}]');
+
+select schema_privs_are('ticketiq', 'ticketiq_operator', array['USAGE']);
+select table_privs_are('ticketiq', v.name, 'ticketiq_operator', array['SELECT'])
+from unnest(array['runs_in_flight', 'calls_in_doubt', 'resume_audit']) as v (name);
+select table_privs_are('ticketiq', t.name, 'ticketiq_operator', array[]::name[])
+from unnest(array[
+    'answers', 'audit', 'calls', 'checkpoints', 'config', 'leader_leases', 'processes', 'runs',
+    'schema_migrations', 'transcript_entries'
+]) as t (name);
+
+set local role ticketiq_operator;
+
+select results_eq(
+    $$select rf.run_id, rf.status, rf.lease_holder, rf.epoch from ticketiq.runs_in_flight as rf$$,
+    $$values ('00000000-0000-0000-0000-000000000001'::uuid, 'running'::text, 'p2'::text, 3::bigint)$$,
+    'operator reads runs_in_flight'
+);
+select lives_ok($$select * from ticketiq.calls_in_doubt$$, 'operator reads calls_in_doubt');
+select results_eq(
+    $$select v.epoch, v.step, v.loss_count from ticketiq.resume_audit as v$$,
+    $$values (3::bigint, 1, 1)$$,
+    'operator reads resume_audit'
+);
+
+select throws_ok(format('select * from ticketiq.%I', t.name), '42501', null, 'operator cannot read ' || t.name)
+from unnest(array[
+    'answers', 'audit', 'calls', 'checkpoints', 'config', 'leader_leases', 'processes', 'runs',
+    'schema_migrations', 'transcript_entries'
+]) as t (name);
+
+select throws_ok(
+    $$delete from ticketiq.runs$$, '42501', null, 'operator cannot delete runs'
+);
+select throws_ok(
+    $$select ticketiq.start_run('op', 'o', 'ra', 'web', 'ep', false, 8)$$, '42501', null,
+    'operator cannot start a run'
+);
+select throws_ok(
+    $$select ticketiq.request_stop('00000000-0000-0000-0000-000000000001', 'op')$$, '42501', null,
+    'operator cannot call request_stop'
+);
+select throws_ok(
+    $$select ticketiq.sweep_lapsed('op')$$, '42501', null, 'operator cannot sweep'
+);
+select throws_ok(
+    $$update ticketiq.runs_in_flight set epoch = 9$$, '42501', null, 'the views are read-only for the operator'
+);
+select is(ticketiq.schema_version(), 1, 'operator calls schema_version()');
+
+reset role;
+
+select * from finish();
+rollback;

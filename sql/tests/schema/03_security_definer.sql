@@ -1,0 +1,43 @@
+-- schema: the API functions run as SECURITY DEFINER (ticketiq_app has no
+-- table privilege, so every change goes through them); the internal helpers
+-- and the trigger function do not.
+begin;
+select plan(25);
+
+select is_definer('ticketiq', 'schema_version', array[]::name[]);
+select is_definer('ticketiq', 'now', array[]::name[]);
+select is_definer(
+    'ticketiq', 'start_run',
+    array[
+        'text', 'text', 'text', 'text', 'text', 'boolean', 'double precision', 'jsonb', 'text', 'text',
+        'jsonb', 'uuid'
+    ]
+);
+select is_definer('ticketiq', 'write_checkpoint', array['uuid', 'bigint', 'integer', 'jsonb', 'text', 'text']);
+select is_definer('ticketiq', 'mark_in_doubt', array['uuid', 'bigint', 'integer', 'text', 'text']);
+select is_definer('ticketiq', 'record_outcome', array['uuid', 'bigint', 'integer', 'text', 'jsonb', 'text']);
+select is_definer('ticketiq', 'renew_leases', array['text', 'uuid[]', 'bigint[]', 'double precision']);
+select is_definer('ticketiq', 'claim_leader', array['text', 'text', 'double precision']);
+select is_definer('ticketiq', 'renew_leader', array['text', 'text', 'bigint', 'double precision']);
+select is_definer('ticketiq', 'resign_leader', array['text', 'text']);
+select is_definer('ticketiq', 'sweep_lapsed', array['text', 'integer', 'integer']);
+select is_definer('ticketiq', 'adopt_run', array['text', 'double precision', 'uuid']);
+select is_definer('ticketiq', 'release_run', array['uuid', 'bigint', 'text', 'jsonb']);
+select is_definer(
+    'ticketiq', 'seal_answer', array['uuid', 'bigint', 'integer', 'jsonb', 'text', 'text', 'double precision']
+);
+select is_definer('ticketiq', 'hand_on_answer', array['uuid', 'bigint']);
+select is_definer('ticketiq', 'fail_run', array['uuid', 'bigint', 'text', 'text']);
+select is_definer('ticketiq', 'stop_run', array['uuid', 'bigint', 'text']);
+select is_definer('ticketiq', 'request_stop', array['uuid', 'text', 'text']);
+select is_definer('ticketiq', 'record_resume', array['uuid', 'bigint', 'jsonb']);
+select is_definer('ticketiq', 'register_process', array['text', 'text', 'integer']);
+select is_definer('ticketiq', 'purge_answers', array['integer']);
+
+select isnt_definer('ticketiq', '_fence', array['uuid', 'bigint', 'timestamp with time zone']);
+select isnt_definer('ticketiq', '_require_positive', array['text', 'double precision']);
+select isnt_definer('ticketiq', '_validate_checkpoint', array['jsonb']);
+select isnt_definer('ticketiq', 'answers_write_once', array[]::name[]);
+
+select * from finish();
+rollback;

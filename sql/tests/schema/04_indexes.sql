@@ -1,0 +1,68 @@
+-- schema: the sweep reads only the partial index of running runs, so its
+-- cost does not grow with the finished runs kept; renewal, adoption and the
+-- one-resume-per-epoch rule have their indexes too.
+begin;
+select plan(9);
+
+select has_index('ticketiq', 'runs', 'runs_running_lease_idx', 'lease_expires_at');
+select is(
+    (
+        select pg_get_expr(i.indpred, i.indrelid) from pg_index as i
+        where i.indexrelid = 'ticketiq.runs_running_lease_idx'::regclass
+    ),
+    '(status = ''running''::text)',
+    'runs_running_lease_idx holds running runs only'
+);
+select has_index('ticketiq', 'runs', 'runs_holder_idx', 'lease_holder');
+select is(
+    (
+        select pg_get_expr(i.indpred, i.indrelid) from pg_index as i
+        where i.indexrelid = 'ticketiq.runs_holder_idx'::regclass
+    ),
+    '(status = ''running''::text)',
+    'runs_holder_idx holds running runs only'
+);
+select has_index('ticketiq', 'runs', 'runs_claimed_idx', 'updated_at');
+select is(
+    (
+        select pg_get_expr(i.indpred, i.indrelid) from pg_index as i
+        where i.indexrelid = 'ticketiq.runs_claimed_idx'::regclass
+    ),
+    '(status = ''claimed''::text)',
+    'runs_claimed_idx holds claimed runs only'
+);
+select index_is_unique('ticketiq', 'audit', 'audit_one_resume_per_epoch_idx');
+select is(
+    (
+        select pg_get_expr(i.indpred, i.indrelid) from pg_index as i
+        where i.indexrelid = 'ticketiq.audit_one_resume_per_epoch_idx'::regclass
+    ),
+    '(event = ''agent.run.crash_resumed''::text)',
+    'one crash_resumed audit row per run and epoch'
+);
+
+set local enable_seqscan = off;
+create function pg_temp.sweep_plan() returns text
+language plpgsql
+as $$
+declare
+    v_line text;
+    v_plan text := '';
+begin
+    for v_line in
+        explain (costs off)
+        select r.run_id from ticketiq.runs as r
+        where r.status = 'running' and r.lease_expires_at <= ticketiq.now()
+        order by r.lease_expires_at
+        limit 1000
+        for update skip locked
+    loop
+        v_plan := v_plan || v_line || E'\n';
+    end loop;
+    return v_plan;
+end;
+$$;
+select matches(pg_temp.sweep_plan(), 'runs_running_lease_idx', 'the sweep''s lookup can use runs_running_lease_idx');
+
+select * from finish();
+rollback;
