@@ -50,3 +50,15 @@ async def aconn(db_url: str) -> AsyncIterator[psycopg.AsyncConnection]:
         yield conn
     finally:
         await conn.close()
+
+
+@pytest.fixture
+def stack(db_url: str, tmp_path):  # type: ignore[no-untyped-def]
+    """A database, a vendor service process and the files child workers share."""
+    from procs import start_stack
+
+    world = start_stack(db_url, tmp_path / "stack")
+    try:
+        yield world
+    finally:
+        world.close()

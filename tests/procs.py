@@ -1,0 +1,176 @@
+"""Child app processes for tests: real processes, real signals, judged from outside.
+
+A :class:`Stack` is one test's world: its own database (with the schema), its
+own vendor service process (which records every request it receives), a
+seal key, a model log and a gates file.  ``spawn``/``run`` start
+``python -m ticketiq_pg.scripted`` worker processes against it.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from ticketiq_pg.scripted import read_model_log
+from ticketiq_pg.vendors.process import VendorService
+
+SEAL_KEYS = "k1:" + base64.b64encode(b"ticketiq-test-seal-key-0123456789").decode()
+
+
+@dataclass
+class Proc:
+    popen: subprocess.Popen[str]
+    events: list[dict[str, Any]] = field(default_factory=list)
+    stderr: str = ""
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    def read_event(self, kind: str, timeout: float = 20.0) -> dict[str, Any]:
+        """Block until the child prints the event ``kind`` (a JSON line on stdout)."""
+        assert self.popen.stdout is not None
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            line = self.popen.stdout.readline()
+            if not line:
+                if self.popen.poll() is not None:
+                    break
+                continue
+            event = json.loads(line)
+            self.events.append(event)
+            if event.get("event") == kind:
+                return event
+        raise AssertionError(f"no {kind!r} event from pid {self.pid}; events: {self.events}")
+
+    def wait(self, timeout: float = 60.0) -> int:
+        out, err = self.popen.communicate(timeout=timeout)
+        self.stderr = err
+        for line in out.splitlines():
+            if line.strip():
+                self.events.append(json.loads(line))
+        return self.popen.returncode
+
+    def outcomes(self) -> list[dict[str, Any]]:
+        return [e for e in self.events if e.get("event") == "outcome"]
+
+    def signal(self, signum: int) -> None:
+        os.kill(self.popen.pid, signum)
+
+    def kill(self) -> None:
+        if self.popen.poll() is None:
+            self.popen.kill()
+            self.popen.wait(10)
+
+
+@dataclass
+class Stack:
+    db_url: str
+    workdir: Path
+    vendor: VendorService
+    settings: dict[str, str] = field(default_factory=dict)
+    procs: list[Proc] = field(default_factory=list)
+
+    @property
+    def model_log(self) -> Path:
+        return self.workdir / "model.log"
+
+    @property
+    def gates_file(self) -> Path:
+        return self.workdir / "gates.json"
+
+    def env(self, **extra: str) -> dict[str, str]:
+        env = dict(os.environ)
+        env.update(
+            TICKETIQ_DATABASE_URL=self.db_url,
+            TICKETIQ_VENDOR_URL=self.vendor.base_url,
+            TICKETIQ_SEAL_KEYS=SEAL_KEYS,
+            TICKETIQ_MODEL_LOG=str(self.model_log),
+            TICKETIQ_GATES_FILE=str(self.gates_file),
+        )
+        env.pop("TICKETIQ_FAULTS", None)
+        env.update(self.settings)
+        env.update(extra)
+        return env
+
+    def spawn(self, *args: str, faults: str | None = None, **extra: str) -> Proc:
+        if faults:
+            extra["TICKETIQ_FAULTS"] = faults
+        popen = subprocess.Popen(
+            [sys.executable, "-m", "ticketiq_pg.scripted", *args],
+            env=self.env(**extra),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        proc = Proc(popen)
+        self.procs.append(proc)
+        return proc
+
+    def run(self, *args: str, timeout: float = 60.0, faults: str | None = None,
+            **extra: str) -> Proc:
+        proc = self.spawn(*args, faults=faults, **extra)
+        proc.wait(timeout)
+        return proc
+
+    def close(self) -> None:
+        for proc in self.procs:
+            proc.kill()
+        self.vendor.stop()
+
+    # -- judging from the database and the vendor's own record ------------
+
+    def query(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+        with psycopg.connect(self.db_url, autocommit=True) as conn:
+            cur = conn.execute(sql, params)
+            return cur.fetchall() if cur.description is not None else []
+
+    def sweep_as_if_later(self, seconds: float = 3600.0) -> list[tuple[Any, ...]]:
+        """Sweep with the database clock moved ``seconds`` ahead (no sleeping)."""
+        with psycopg.connect(self.db_url, autocommit=True) as conn:
+            conn.execute("update ticketiq.config set fake_clock_allowed = true")
+            conn.execute(
+                "select set_config('ticketiq.fake_now', (clock_timestamp() + make_interval("
+                "secs => %s))::text, false)",
+                [seconds],
+            )
+            return conn.execute(
+                "select run_id, epoch, loss_count, status from ticketiq.sweep_lapsed('test')"
+            ).fetchall()
+
+    def model_asks(self, run_id: uuid.UUID | str) -> Counter[int]:
+        return Counter(
+            entry["step"] for entry in read_model_log(self.model_log)
+            if entry["run_id"] == str(run_id)
+        )
+
+    def created_per_key(self) -> Counter[tuple[str, str]]:
+        """How many objects each keyed vendor write created, by (vendor, key)."""
+        return Counter(
+            (r["vendor"], r["key"]) for r in self.vendor.requests()
+            if r["effect"] == "created" and r["key"]
+        )
+
+    def duplicates(self) -> dict[tuple[str, str], int]:
+        return {k: n for k, n in self.created_per_key().items() if n > 1}
+
+
+def start_stack(db_url: str, workdir: Path) -> Stack:
+    workdir.mkdir(parents=True, exist_ok=True)
+    vendor = VendorService.start(workdir / "vendor")
+    return Stack(db_url=db_url, workdir=workdir, vendor=vendor)
+
+
+KILLED = -signal.SIGKILL

@@ -1,0 +1,188 @@
+"""The step loop in one process: round trips per step, write-ahead order, sealed answers.
+
+A read-only step costs exactly one statement (its checkpoint); each changing
+call one more (its in-doubt mark).  Counted twice: by the driver, and by
+PostgreSQL's pg_stat_statements where the server has it loaded.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+
+import psycopg
+import pytest
+from procs import SEAL_KEYS, Stack
+
+from ticketiq_pg.config import parse_seal_keys
+from ticketiq_pg.driver import TicketIQ
+from ticketiq_pg.errors import Fenced, LeaseLapsed
+from ticketiq_pg.leases import LeaseKeeper, LeaseLost
+from ticketiq_pg.runner import Runner
+from ticketiq_pg.scripted import ScriptedModel, vendor_tools
+from ticketiq_pg.seal import Sealer
+
+FUNCTIONS = ("start_run", "write_checkpoint", "mark_in_doubt", "seal_answer", "hand_on_answer")
+
+
+async def make_runner(stack: Stack, db: TicketIQ, holder: str = "proc-a") -> Runner:
+    leases = LeaseKeeper(db, holder, ttl=30, renew_interval=5, margin=1)
+    return Runner(db, leases, Sealer(parse_seal_keys(SEAL_KEYS)),
+                  ScriptedModel(stack.model_log), vendor_tools(stack.vendor.base_url))
+
+
+def server_counts(db_url: str) -> Counter[str] | None:
+    """Calls per ticketiq function in this database, from pg_stat_statements."""
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        loaded = conn.execute(
+            "select 1 from pg_settings where name = 'shared_preload_libraries' "
+            "and setting like '%%pg_stat_statements%%'"
+        ).fetchone()
+        if not loaded:
+            return None
+        rows = conn.execute(
+            "select query, calls from pg_stat_statements s join pg_database d "
+            "on d.oid = s.dbid where d.datname = current_database()"
+        ).fetchall()
+    counts: Counter[str] = Counter()
+    for query, calls in rows:
+        for name in (*FUNCTIONS, "renew_leases", "record_outcome", "adopt_run"):
+            if f"ticketiq.{name}(" in query:
+                counts[name] += calls
+    return counts
+
+
+def reset_server_counts(db_url: str) -> bool:
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        try:
+            conn.execute("create extension if not exists pg_stat_statements")
+            conn.execute("select pg_stat_statements_reset()")
+        except psycopg.Error:
+            return False
+    return True
+
+
+@pytest.mark.parametrize(
+    ("plan", "steps", "marks_per_step"),
+    [("reads", 4, 0), ("writes", 4, 2), ("mixed", 3, 2)],
+)
+async def test_round_trips_per_step(stack: Stack, plan: str, steps: int,
+                                    marks_per_step: int) -> None:
+    measured = reset_server_counts(stack.db_url)
+    db = await TicketIQ.connect(stack.db_url)
+    try:
+        runner = await make_runner(stack, db)
+        outcome = await runner.start_and_run(
+            owner="alice", run_as="alice", channel="playground", entry_point="test",
+            input={"seed": 1, "steps": steps, "plan": plan},
+        )
+    finally:
+        await db.close()
+    assert outcome.status == "completed"
+    tool_steps = steps - 1
+    expected = Counter({
+        "start_run": 1,
+        "write_checkpoint": tool_steps,
+        "seal_answer": 1,
+        "hand_on_answer": 1,
+    })
+    if marks_per_step:
+        expected["mark_in_doubt"] = marks_per_step * tool_steps
+    counted = Counter({k: v for k, v in db.statements.items() if k != "check_schema"})
+    counted.pop("schema_version", None)
+    assert counted == expected
+    if measured:
+        on_server = server_counts(stack.db_url)
+        assert on_server is not None
+        assert +on_server == expected
+
+
+async def test_each_checkpoint_is_committed_before_its_calls(stack: Stack) -> None:
+    """I5, judged by timestamps: no vendor request of step n precedes checkpoint n."""
+    db = await TicketIQ.connect(stack.db_url)
+    try:
+        runner = await make_runner(stack, db)
+        outcome = await runner.start_and_run(
+            owner="alice", run_as="alice", channel="playground", entry_point="test",
+            input={"seed": 4, "steps": 4, "plan": "mixed"},
+        )
+    finally:
+        await db.close()
+    rows = stack.query(
+        "select c.step, extract(epoch from c.written_at), k.marked_at is not null, "
+        "extract(epoch from k.marked_at), k.step_key, k.classification "
+        "from ticketiq.checkpoints c join ticketiq.calls k using (run_id, step) "
+        "where run_id = %s", outcome.run_id,
+    )
+    requests = stack.vendor.requests()
+    for _step, written, marked, marked_at, step_key, classification in rows:
+        if classification == "read":
+            assert not marked  # a read is never marked
+            continue
+        assert marked and marked_at >= written
+        landed = [r["wall_at"] for r in requests if r["key"] == step_key]
+        assert landed and min(landed) >= marked_at
+
+
+async def test_a_stalled_attempt_writes_nothing_after_a_takeover(stack: Stack) -> None:
+    """I1: once another attempt adopted the run, the old one is fenced at its next write."""
+    db = await TicketIQ.connect(stack.db_url)
+    try:
+        runner = await make_runner(stack, db)
+        state = await runner.start(owner="alice", run_as="alice", channel="playground",
+                                   entry_point="test", input={"seed": 2, "steps": 3})
+        assert not isinstance(state, type(None))
+        stack.sweep_as_if_later()
+        adopted = await db.adopt_run("proc-b", 30)
+        assert adopted is not None and adopted.epoch == state.epoch + 2
+        before = len(stack.vendor.requests())
+        outcome = await runner.run(state)
+        assert outcome.status == "lost"
+        assert "epoch" in outcome.reason
+        assert len(stack.vendor.requests()) == before
+        assert stack.query("select count(*) from ticketiq.checkpoints where run_id = %s",
+                           state.run_id) == [(0,)]
+    finally:
+        await db.close()
+
+
+async def test_a_process_that_cannot_renew_stops_acting(stack: Stack) -> None:
+    """I12: past its self-fence deadline the runner makes no call, even if the DB would allow."""
+    fake_now = [0.0]
+    db = await TicketIQ.connect(stack.db_url)
+    try:
+        leases = LeaseKeeper(db, "proc-a", ttl=30, renew_interval=5, margin=1,
+                             clock=lambda: fake_now[0])
+        runner = Runner(db, leases, Sealer(parse_seal_keys(SEAL_KEYS)),
+                        ScriptedModel(stack.model_log), vendor_tools(stack.vendor.base_url))
+        state = await runner.start(owner="alice", run_as="alice", channel="playground",
+                                   entry_point="test", input={"seed": 2, "steps": 3})
+        fake_now[0] = 29.5  # no renewal confirmed for 29.5 s of a 30 s lease
+        with pytest.raises(LeaseLost):
+            leases.check(state.run_id)
+        before = len(stack.vendor.requests())
+        outcome = await runner.run(state)
+        assert outcome.status == "lost"
+        assert len(stack.vendor.requests()) == before
+    finally:
+        await db.close()
+
+
+async def test_fenced_errors_are_typed(stack: Stack) -> None:
+    db = await TicketIQ.connect(stack.db_url)
+    try:
+        run = await db.start_run(holder="p", owner="o", run_as="o", channel="c",
+                                 entry_point="e", may_wait=False, ttl=30)
+        body = {"conversation": [], "calls": [], "counters": {}, "history": [],
+                "delegation_keys": {}}
+        with pytest.raises(Fenced):
+            await db.write_checkpoint(run.run_id, (run.epoch or 0) + 1, 1, body, "s", "k1")
+        stack.query("update ticketiq.config set fake_clock_allowed = true")
+        async with await psycopg.AsyncConnection.connect(stack.db_url, autocommit=True) as conn:
+            await conn.execute("set ticketiq.fake_now = '2100-01-01'")
+            with pytest.raises(LeaseLapsed):
+                await db.write_checkpoint(run.run_id, run.epoch or 0, 1, body, "s", "k1",
+                                          conn=conn)
+        assert run.run_id != uuid.UUID(int=0)
+    finally:
+        await db.close()
