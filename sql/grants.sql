@@ -35,7 +35,7 @@ grant execute on function
 ticketiq.now(),
 ticketiq.schema_version(),
 ticketiq.start_run(
-    text, text, text, text, text, boolean, double precision, jsonb, text, text, jsonb, uuid
+    text, text, text, text, text, boolean, double precision, jsonb, text, text, jsonb, uuid, uuid
 ),
 ticketiq.write_checkpoint(uuid, bigint, integer, jsonb, text, text),
 ticketiq.mark_in_doubt(uuid, bigint, integer, text, text),
@@ -54,7 +54,12 @@ ticketiq.stop_run(uuid, bigint, text),
 ticketiq.request_stop(uuid, text, text),
 ticketiq.record_resume(uuid, bigint, jsonb),
 ticketiq.register_process(text, text, integer),
-ticketiq.purge_answers(integer)
+ticketiq.purge_answers(integer),
+ticketiq.request_approval(uuid, bigint, integer, text, jsonb),
+ticketiq.decide_approval(uuid, boolean, text, text),
+ticketiq.get_approval(uuid),
+ticketiq.delegation_status(text),
+ticketiq.take_over_child(uuid, bigint, uuid, text, double precision, integer)
 to ticketiq_app;
 
 grant execute on function ticketiq.now(), ticketiq.schema_version() to ticketiq_operator;
@@ -62,5 +67,6 @@ grant execute on function ticketiq.now(), ticketiq.schema_version() to ticketiq_
 grant select on
 ticketiq.runs_in_flight,
 ticketiq.calls_in_doubt,
-ticketiq.resume_audit
+ticketiq.resume_audit,
+ticketiq.approvals_waiting
 to ticketiq_operator;

@@ -19,7 +19,9 @@ create table ticketiq.schema_migrations (
     applied_at timestamptz not null default clock_timestamp()
 );
 
-insert into ticketiq.schema_migrations (version, name) values (1, 'core');
+insert into ticketiq.schema_migrations (version, name) values
+(1, 'core'),
+(2, 'approvals_delegation');
 
 -- One-row settings table.  fake_clock_allowed lets the setting
 -- ticketiq.fake_now move the database clock; only test databases turn it on.
@@ -68,6 +70,7 @@ create table ticketiq.runs (
     created_at timestamptz not null,
     updated_at timestamptz not null,
     finished_at timestamptz,
+    parent_run_id uuid references ticketiq.runs (run_id),
     check ((status = 'running') = (lease_holder is not null)),
     check ((lease_holder is null) = (lease_expires_at is null)),
     check ((status in ('completed', 'failed', 'stopped')) = (finished_at is not null))
@@ -77,6 +80,9 @@ create table ticketiq.runs (
 -- its size (and the sweep's cost) does not grow with finished runs kept.
 create index runs_running_lease_idx on ticketiq.runs (lease_expires_at)
 where status = 'running';
+
+create index runs_parent_idx on ticketiq.runs (parent_run_id)
+where parent_run_id is not null;
 
 -- Renewal finds a process's runs through this index.
 create index runs_holder_idx on ticketiq.runs (lease_holder)
@@ -129,6 +135,7 @@ create table ticketiq.calls (
     ),
     finished_at timestamptz,
     finished_epoch bigint,
+    approval_id uuid,
     primary key (run_id, step, call_id),
     foreign key (run_id, step) references ticketiq.checkpoints (run_id, step),
     check ((state = 'in_doubt') <= (marked_at is not null)),
@@ -138,6 +145,30 @@ create table ticketiq.calls (
 -- Operators look for calls in doubt.
 create index calls_in_doubt_idx on ticketiq.calls (marked_at)
 where state = 'in_doubt';
+
+-- A write held for approval files one request per call; filing again
+-- coalesces with it, and a person's decision is what a resume reads.
+create table ticketiq.approval_requests (
+    approval_id uuid primary key,
+    run_id uuid not null references ticketiq.runs (run_id),
+    step integer not null,
+    call_id text not null,
+    tool text not null,
+    arguments jsonb not null,
+    summary jsonb not null default '{}',
+    state text not null default 'waiting' check (state in ('waiting', 'approved', 'rejected')),
+    requested_at timestamptz not null,
+    requested_epoch bigint not null,
+    decided_at timestamptz,
+    decided_by text,
+    reason text,
+    unique (run_id, step, call_id),
+    foreign key (run_id, step, call_id) references ticketiq.calls (run_id, step, call_id),
+    check ((state = 'waiting') = (decided_at is null))
+);
+
+create index approval_requests_waiting_idx on ticketiq.approval_requests (requested_at)
+where state = 'waiting';
 
 -- A finished run's sealed answer: write-once (trigger answers_write_once),
 -- kept until retain_until, handed on at most once.
@@ -192,6 +223,34 @@ create table ticketiq.leader_leases (
     epoch bigint not null check (epoch >= 1),
     acquired_at timestamptz not null,
     expires_at timestamptz not null
+);
+
+-- What ticketiq.adopt_run and ticketiq.take_over_child return: a run to
+-- resume, with its last checkpoint, the state of that step's calls and any
+-- sealed answer.
+create type ticketiq.adopted_run as (
+    run_id uuid,
+    epoch bigint,
+    lease_expires_at timestamptz,
+    loss_count integer,
+    last_step integer,
+    owner text,
+    run_as text,
+    channel text,
+    entry_point text,
+    may_wait boolean,
+    correlation_id text,
+    input jsonb,
+    meta jsonb,
+    stop_requested boolean,
+    checkpoint_body jsonb,
+    checkpoint_seal text,
+    checkpoint_seal_key_id text,
+    calls jsonb,
+    answer_body jsonb,
+    answer_seal text,
+    answer_seal_key_id text,
+    answer_handed_on boolean
 );
 
 -- Operator views (read-only role ticketiq_operator).
@@ -251,3 +310,19 @@ where a.event = 'agent.run.crash_resumed';
 
 comment on view ticketiq.resume_audit is
 'One row per crash resume: the step, how often the run was lost, how each call it left was settled.';
+
+create view ticketiq.approvals_waiting as
+select
+    a.approval_id,
+    a.run_id,
+    a.step,
+    a.call_id,
+    a.tool,
+    a.arguments,
+    a.summary,
+    a.requested_at
+from ticketiq.approval_requests as a
+where a.state = 'waiting';
+
+comment on view ticketiq.approvals_waiting is
+'Writes held for approval that no person has decided yet.';

@@ -111,14 +111,23 @@ class Tool:
 
     name: str
     classification: str
-    invoke: Callable[[CallContext], Awaitable[Any]]
+    invoke: Callable[[CallContext], Awaitable[Any]] | None = None
     takes_key: bool = False
     dedupe_window: float | None = None
     read_back: Callable[[CallContext], Awaitable[ReadBack]] | None = None
+    #: A sub-agent: the call starts a child run (its own lease and
+    #: checkpoints) found again by its delegation key; ``child_input`` maps
+    #: the call to the child's input (default: the call's arguments).
+    subagent: bool = False
+    child_input: Callable[[CallContext], Any] | None = None
 
     def __post_init__(self) -> None:
         if self.classification not in CLASSIFICATIONS:
             raise ValueError(f"tool {self.name}: unknown classification {self.classification!r}")
+        if self.subagent and self.classification not in ("delegation", "subagent_with_tools"):
+            raise ValueError(f"sub-agent tool {self.name} must be a delegation")
+        if self.invoke is None and not self.subagent:
+            raise ValueError(f"tool {self.name} needs invoke")
 
     @property
     def resend_safe(self) -> bool:
@@ -151,10 +160,11 @@ class Tools:
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """A gate's answer."""
+    """A gate's answer: allowed, refused, or (for a call) held for a person's approval."""
 
     allowed: bool
     reason: str = ""
+    needs_approval: bool = False
 
     @classmethod
     def allow(cls) -> Verdict:
@@ -163,6 +173,11 @@ class Verdict:
     @classmethod
     def deny(cls, reason: str) -> Verdict:
         return cls(False, reason)
+
+    @classmethod
+    def hold(cls, reason: str) -> Verdict:
+        """Allowed once a person approves it (ticketiq.request_approval)."""
+        return cls(True, reason, needs_approval=True)
 
 
 class Gates(Protocol):

@@ -29,13 +29,14 @@ from . import errors, models
 T = TypeVar("T")
 
 #: Schema versions this driver knows how to talk to.
-KNOWN_SCHEMA_VERSIONS = frozenset({1})
+KNOWN_SCHEMA_VERSIONS = frozenset({2})
 
 #: NOTIFY channels the functions use.
 RESUME_CHANNEL = "ticketiq_resume"
 LEADER_CHANNEL = "ticketiq_leader"
 FINISHED_CHANNEL = "ticketiq_run_finished"
 STOP_CHANNEL = "ticketiq_stop"
+APPROVAL_CHANNEL = "ticketiq_approval"
 
 
 def _json(value: Any) -> Jsonb | None:
@@ -193,6 +194,7 @@ class TicketIQ:
         idempotency_key: str | None = None,
         meta: dict[str, Any] | None = None,
         run_id: uuid.UUID | None = None,
+        parent_run_id: uuid.UUID | None = None,
         conn: psycopg.AsyncConnection | None = None,
     ) -> models.StartedRun:
         return await self._one(
@@ -211,6 +213,7 @@ class TicketIQ:
                 idempotency_key,
                 Jsonb({} if meta is None else meta),
                 run_id,
+                parent_run_id,
             ),
             conn,
         )
@@ -432,3 +435,67 @@ class TicketIQ:
         self, limit: int = 1000, *, conn: psycopg.AsyncConnection | None = None
     ) -> int:
         return int(await self._scalar("purge_answers", (limit,), conn))
+
+    # -- approvals --------------------------------------------------------
+
+    async def request_approval(
+        self,
+        run_id: uuid.UUID,
+        epoch: int,
+        step: int,
+        call_id: str,
+        summary: dict[str, Any] | None = None,
+        *,
+        conn: psycopg.AsyncConnection | None = None,
+    ) -> models.Approval:
+        return await self._one(
+            models.Approval,
+            "request_approval",
+            (run_id, epoch, step, call_id, Jsonb(summary or {})),
+            conn,
+        )
+
+    async def decide_approval(
+        self,
+        approval_id: uuid.UUID,
+        approve: bool,
+        actor: str,
+        reason: str | None = None,
+        *,
+        conn: psycopg.AsyncConnection | None = None,
+    ) -> models.Approval:
+        return await self._one(
+            models.Approval, "decide_approval", (approval_id, approve, actor, reason), conn
+        )
+
+    async def get_approval(
+        self, approval_id: uuid.UUID, *, conn: psycopg.AsyncConnection | None = None
+    ) -> models.Approval:
+        return await self._one(models.Approval, "get_approval", (approval_id,), conn)
+
+    # -- delegation -------------------------------------------------------
+
+    async def delegation_status(
+        self, delegation_key: str, *, conn: psycopg.AsyncConnection | None = None
+    ) -> models.ChildRun | None:
+        rows = await self._many(models.ChildRun, "delegation_status", (delegation_key,), conn)
+        return rows[0] if rows else None
+
+    async def take_over_child(
+        self,
+        parent_run_id: uuid.UUID,
+        parent_epoch: int,
+        child_run_id: uuid.UUID,
+        holder: str,
+        ttl: float,
+        *,
+        max_losses: int = 2,
+        conn: psycopg.AsyncConnection | None = None,
+    ) -> models.AdoptedRun | None:
+        rows = await self._many(
+            models.AdoptedRun,
+            "take_over_child",
+            (parent_run_id, parent_epoch, child_run_id, holder, ttl, max_losses),
+            conn,
+        )
+        return rows[0] if rows else None

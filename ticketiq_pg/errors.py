@@ -15,6 +15,7 @@ SQLSTATE    exception          meaning
 ``TQ006``   RunNotRunning      the run is claimed, completed, failed or stopped
 ``TQ007``   StepConflict       out-of-order step, second outcome, repeated resume
 ``TQ008``   UnknownCall        the step has no call with that id
+``TQ009``   UnknownApproval    no approval request has that id
 ==========  =================  ==================================================
 
 ``Fenced``, ``LeaseLapsed`` and ``RunNotRunning`` share the base class
@@ -69,6 +70,10 @@ class UnknownCall(TicketIQError):
     sqlstate = "TQ008"
 
 
+class UnknownApproval(TicketIQError):
+    sqlstate = "TQ009"
+
+
 class SealMismatch(TicketIQError):
     """A checkpoint or answer does not verify against its seal (raised in Python)."""
 
@@ -92,6 +97,7 @@ BY_SQLSTATE: dict[str, type[TicketIQError]] = {
         RunNotRunning,
         StepConflict,
         UnknownCall,
+        UnknownApproval,
     )
     if cls.sqlstate
 }

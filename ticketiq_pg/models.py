@@ -163,3 +163,26 @@ class ProcessRegistration:
     process_id: str
     backend_pid: int
     started_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Approval:
+    approval_id: uuid.UUID
+    state: str  # waiting | approved | rejected
+    run_id: uuid.UUID | None = None
+    coalesced: bool = False
+    decided_by: str | None = None
+    decided_at: datetime | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ChildRun:
+    run_id: uuid.UUID
+    parent_run_id: uuid.UUID | None
+    status: str
+    epoch: int
+    lease_lapsed: bool
+    failure_reason: str | None
+    answer: Any | None
+    answer_step: int | None

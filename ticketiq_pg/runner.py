@@ -18,6 +18,7 @@ step left without blindly sending a write again (I6, I7), audits the resume
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import logging
 import uuid
@@ -34,6 +35,7 @@ from .agent import (
     ModelStep,
     RunInfo,
     StepRequest,
+    Tool,
     ToolCall,
     Tools,
     assistant_message,
@@ -110,6 +112,8 @@ class Runner:
         answer_retention: float = 86400.0,
         deliver: Delivery | None = None,
         faults: FaultPoints | None = None,
+        max_losses: int = 2,
+        poll_interval: float = 0.5,
     ) -> None:
         self.db = db
         self.leases = leases
@@ -121,6 +125,8 @@ class Runner:
         self.answer_retention = answer_retention
         self.deliver = deliver
         self.faults = faults or FaultPoints()
+        self.max_losses = max_losses
+        self.poll_interval = poll_interval
         #: Set by the process at graceful shutdown: each run is released at
         #: its next step boundary, with the results it already has.
         self.draining = False
@@ -144,6 +150,7 @@ class Runner:
         correlation_id: str | None = None,
         meta: dict[str, Any] | None = None,
         run_id: uuid.UUID | None = None,
+        parent_run_id: uuid.UUID | None = None,
     ) -> RunState | RunOutcome:
         """Write the run and its lease; a repeated idempotency key gives status 'exists'."""
         sent = self.leases.sent_at()
@@ -160,6 +167,7 @@ class Runner:
             idempotency_key=idempotency_key,
             meta=meta,
             run_id=run_id,
+            parent_run_id=parent_run_id,
         )
         if not started.created or started.epoch is None:
             return RunOutcome(started.run_id, "exists")
@@ -309,8 +317,10 @@ class Runner:
 
     def _context(
         self, state: RunState, step_no: int, call: dict[str, Any], classification: str,
-        resumed: bool,
+        resumed: bool, approval_id: Any = None,
     ) -> CallContext:
+        # An approved call is keyed by its approval, however often it is sent.
+        step_key = keys.approval_key(str(approval_id)) if approval_id else call.get("step_key")
         return CallContext(
             run=state.info,
             step=step_no,
@@ -318,14 +328,19 @@ class Runner:
             tool=call["tool"],
             arguments=call["arguments"],
             classification=classification,
-            step_key=call.get("step_key"),
+            step_key=step_key,
             resumed=resumed,
         )
 
     async def _make_call(
         self, state: RunState, step_no: int, call: dict[str, Any], resumed: bool = False
     ) -> tuple[Any, str]:
-        """Route one call through the gates, mark it if it changes something, make it."""
+        """Route one call through the gates, mark it if it changes something, make it.
+
+        Returns the result and how it was obtained: made, skipped (refused,
+        rejected, unknown tool) or, on a resume that found the call's
+        approval request, coalesced (still waiting) or read_decision.
+        """
         tool_call = ToolCall(call["call_id"], call["tool"], call["arguments"])
         recorded = call["classification"]
         tool = self.tools.get(call["tool"])
@@ -335,6 +350,17 @@ class Runner:
             return {"error": "refused", "reason": verdict.reason}, "skipped"
         if tool is None:
             return {"error": f"unknown tool {call['tool']}"}, "skipped"
+        how = "made"
+        approval_id = None
+        if verdict.needs_approval and (is_changing(recorded) or is_changing(current)):
+            approval = await self._await_approval(state, step_no, call, verdict.reason)
+            if approval.coalesced:
+                how = "coalesced" if approval.first_state == "waiting" else "read_decision"
+            if approval.state != "approved":
+                result = {"rejected": True, "approval_id": str(approval.approval_id),
+                          "by": approval.decided_by, "reason": approval.reason}
+                return result, how if how != "made" else "skipped"
+            approval_id = approval.approval_id
         classification = recorded
         if is_changing(recorded) or is_changing(current):
             self.leases.check(state.run_id)
@@ -346,17 +372,106 @@ class Runner:
                 raise _StopRequested
             classification = mark.marked_classification
         self.leases.check(state.run_id)
-        context = self._context(state, step_no, call, classification, resumed)
+        context = self._context(state, step_no, call, classification, resumed, approval_id)
+        result = await self._invoke(state, tool, context)
+        self.faults.reach("after_call", step_no)
+        return result, how
+
+    async def _invoke(self, state: RunState, tool: Tool, context: CallContext) -> Any:
         try:
-            result = await tool.invoke(context)
+            if tool.subagent:
+                return await self._delegate(state, tool, context)
+            assert tool.invoke is not None
+            return await tool.invoke(context)
         except NotOwner:
             raise
         except Exception as exc:  # noqa: BLE001 - the model is told what happened
-            result = {"error": f"{type(exc).__name__}: {exc}"}
-            if is_changing(classification):
+            result: dict[str, Any] = {"error": f"{type(exc).__name__}: {exc}"}
+            if is_changing(context.classification):
                 result["outcome"] = "unknown"
-        self.faults.reach("after_call", step_no)
-        return result, "made"
+            return result
+
+    # -- approvals --------------------------------------------------------
+
+    async def _await_approval(
+        self, state: RunState, step_no: int, call: dict[str, Any], reason: str
+    ) -> _Decision:
+        """File (or find) the call's approval request and wait for a person's decision.
+
+        The run keeps its lease while it waits (the process renews it); a
+        run lost meanwhile is resumed elsewhere, where filing again
+        coalesces with this request.
+        """
+        self.leases.check(state.run_id)
+        filed = await self.db.request_approval(
+            state.run_id, state.epoch, step_no, call["call_id"],
+            {"reason": reason, "tool": call["tool"]},
+        )
+        approval = filed
+        while approval.state == "waiting":
+            await asyncio.sleep(self.poll_interval)
+            self.leases.check(state.run_id)
+            approval = await self.db.get_approval(filed.approval_id)
+        return _Decision(
+            approval_id=filed.approval_id,
+            state=approval.state,
+            coalesced=filed.coalesced,
+            first_state=filed.state,
+            decided_by=approval.decided_by,
+            reason=approval.reason,
+        )
+
+    # -- delegation -------------------------------------------------------
+
+    async def _delegate(self, state: RunState, tool: Tool, context: CallContext) -> Any:
+        """Run a child agent for a delegation, or find the one its key started.
+
+        The delegation key is the call's step key, so asking again (after a
+        crash) finds the same child: its sealed answer, a child still alive
+        (wait for it), or a child whose lease lapsed (take it over, once).
+        """
+        key = context.step_key
+        child_input = tool.child_input(context) if tool.child_input else context.arguments
+        started = await self.start(
+            owner=state.info.owner,
+            run_as=state.info.run_as,
+            channel=state.info.channel,
+            entry_point="delegation",
+            may_wait=state.info.may_wait,
+            input=child_input,
+            idempotency_key=key,
+            correlation_id=f"{state.info.correlation_id}/{context.call_id}",
+            meta={"parent_call_id": context.call_id, "tool": tool.name},
+            parent_run_id=state.run_id,
+        )
+        if isinstance(started, RunState):
+            outcome = await self.run(started)
+            if outcome.status == "lost":
+                self.leases.check(state.run_id)
+            return _child_result(started.run_id, outcome.status, outcome.answer, outcome.reason)
+        assert key is not None
+        return await self._await_child(state, key)
+
+    async def _await_child(self, state: RunState, key: str) -> Any:
+        while True:
+            self.leases.check(state.run_id)
+            child = await self.db.delegation_status(key)
+            if child is None:
+                return {"error": f"no child run for delegation key {key}", "outcome": "unknown"}
+            if child.answer is not None:
+                return _child_result(child.run_id, "completed", child.answer, "")
+            if child.status in ("failed", "stopped", "completed"):
+                return _child_result(child.run_id, child.status, None, child.failure_reason or "")
+            if child.status == "claimed" or child.lease_lapsed:
+                sent = self.leases.sent_at()
+                adopted = await self.db.take_over_child(
+                    state.run_id, state.epoch, child.run_id, self.holder, self.leases.ttl,
+                    max_losses=self.max_losses,
+                )
+                if adopted is not None:
+                    await self.resume(adopted, sent)
+                    continue
+            await asyncio.sleep(self.poll_interval)
 
     # -- ending -----------------------------------------------------------
 
@@ -375,7 +490,7 @@ class Runner:
         handed = await self.db.hand_on_answer(info.run_id, epoch)
         self.leases.drop(info.run_id)
         self.faults.reach("after_hand_on", step_no)
-        if self.deliver is not None:
+        if self.deliver is not None and info.entry_point != "delegation":
             await self.deliver(info, handed.body)
         return RunOutcome(info.run_id, "completed", answer=handed.body)
 
@@ -468,7 +583,8 @@ class Runner:
                 result, how = row.get("outcome"), row.get("settlement") or "made"
             elif db_state == "in_doubt":
                 marked = row.get("marked_classification") or call["classification"]
-                result, how = await self._settle_in_doubt(state, call, marked)
+                result, how = await self._settle_in_doubt(state, call, marked,
+                                                          row.get("approval_id"))
             else:
                 result, how = await self._make_call(state, state.step, call, resumed=True)
                 if how == "made" and not is_changing(call["classification"]):
@@ -479,29 +595,31 @@ class Runner:
         return settlements
 
     async def _settle_in_doubt(
-        self, state: RunState, call: dict[str, Any], marked: str
+        self, state: RunState, call: dict[str, Any], marked: str, approval_id: Any = None
     ) -> tuple[Any, str]:
         """A changing call that may or may not have reached its vendor: never resend blindly.
 
         The classification its mark recorded decides (I7); the tool's route
-        decides which row of the table applies: a keyed write whose vendor
-        dedupes for longer than a resume is sent again with the same key;
-        otherwise the outcome is read back where a reader exists, or
-        reported unknown and not sent again.
+        decides which row of the table applies: a delegation asks again by
+        its delegation key; a keyed write whose vendor dedupes for longer
+        than a resume is sent again with the same key (an approved call's
+        key is its approval's); otherwise the outcome is read back where a
+        reader exists, or reported unknown and not sent again.
         """
         tool = self.tools.get(call["tool"])
         tool_call = ToolCall(call["call_id"], call["tool"], call["arguments"])
         verdict = await self.gates.check_call(state.info, tool_call, marked)
-        context = self._context(state, state.step, call, marked, resumed=True)
-        if verdict.allowed and tool is not None and tool.resend_safe and call.get("step_key"):
-            self.leases.check(state.run_id)
-            try:
-                return await tool.invoke(context), "resent_same_key"
-            except NotOwner:
-                raise
-            except Exception as exc:  # noqa: BLE001
-                return {"error": f"{type(exc).__name__}: {exc}", "outcome": "unknown",
-                        "sent_again": True}, "resent_same_key"
+        context = self._context(state, state.step, call, marked, True, approval_id)
+        if verdict.allowed and tool is not None and context.step_key:
+            if tool.subagent and marked in ("delegation", "subagent_with_tools"):
+                self.leases.check(state.run_id)
+                return await self._invoke(state, tool, context), "asked_again"
+            if tool.resend_safe:
+                self.leases.check(state.run_id)
+                result = await self._invoke(state, tool, context)
+                if isinstance(result, dict) and result.get("outcome") == "unknown":
+                    result["sent_again"] = True
+                return result, "resent_same_key"
         if tool is not None and tool.read_back is not None:
             self.leases.check(state.run_id)
             try:
@@ -523,3 +641,22 @@ class Runner:
         if not verdict.allowed:
             result["refused_on_resume"] = verdict.reason
         return result, "unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class _Decision:
+    approval_id: uuid.UUID
+    state: str
+    coalesced: bool
+    first_state: str
+    decided_by: str | None
+    reason: str | None
+
+
+def _child_result(run_id: uuid.UUID, status: str, answer: Any, reason: str) -> dict[str, Any]:
+    result: dict[str, Any] = {"child_run_id": str(run_id), "status": status}
+    if answer is not None:
+        result["answer"] = answer
+    if reason:
+        result["reason"] = reason
+    return result

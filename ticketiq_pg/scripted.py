@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import hashlib
 import json
 import logging
@@ -36,7 +37,7 @@ from .agent import Verdict as Verdict
 from .config import Settings
 from .seal import canonical
 
-PLANS = ("mixed", "reads", "writes", "teams")
+PLANS = ("mixed", "reads", "writes", "teams", "discord", "sqs", "delegate", "approval")
 
 
 class ScriptedModel:
@@ -105,6 +106,18 @@ def plan_calls(plan: str, rng: random.Random, seed: Any, step: int) -> list[Tool
     )
     if plan == "reads":
         return [read, ToolCall(_call_id(rng), "jira.get_issue", {"issue_key": issue + "0"})]
+    if plan == "discord":
+        return [read, ToolCall(_call_id(rng), "discord.post",
+                               {"channel_id": str(100 + step), "content": f"seed {seed} {step}"})]
+    if plan == "sqs":
+        return [read, ToolCall(_call_id(rng), "sqs.send",
+                               {"queue": "ops.fifo", "body": f"seed {seed} step {step}"})]
+    if plan == "delegate":
+        return [read, ToolCall(_call_id(rng), "agent.delegate",
+                               {"seed": f"{seed}-{step}", "steps": 2, "plan": "reads"})]
+    if plan == "approval":
+        return [read, ToolCall(_call_id(rng), "jira.comment_approved",
+                               {"issue_key": issue, "text": f"seed {seed} step {step}"})]
     if plan == "writes":
         return [incident, comment]
     if plan == "teams":
@@ -150,13 +163,37 @@ def vendor_tools(base_url: str) -> Tools:
         await teams.reply(ctx.arguments["conversation_id"], ctx.arguments["text"])
         return {"reply": "posted"}
 
+    async def discord_post(ctx: CallContext) -> Any:
+        await clients.discord.create_message(
+            ctx.arguments["channel_id"], ctx.arguments["content"], nonce=_nonce(ctx.step_key)
+        )
+        return {"message": "posted"}
+
+    async def sqs_send(ctx: CallContext) -> Any:
+        queue = f"https://sqs.local/000000000000/{ctx.arguments['queue']}"
+        await clients.sqs.send_message(queue, ctx.arguments["body"], "ops", ctx.step_key or "")
+        return {"message": "queued"}
+
+    route = {c.vendor: c for c in (clients.discord, clients.sqs)}
     return Tools([
         Tool("jira.get_issue", "read", get_issue),
         Tool("incident.create", "write", create_incident, takes_key=True,
              dedupe_window=float("inf")),
         Tool("jira.comment", "write", add_comment, read_back=find_comment),
+        Tool("jira.comment_approved", "write", add_comment, read_back=find_comment),
         Tool("teams.reply", "write", reply),
+        # Short dedupe windows (minutes): settled, never resent (I6).
+        Tool("discord.post", "write", discord_post, takes_key=True,
+             dedupe_window=route["discord"].dedupe_window_seconds),
+        Tool("sqs.send", "write", sqs_send, takes_key=True,
+             dedupe_window=route["sqs"].dedupe_window_seconds),
+        Tool("agent.delegate", "delegation", subagent=True),
     ])
+
+
+def _nonce(step_key: str | None) -> str | None:
+    # Discord nonces are at most 25 characters.
+    return step_key[-25:] if step_key else None
 
 
 def _name(value: Any) -> Any:
@@ -167,7 +204,8 @@ class FileGates:
     """Gates read from a JSON file on every check, so a test can change them at any time.
 
     Keys: revoked_owners, disabled_channels, contained_runs (run ids),
-    revoked_run_as, blocked_tools — each a list.
+    revoked_run_as, blocked_tools, approval_tools (held for a person's
+    approval; default ``["jira.comment_approved"]``) — each a list.
     """
 
     def __init__(self, path: str | Path | None) -> None:
@@ -191,9 +229,13 @@ class FileGates:
         return Verdict.allow()
 
     async def check_call(self, run: RunInfo, call: ToolCall, classification: str) -> Verdict:
-        if call.tool in self._policy().get("blocked_tools", []):
+        policy = self._policy()
+        if call.tool in policy.get("blocked_tools", []):
             return Verdict.deny(f"tool {call.tool} is blocked")
-        return await self.check_run(run)
+        verdict = await self.check_run(run)
+        if verdict.allowed and call.tool in policy.get("approval_tools", ["jira.comment_approved"]):
+            return Verdict.hold(f"{call.tool} needs a person's approval")
+        return verdict
 
 
 def app() -> Any:
@@ -203,9 +245,17 @@ def app() -> Any:
     base_url = os.environ.get("TICKETIQ_VENDOR_URL")
     if not base_url:
         raise SystemExit("TICKETIQ_VENDOR_URL is not set")
+    tools = vendor_tools(base_url)
+    # TICKETIQ_RECLASSIFY=tool=classification,... : a tool's classification
+    # changed between a crash and its resume (tests of invariant I7).
+    for item in filter(None, os.environ.get("TICKETIQ_RECLASSIFY", "").split(",")):
+        name, _, classification = item.partition("=")
+        tool = tools.get(name.strip())
+        if tool is not None:
+            tools.add(dataclasses.replace(tool, classification=classification.strip()))
     return App(
         model=ScriptedModel(os.environ.get("TICKETIQ_MODEL_LOG")),
-        tools=vendor_tools(base_url),
+        tools=tools,
         gates=FileGates(os.environ.get("TICKETIQ_GATES_FILE")),
     )
 
@@ -217,26 +267,59 @@ def read_model_log(path: str | Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
 
 
+def _event(kind: str, **fields: Any) -> None:
+    """One JSON line on stdout: what a parent process (a test) reads as it happens."""
+    print(json.dumps({"event": kind, **fields}, default=str), flush=True)
+
+
+async def _read_commands(start_one: Any) -> None:
+    """Serve JSON commands from stdin, one a line, until it closes.
+
+    ``{"cmd": "start", "seed": 5, "steps": 2, "plan": "mixed", "model_delay": 0}``
+    starts a run here (missing keys take the command line's values).
+    """
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    while line := await reader.readline():
+        try:
+            command = json.loads(line)
+            if command.get("cmd") != "start":
+                raise ValueError(f"unknown command {command.get('cmd')!r}")
+            await start_one({k: v for k, v in command.items() if k != "cmd"})
+        except Exception as exc:  # noqa: BLE001 - report it, keep serving
+            _event("error", error=f"{type(exc).__name__}: {exc}", line=line.decode().strip())
+
+
 async def _main(args: argparse.Namespace) -> int:
+    from .runner import RunOutcome
     from .worker import Worker
 
+    def on_outcome(outcome: RunOutcome) -> None:
+        _event("outcome", run_id=str(outcome.run_id), status=outcome.status,
+               answer=outcome.answer, reason=outcome.reason)
+
     settings = Settings.from_env()
-    worker = Worker(settings, app(), process_id=args.process_id)
+    worker = Worker(settings, app(), process_id=args.process_id, on_outcome=on_outcome)
     await worker.start()
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     loop.add_signal_handler(signal.SIGTERM, stop.set)
     loop.add_signal_handler(signal.SIGINT, stop.set)
-    print(json.dumps({"event": "ready", "process_id": worker.process_id, "pid": os.getpid()}),
-          flush=True)
-    for index in range(args.start):
-        spec = {"seed": args.seed + index, "steps": args.steps, "plan": args.plan,
-                "model_delay": args.model_delay}
+    _event("ready", process_id=worker.process_id, pid=os.getpid())
+
+    async def start_one(overrides: dict[str, Any]) -> None:
+        spec = {"seed": args.seed, "steps": args.steps, "plan": args.plan,
+                "model_delay": args.model_delay, **overrides}
         started = await worker.start_run(
             owner=args.owner, run_as=args.owner, channel=args.channel,
             entry_point="scripted", may_wait=True, input=spec,
         )
-        print(json.dumps({"event": "started", "run_id": str(started.run_id)}), flush=True)
+        _event("started", run_id=str(started.run_id), seed=spec["seed"])
+
+    for index in range(args.start):
+        await start_one({"seed": args.seed + index})
+    commands = asyncio.create_task(_read_commands(start_one)) if args.commands else None
     while not stop.is_set():
         if args.exit_after and len(worker.outcomes) >= args.exit_after:
             break
@@ -244,11 +327,11 @@ async def _main(args: argparse.Namespace) -> int:
             await asyncio.wait_for(stop.wait(), 0.05)
         except TimeoutError:
             pass
+    if commands is not None:
+        commands.cancel()
+        await asyncio.gather(commands, return_exceptions=True)
     await worker.shutdown()
-    for outcome in worker.outcomes:
-        print(json.dumps({"event": "outcome", "run_id": str(outcome.run_id),
-                          "status": outcome.status, "answer": outcome.answer,
-                          "reason": outcome.reason}), flush=True)
+    _event("stopped", outcomes=len(worker.outcomes))
     return 0
 
 
@@ -264,6 +347,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--process-id", default=None)
     parser.add_argument("--exit-after", type=int, default=0,
                         help="exit after this many runs ended here (0: run until SIGTERM)")
+    parser.add_argument("--commands", action="store_true",
+                        help='serve JSON commands from stdin, e.g. {"cmd": "start", "seed": 5}')
     args = parser.parse_args(argv)
     logging.basicConfig(level=os.environ.get("TICKETIQ_LOG_LEVEL", "WARNING"), stream=sys.stderr)
     return asyncio.run(_main(args))

@@ -17,30 +17,7 @@ create or replace function ticketiq.adopt_run(
     p_ttl_seconds double precision,
     p_run_id uuid default null
 )
-returns table (
-    run_id uuid,
-    epoch bigint,
-    lease_expires_at timestamptz,
-    loss_count integer,
-    last_step integer,
-    owner text,
-    run_as text,
-    channel text,
-    entry_point text,
-    may_wait boolean,
-    correlation_id text,
-    input jsonb,
-    meta jsonb,
-    stop_requested boolean,
-    checkpoint_body jsonb,
-    checkpoint_seal text,
-    checkpoint_seal_key_id text,
-    calls jsonb,
-    answer_body jsonb,
-    answer_seal text,
-    answer_seal_key_id text,
-    answer_handed_on boolean
-)
+returns setof ticketiq.adopted_run
 language plpgsql
 security definer
 set search_path = pg_catalog, pg_temp
@@ -92,7 +69,8 @@ begin
                 'marked_classification', k.marked_classification,
                 'step_key', k.step_key,
                 'settlement', k.settlement,
-                'outcome', k.outcome
+                'outcome', k.outcome,
+                'approval_id', k.approval_id
             ) order by k.ordinal)
             from ticketiq.calls as k
             where k.run_id = v_run.run_id and k.step = v_run.last_step

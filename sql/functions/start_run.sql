@@ -5,8 +5,11 @@
 -- database clock.  p_idempotency_key (a sender's id: webhook delivery,
 -- Teams activity, A2A task) makes a retried start find the existing run:
 -- then created is false and epoch is null, since the caller is not its owner.
+-- p_parent_run_id makes it the child run of a delegation; the delegation
+-- key is then its idempotency key, so asking again finds the same child.
 -- Errors: TQ004 invalid_payload (empty texts, TTL not positive, input not
--- JSON, meta not an object), TQ007 step_conflict (p_run_id already exists).
+-- JSON, meta not an object), TQ007 step_conflict (p_run_id already exists),
+-- TQ001 unknown_run (p_parent_run_id names no run).
 create or replace function ticketiq.start_run(
     p_holder text,
     p_owner text,
@@ -19,7 +22,8 @@ create or replace function ticketiq.start_run(
     p_correlation_id text default null,
     p_idempotency_key text default null,
     p_meta jsonb default '{}',
-    p_run_id uuid default null
+    p_run_id uuid default null,
+    p_parent_run_id uuid default null
 )
 returns table (
     run_id uuid,
@@ -55,6 +59,11 @@ begin
             using errcode = 'TQ004';
     end if;
 
+    if p_parent_run_id is not null
+        and not exists (select 1 from ticketiq.runs as r where r.run_id = p_parent_run_id) then
+        raise exception 'unknown parent run %', p_parent_run_id using errcode = 'TQ001';
+    end if;
+
     if p_idempotency_key is not null then
         select r.* into v_existing
         from ticketiq.runs as r
@@ -73,11 +82,11 @@ begin
         insert into ticketiq.runs (
             run_id, owner, run_as, channel, entry_point, may_wait, correlation_id,
             idempotency_key, input, meta, status, epoch, lease_holder, lease_expires_at,
-            created_at, updated_at
+            created_at, updated_at, parent_run_id
         ) values (
             v_run_id, p_owner, p_run_as, p_channel, p_entry_point, p_may_wait,
             coalesce(p_correlation_id, v_run_id::text), p_idempotency_key, p_input, p_meta,
-            'running', 1, p_holder, v_now + v_ttl, v_now, v_now
+            'running', 1, p_holder, v_now + v_ttl, v_now, v_now, p_parent_run_id
         );
     exception when unique_violation then
         -- A concurrent start with the same sender id won the race.
@@ -95,7 +104,7 @@ begin
     insert into ticketiq.audit (at, event, run_id, epoch, actor, detail)
     values (v_now, 'agent.run.started', v_run_id, 1, p_holder, jsonb_build_object(
         'entry_point', p_entry_point, 'channel', p_channel, 'owner', p_owner,
-        'may_wait', p_may_wait
+        'may_wait', p_may_wait, 'parent_run_id', p_parent_run_id
     ));
 
     return query select v_run_id, 1::bigint, v_now + v_ttl, true,
@@ -104,6 +113,6 @@ end;
 $$;
 
 comment on function ticketiq.start_run(
-    text, text, text, text, text, boolean, double precision, jsonb, text, text, jsonb, uuid
+    text, text, text, text, text, boolean, double precision, jsonb, text, text, jsonb, uuid, uuid
 ) is
 'Start a run holding lease checkpoint:<run id> at epoch 1; a repeated idempotency key returns the existing run (created=false, epoch null). TQ004 bad input, TQ007 run id exists.';

@@ -1,0 +1,83 @@
+-- ticketiq.take_over_child(...): a resumed parent takes over its lapsed child, once.
+--
+-- Fenced by the parent's own epoch (the parent attempt must still own the
+-- parent run).  When the child's lease lapsed by the database clock, a
+-- compare-and-swap on the child's epoch claims it exactly as a sweep would
+-- (epoch + 1, the loss counted, failed past p_max_losses, audited): of a
+-- racing sweep and parent, one wins.  A claimed child (lapsed and swept,
+-- or released) is then adopted by p_holder through ticketiq.adopt_run
+-- (epoch + 1) and returned; no row when the child is alive with another
+-- holder, already adopted by someone else, or finished.
+-- TQ004 when p_child_run_id is not a child of p_parent_run_id.
+create or replace function ticketiq.take_over_child(
+    p_parent_run_id uuid,
+    p_parent_epoch bigint,
+    p_child_run_id uuid,
+    p_holder text,
+    p_ttl_seconds double precision,
+    p_max_losses integer default 2
+)
+returns setof ticketiq.adopted_run
+language plpgsql
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+    v_now timestamptz := ticketiq.now();
+    v_child ticketiq.runs;
+    v_lost integer;
+    v_failed boolean;
+begin
+    perform ticketiq._fence(p_parent_run_id, p_parent_epoch, v_now);
+    perform ticketiq._require_positive('ttl', p_ttl_seconds);
+
+    select r.* into v_child
+    from ticketiq.runs as r
+    where r.run_id = p_child_run_id
+    for update;
+    if not found or v_child.parent_run_id is distinct from p_parent_run_id then
+        raise exception 'run % is not a child of run %', p_child_run_id, p_parent_run_id
+            using errcode = 'TQ004';
+    end if;
+
+    if v_child.status = 'running' and v_child.lease_expires_at <= v_now then
+        v_lost := v_child.loss_count + 1;
+        v_failed := v_lost > p_max_losses;
+        update ticketiq.runs as r
+        set epoch = r.epoch + 1,
+            loss_count = v_lost,
+            status = case when v_failed then 'failed' else 'claimed' end,
+            failure_reason = case
+                when v_failed then format('lost %s times (more than %s): lease lapsed at %s held by %s',
+                    v_lost, p_max_losses, v_child.lease_expires_at, v_child.lease_holder)
+            end,
+            finished_at = case when v_failed then v_now end,
+            lease_holder = null,
+            lease_expires_at = null,
+            updated_at = v_now
+        where r.run_id = p_child_run_id and r.epoch = v_child.epoch;
+        insert into ticketiq.audit (at, event, run_id, epoch, actor, detail)
+        values (v_now, 'agent.run.lease_lapsed', p_child_run_id, v_child.epoch + 1, p_holder,
+            jsonb_build_object(
+                'lapsed_holder', v_child.lease_holder,
+                'lapsed_at', v_child.lease_expires_at,
+                'loss_count', v_lost,
+                'outcome', case when v_failed then 'failed' else 'claimed' end,
+                'taken_over_by_parent', p_parent_run_id
+            ));
+        if v_failed then
+            insert into ticketiq.transcript_entries (run_id, kind, body, at)
+            values (p_child_run_id, 'failed', jsonb_build_object('reason',
+                format('lost %s times', v_lost)), v_now);
+            return;
+        end if;
+    elsif v_child.status <> 'claimed' then
+        return;
+    end if;
+
+    return query select * from ticketiq.adopt_run(p_holder, p_ttl_seconds, p_child_run_id);
+end;
+$$;
+
+comment on function ticketiq.take_over_child(uuid, bigint, uuid, text, double precision, integer) is
+'A resumed parent takes over its child whose lease lapsed (CAS like a sweep, then adopt), once. Fenced by the parent.';

@@ -1,0 +1,253 @@
+"""Writes in flight are settled, not resent: one test per row of the specification's table.
+
+Each case kills the owner right after a changing call (``after_call``),
+either after its vendor received it ("received") or after the vendor dropped
+it unseen ("lost", a vendor fault), resumes on another process and judges
+from the vendor service's own record — where a duplicate would land — and
+from the database: the settlement recorded on the call and in the one
+``agent.run.crash_resumed`` audit row.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from procs import KILLED, Stack
+
+from ticketiq_pg import keys
+
+# plan -> (vendor, tool, settlement when received, when lost)
+ROUTES = {
+    "writes": ("incidentio", "incident.create", "resent_same_key", "resent_same_key"),
+    "mixed": ("jira", "jira.comment", "read_back", "read_back"),
+    "teams": ("teams", "teams.reply", "unknown", "unknown"),
+    "discord": ("discord", "discord.post", "unknown", "unknown"),
+    "sqs": ("sqs", "sqs.send", "unknown", "unknown"),
+}
+# the position of the judged write among step 1's calls
+POSITION = {"writes": 1, "mixed": 3, "teams": 2, "discord": 2, "sqs": 2}
+
+
+def kill_after_write(stack: Stack, plan: str, lost: bool) -> tuple[str, int]:
+    vendor = ROUTES[plan][0]
+    if lost:
+        stack.vendor.fault(vendor, "drop_before_accept", method="POST", count=1)
+    victim = stack.spawn("--start", "1", "--exit-after", "1", "--seed", "8", "--steps", "2",
+                         "--plan", plan, faults=f"after_call@1.{POSITION[plan]}")
+    run_id = victim.read_event("started")["run_id"]
+    assert victim.wait(60) == KILLED, victim.stderr
+    return run_id, len(stack.vendor.requests())
+
+
+def resume(stack: Stack, sweep: bool = True) -> dict:
+    if sweep:
+        assert len(stack.sweep_as_if_later()) == 1
+    proc = stack.run("--exit-after", "1")
+    assert proc.popen.returncode == 0, proc.stderr
+    (outcome,) = proc.outcomes()
+    assert outcome["status"] == "completed", outcome
+    return outcome
+
+
+def the_write(stack: Stack, run_id: str, tool: str) -> tuple[str, str, str, dict]:
+    ((call_id, step_key, settlement, outcome),) = stack.query(
+        "select call_id, step_key, settlement, outcome from ticketiq.calls "
+        "where run_id = %s and tool = %s",
+        run_id, tool,
+    )
+    return call_id, step_key, settlement, outcome
+
+
+@pytest.mark.parametrize("lost", [False, True], ids=["received", "lost"])
+@pytest.mark.parametrize("plan", list(ROUTES))
+def test_a_write_in_doubt_is_settled_by_its_route(stack: Stack, plan: str, lost: bool) -> None:
+    vendor, tool, if_received, if_lost = ROUTES[plan]
+    run_id, seen_at_kill = kill_after_write(stack, plan, lost)
+    resume(stack)
+
+    call_id, step_key, settlement, outcome = the_write(stack, run_id, tool)
+    expected = if_lost if lost else if_received
+    assert settlement == expected
+
+    # The audit row of the resume says how the call was settled.
+    (detail,) = [d for (d,) in stack.query(
+        "select detail from ticketiq.audit where run_id = %s "
+        "and event = 'agent.run.crash_resumed'", run_id)]
+    audited = {s["call_id"]: s for s in detail["settlements"]}
+    assert audited[call_id]["settlement"] == expected
+
+    requests = [r for r in stack.vendor.requests(vendor) if r["method"] == "POST"]
+    after_kill = [r for r in stack.vendor.requests(vendor)[:] if r["method"] == "POST"
+                  and r["id"] > seen_at_kill]
+    created = [r for r in requests if r["effect"] == "created"]
+    if expected == "resent_same_key":
+        # incident.io dedupes on the step key: sent again, applied once
+        assert [r["key"] for r in after_kill] == [step_key]
+        assert len(created) == 1
+        assert created[0]["key"] == step_key
+    else:
+        # never sent again, even inside a vendor's dedupe window
+        assert after_kill == []
+        assert len(created) == (0 if lost else 1)
+    if expected == "unknown":
+        assert outcome["outcome"] == "unknown" and outcome["sent_again"] is False
+        assert "not sent again" in outcome["message"]
+        assert audited[call_id]["outcome"]["outcome"] == "unknown"
+        # the model was told: the next step's checkpoint is the answer, whose
+        # request the scripted model logged; the message is in the conversation
+    if expected == "read_back":
+        assert outcome.get("outcome") == ("not_found" if lost else None)
+
+
+def test_the_model_is_told_the_outcome_is_unknown(stack: Stack) -> None:
+    victim = stack.spawn("--start", "1", "--exit-after", "1", "--seed", "9", "--steps", "3",
+                         "--plan", "teams", faults="after_call@1.2")
+    run_id = victim.read_event("started")["run_id"]
+    assert victim.wait(60) == KILLED
+    resume(stack)
+    ((conversation,),) = stack.query(
+        "select body -> 'conversation' from ticketiq.checkpoints where run_id = %s and step = 2",
+        run_id,
+    )
+    told = [m["content"] for m in conversation if m["role"] == "tool"]
+    unknown = [c for c in told if isinstance(c, dict) and c.get("outcome") == "unknown"]
+    assert len(unknown) == 1
+    assert unknown[0]["sent_again"] is False
+    assert "unknown" in unknown[0]["message"] and "not sent again" in unknown[0]["message"]
+
+
+def test_a_write_stays_a_write_whatever_the_tool_is_called_at_resume(stack: Stack) -> None:
+    """I7: the resumer's tool table calls teams.reply a read; the mark recorded a write."""
+    victim = stack.spawn("--start", "1", "--exit-after", "1", "--seed", "10", "--steps", "2",
+                         "--plan", "teams", faults="after_call@1.2")
+    run_id = victim.read_event("started")["run_id"]
+    assert victim.wait(60) == KILLED
+    before = len([r for r in stack.vendor.requests("teams") if r["method"] == "POST"])
+    assert len(stack.sweep_as_if_later()) == 1
+    proc = stack.run("--exit-after", "1", TICKETIQ_RECLASSIFY="teams.reply=read")
+    assert proc.outcomes()[0]["status"] == "completed", proc.stderr
+    _, _, settlement, _ = the_write(stack, run_id, "teams.reply")
+    assert settlement == "unknown"
+    assert len([r for r in stack.vendor.requests("teams") if r["method"] == "POST"]) == before
+
+
+# -- approvals ---------------------------------------------------------------
+
+
+def wait_for(stack: Stack, sql: str, *params: object, timeout: float = 20.0) -> list:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        rows = stack.query(sql, *params)
+        if rows:
+            return rows
+        time.sleep(0.05)
+    raise AssertionError(f"nothing for {sql}")
+
+
+def kill_while_held(stack: Stack) -> tuple[str, str]:
+    victim = stack.spawn("--start", "1", "--exit-after", "1", "--seed", "12", "--steps", "2",
+                         "--plan", "approval")
+    run_id = victim.read_event("started")["run_id"]
+    ((approval_id,),) = wait_for(
+        stack, "select approval_id::text from ticketiq.approval_requests where run_id = %s",
+        run_id)
+    victim.kill()
+    assert victim.popen.returncode == KILLED
+    assert len(stack.sweep_as_if_later()) == 1
+    return run_id, approval_id
+
+
+def comments_keyed(stack: Stack, key: str) -> list[dict]:
+    return [r for r in stack.vendor.requests("jira") if r["method"] == "POST" and r["key"] == key]
+
+
+def test_a_held_write_coalesces_with_the_waiting_request(stack: Stack) -> None:
+    run_id, approval_id = kill_while_held(stack)
+    resumer = stack.spawn("--exit-after", "1")
+    # the resumed run routes the call again: no second request is filed
+    wait_for(stack, "select 1 from ticketiq.audit where run_id = %s and event = "
+             "'agent.run.adopted'", run_id)
+    time.sleep(0.5)
+    assert stack.query("select count(*) from ticketiq.approval_requests") == [(1,)]
+    stack.query("select * from ticketiq.decide_approval(%s, true, 'carol', 'ok')", approval_id)
+    assert resumer.wait(60) == 0, resumer.stderr
+    assert resumer.outcomes()[0]["status"] == "completed"
+    assert stack.query("select count(*) from ticketiq.approval_requests") == [(1,)]
+    # sent once, keyed by its approval
+    assert len(comments_keyed(stack, keys.approval_key(approval_id))) == 1
+    (detail,) = [d for (d,) in stack.query(
+        "select detail from ticketiq.audit where run_id = %s "
+        "and event = 'agent.run.crash_resumed'", run_id)]
+    assert "coalesced" in {s["settlement"] for s in detail["settlements"]}
+
+
+@pytest.mark.parametrize("approve", [True, False], ids=["approved", "rejected"])
+def test_a_decision_taken_while_dead_is_read_not_asked_again(stack: Stack, approve: bool) -> None:
+    run_id, approval_id = kill_while_held(stack)
+    stack.query("select * from ticketiq.decide_approval(%s, %s, 'carol', 'decided')",
+                approval_id, approve)
+    outcome = resume(stack, sweep=False)
+    assert outcome["run_id"] == run_id
+    assert stack.query("select count(*) from ticketiq.approval_requests") == [(1,)]
+    assert len(comments_keyed(stack, keys.approval_key(approval_id))) == (1 if approve else 0)
+    (detail,) = [d for (d,) in stack.query(
+        "select detail from ticketiq.audit where run_id = %s "
+        "and event = 'agent.run.crash_resumed'", run_id)]
+    assert "read_decision" in {s["settlement"] for s in detail["settlements"]}
+
+
+def test_an_approved_write_in_doubt_is_read_back_by_its_approval_key(stack: Stack) -> None:
+    victim = stack.spawn("--start", "1", "--exit-after", "1", "--seed", "13", "--steps", "2",
+                         "--plan", "approval", faults="after_call@1.2")
+    run_id = victim.read_event("started")["run_id"]
+    ((approval_id,),) = wait_for(
+        stack, "select approval_id::text from ticketiq.approval_requests where run_id = %s",
+        run_id)
+    stack.query("select * from ticketiq.decide_approval(%s, true, 'carol', null)", approval_id)
+    assert victim.wait(60) == KILLED
+    resume(stack)
+    _, _, settlement, _ = the_write(stack, run_id, "jira.comment_approved")
+    assert settlement == "read_back"
+    assert len(comments_keyed(stack, keys.approval_key(approval_id))) == 1
+
+
+# -- delegation --------------------------------------------------------------
+
+
+def test_a_delegation_is_asked_again_and_finds_its_child(stack: Stack) -> None:
+    """Killed after the child answered: the resume finds the answer, no second child."""
+    # after_call at step 1: the parent's read (1st), the child's two reads (2nd, 3rd),
+    # then the parent's delegation returns (4th) -- fault points count per process.
+    victim = stack.spawn("--start", "1", "--exit-after", "1", "--seed", "14", "--steps", "2",
+                         "--plan", "delegate", faults="after_call@1.4")
+    run_id = victim.read_event("started")["run_id"]
+    assert victim.wait(60) == KILLED
+    outcome = resume(stack)
+    assert outcome["run_id"] == run_id
+    children = stack.query("select run_id, status from ticketiq.runs where parent_run_id = %s",
+                           run_id)
+    assert [status for _, status in children] == ["completed"]
+    _, _, settlement, result = the_write(stack, run_id, "agent.delegate")
+    assert settlement == "asked_again"
+    assert result["child_run_id"] == str(children[0][0]) and "answer" in result
+
+
+def test_a_lapsed_child_is_taken_over_once_by_the_resumed_parent(stack: Stack) -> None:
+    """Killed inside the child: parent and child both lapse; the child runs on once."""
+    victim = stack.spawn("--start", "1", "--exit-after", "1", "--seed", "15", "--steps", "2",
+                         "--plan", "delegate", faults="after_checkpoint@1.2")
+    run_id = victim.read_event("started")["run_id"]
+    assert victim.wait(60) == KILLED
+    swept = stack.sweep_as_if_later()
+    assert len(swept) == 2  # the parent and its child
+    proc = stack.run("--exit-after", "1")
+    assert proc.popen.returncode == 0, proc.stderr
+    ((child_id, status, losses),) = stack.query(
+        "select run_id, status, loss_count from ticketiq.runs where parent_run_id = %s", run_id)
+    assert (status, losses) == ("completed", 1)
+    adopted = stack.query("select count(*) from ticketiq.audit where run_id = %s "
+                          "and event = 'agent.run.adopted'", child_id)
+    assert adopted == [(1,)]
+    # the child's step 1 was asked once, before the kill; never again
+    assert stack.model_asks(child_id)[1] == 1
