@@ -35,7 +35,8 @@ grant execute on function
 ticketiq.now(),
 ticketiq.schema_version(),
 ticketiq.start_run(
-    text, text, text, text, text, boolean, double precision, jsonb, text, text, jsonb, uuid, uuid
+    text, text, text, text, text, boolean, double precision, jsonb, text, text, jsonb, uuid, uuid,
+    boolean
 ),
 ticketiq.write_checkpoint(uuid, bigint, integer, jsonb, text, text),
 ticketiq.mark_in_doubt(uuid, bigint, integer, text, text),
@@ -59,7 +60,17 @@ ticketiq.request_approval(uuid, bigint, integer, text, jsonb),
 ticketiq.decide_approval(uuid, boolean, text, text),
 ticketiq.get_approval(uuid),
 ticketiq.delegation_status(text),
-ticketiq.take_over_child(uuid, bigint, uuid, text, double precision, integer)
+ticketiq.take_over_child(uuid, bigint, uuid, text, double precision, integer),
+ticketiq.suspend_run(uuid, bigint, text, jsonb),
+ticketiq.wake_runs(text),
+ticketiq.accept_entry(text, text, jsonb, text, text, text, boolean, boolean),
+ticketiq.claim_entries(text, double precision, integer),
+ticketiq.get_entry(text, text),
+ticketiq.upsert_cron_schedule(text, double precision, jsonb, text, text, text, timestamptz, boolean),
+ticketiq.fire_due_crons(boolean, integer),
+ticketiq.mark_delivery(uuid, bigint),
+ticketiq.get_run(uuid),
+ticketiq.run_transcript(uuid)
 to ticketiq_app;
 
 grant execute on function ticketiq.now(), ticketiq.schema_version() to ticketiq_operator;
@@ -68,5 +79,6 @@ grant select on
 ticketiq.runs_in_flight,
 ticketiq.calls_in_doubt,
 ticketiq.resume_audit,
-ticketiq.approvals_waiting
+ticketiq.approvals_waiting,
+ticketiq.entries_open
 to ticketiq_operator;

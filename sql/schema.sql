@@ -21,7 +21,8 @@ create table ticketiq.schema_migrations (
 
 insert into ticketiq.schema_migrations (version, name) values
 (1, 'core'),
-(2, 'approvals_delegation');
+(2, 'approvals_delegation'),
+(3, 'entry_points');
 
 -- One-row settings table.  fake_clock_allowed lets the setting
 -- ticketiq.fake_now move the database clock; only test databases turn it on.
@@ -56,9 +57,7 @@ create table ticketiq.runs (
     idempotency_key text unique,
     input jsonb not null default '{}',
     meta jsonb not null default '{}' check (jsonb_typeof(meta) = 'object'),
-    status text not null default 'running' check (
-        status in ('running', 'claimed', 'completed', 'failed', 'stopped')
-    ),
+    status text not null default 'running',
     epoch bigint not null default 1 check (epoch >= 1),
     lease_holder text,
     lease_expires_at timestamptz,
@@ -71,9 +70,16 @@ create table ticketiq.runs (
     updated_at timestamptz not null,
     finished_at timestamptz,
     parent_run_id uuid references ticketiq.runs (run_id),
+    durable boolean not null default true,
+    wait_key text,
+    claim_reason text,
     check ((status = 'running') = (lease_holder is not null)),
     check ((lease_holder is null) = (lease_expires_at is null)),
-    check ((status in ('completed', 'failed', 'stopped')) = (finished_at is not null))
+    check ((status in ('completed', 'failed', 'stopped')) = (finished_at is not null)),
+    constraint runs_status_check check (
+        status in ('running', 'claimed', 'suspended', 'completed', 'failed', 'stopped')
+    ),
+    constraint runs_check3 check ((status = 'suspended') = (wait_key is not null))
 );
 
 -- The sweep reads only leased runs: the index holds running runs alone, so
@@ -83,6 +89,9 @@ where status = 'running';
 
 create index runs_parent_idx on ticketiq.runs (parent_run_id)
 where parent_run_id is not null;
+
+create index runs_wait_key_idx on ticketiq.runs (wait_key)
+where status = 'suspended';
 
 -- Renewal finds a process's runs through this index.
 create index runs_holder_idx on ticketiq.runs (lease_holder)
@@ -183,8 +192,53 @@ create table ticketiq.answers (
     retain_until timestamptz not null,
     handed_on_at timestamptz,
     handed_on_epoch bigint,
+    delivery_started_at timestamptz,
     check (retain_until >= sealed_at)
 );
+
+-- The durable inbox of every entry point, keyed by the sender's id.
+create table ticketiq.entries (
+    entry_id bigint generated always as identity primary key,
+    kind text not null check (
+        kind in ('webhook', 'ticket_event', 'teams', 'a2a', 'copilot', 'playground', 'cron')
+    ),
+    sender_id text not null check (sender_id <> ''),
+    payload jsonb not null check (jsonb_typeof(payload) = 'object'),
+    owner text not null check (owner <> ''),
+    run_as text not null check (run_as <> ''),
+    channel text not null check (channel <> ''),
+    may_wait boolean not null,
+    durable boolean not null,
+    state text not null default 'pending' check (
+        state in ('pending', 'running', 'answered', 'failed', 'stopped')
+    ),
+    run_id uuid references ticketiq.runs (run_id),
+    received_at timestamptz not null,
+    started_at timestamptz,
+    finished_at timestamptz,
+    outcome jsonb,
+    unique (kind, sender_id),
+    check ((state = 'pending') = (run_id is null))
+);
+
+create index entries_pending_idx on ticketiq.entries (received_at)
+where state = 'pending';
+
+create index entries_run_idx on ticketiq.entries (run_id);
+
+create table ticketiq.cron_schedules (
+    name text primary key check (name <> ''),
+    every_seconds double precision not null check (every_seconds > 0),
+    next_fire_at timestamptz not null,
+    payload jsonb not null default '{}' check (jsonb_typeof(payload) = 'object'),
+    owner text not null check (owner <> ''),
+    run_as text not null check (run_as <> ''),
+    channel text not null check (channel <> ''),
+    enabled boolean not null default true
+);
+
+create index cron_schedules_due_idx on ticketiq.cron_schedules (next_fire_at)
+where enabled;
 
 -- Where answers and failures land for a person to read.
 create table ticketiq.transcript_entries (
@@ -326,3 +380,22 @@ where a.state = 'waiting';
 
 comment on view ticketiq.approvals_waiting is
 'Writes held for approval that no person has decided yet.';
+
+create view ticketiq.entries_open as
+select
+    e.entry_id,
+    e.kind,
+    e.sender_id,
+    e.state,
+    e.run_id,
+    r.status as run_status,
+    r.lease_holder,
+    r.lease_expires_at,
+    e.received_at,
+    e.started_at
+from ticketiq.entries as e
+left join ticketiq.runs as r on e.run_id = r.run_id
+where e.state in ('pending', 'running');
+
+comment on view ticketiq.entries_open is
+'Entry-point deliveries not yet answered: pending ones and those whose run is in flight.';

@@ -208,6 +208,22 @@ class AllowAll:
 Delivery = Callable[[RunInfo, Any], Awaitable[None]]
 
 
+@dataclass(frozen=True, slots=True)
+class AnswerDelivery:
+    """How the answer of an entry point's run lands where it must.
+
+    ``send(run, request, answer, key)`` delivers it (``request`` is the
+    run's input: the entry's payload).  With ``read_back(run, request, key)``
+    — a reader that finds a delivery by its key — the delivery is marked
+    before it is sent and read back by a process that replaces a dead one,
+    so it is made exactly once (a Teams reply).  Without a reader it is made
+    after the hand-on, at most once.
+    """
+
+    send: Callable[[RunInfo, Any, Any, str], Awaitable[None]]
+    read_back: Callable[[RunInfo, Any, str], Awaitable[bool]] | None = None
+
+
 def tool_message(call_id: str, content: Any) -> dict[str, Any]:
     return {"role": "tool", "call_id": call_id, "content": content}
 

@@ -29,7 +29,7 @@ from . import errors, models
 T = TypeVar("T")
 
 #: Schema versions this driver knows how to talk to.
-KNOWN_SCHEMA_VERSIONS = frozenset({2})
+KNOWN_SCHEMA_VERSIONS = frozenset({3})
 
 #: NOTIFY channels the functions use.
 RESUME_CHANNEL = "ticketiq_resume"
@@ -37,6 +37,7 @@ LEADER_CHANNEL = "ticketiq_leader"
 FINISHED_CHANNEL = "ticketiq_run_finished"
 STOP_CHANNEL = "ticketiq_stop"
 APPROVAL_CHANNEL = "ticketiq_approval"
+ENTRY_CHANNEL = "ticketiq_entry"
 
 
 def _json(value: Any) -> Jsonb | None:
@@ -195,6 +196,7 @@ class TicketIQ:
         meta: dict[str, Any] | None = None,
         run_id: uuid.UUID | None = None,
         parent_run_id: uuid.UUID | None = None,
+        durable: bool = True,
         conn: psycopg.AsyncConnection | None = None,
     ) -> models.StartedRun:
         return await self._one(
@@ -214,6 +216,7 @@ class TicketIQ:
                 Jsonb({} if meta is None else meta),
                 run_id,
                 parent_run_id,
+                durable,
             ),
             conn,
         )
@@ -499,3 +502,103 @@ class TicketIQ:
             conn,
         )
         return rows[0] if rows else None
+
+    # -- waiting ----------------------------------------------------------
+
+    async def suspend_run(
+        self,
+        run_id: uuid.UUID,
+        epoch: int,
+        wait_key: str,
+        detail: dict[str, Any] | None = None,
+        *,
+        conn: psycopg.AsyncConnection | None = None,
+    ) -> models.Suspended:
+        return await self._one(
+            models.Suspended, "suspend_run", (run_id, epoch, wait_key, Jsonb(detail or {})), conn
+        )
+
+    async def wake_runs(self, wait_key: str, *, conn: psycopg.AsyncConnection | None = None) -> int:
+        return int(await self._scalar("wake_runs", (wait_key,), conn))
+
+    # -- entry points -----------------------------------------------------
+
+    async def accept_entry(
+        self,
+        kind: str,
+        sender_id: str,
+        payload: dict[str, Any],
+        *,
+        owner: str,
+        run_as: str,
+        channel: str,
+        may_wait: bool = False,
+        durable: bool = True,
+        conn: psycopg.AsyncConnection | None = None,
+    ) -> models.AcceptedEntry:
+        return await self._one(
+            models.AcceptedEntry,
+            "accept_entry",
+            (kind, sender_id, Jsonb(payload), owner, run_as, channel, may_wait, durable),
+            conn,
+        )
+
+    async def claim_entries(
+        self,
+        holder: str,
+        ttl: float,
+        limit: int = 10,
+        *,
+        conn: psycopg.AsyncConnection | None = None,
+    ) -> list[models.ClaimedEntry]:
+        return await self._many(
+            models.ClaimedEntry, "claim_entries", (holder, ttl, limit), conn
+        )
+
+    async def get_entry(
+        self, kind: str, sender_id: str, *, conn: psycopg.AsyncConnection | None = None
+    ) -> models.Entry | None:
+        rows = await self._many(models.Entry, "get_entry", (kind, sender_id), conn)
+        return rows[0] if rows else None
+
+    async def upsert_cron_schedule(
+        self,
+        name: str,
+        every_seconds: float,
+        payload: dict[str, Any],
+        *,
+        owner: str,
+        run_as: str,
+        channel: str = "cron",
+        first_at: Any = None,
+        enabled: bool = True,
+        conn: psycopg.AsyncConnection | None = None,
+    ) -> models.CronSchedule:
+        return await self._one(
+            models.CronSchedule,
+            "upsert_cron_schedule",
+            (name, every_seconds, Jsonb(payload), owner, run_as, channel, first_at, enabled),
+            conn,
+        )
+
+    async def fire_due_crons(
+        self, durable: bool = True, limit: int = 100, *, conn: psycopg.AsyncConnection | None = None
+    ) -> list[models.CronFire]:
+        return await self._many(models.CronFire, "fire_due_crons", (durable, limit), conn)
+
+    async def mark_delivery(
+        self, run_id: uuid.UUID, epoch: int, *, conn: psycopg.AsyncConnection | None = None
+    ) -> models.DeliveryMark:
+        return await self._one(models.DeliveryMark, "mark_delivery", (run_id, epoch), conn)
+
+    # -- reading runs -----------------------------------------------------
+
+    async def get_run(
+        self, run_id: uuid.UUID, *, conn: psycopg.AsyncConnection | None = None
+    ) -> models.RunView:
+        return await self._one(models.RunView, "get_run", (run_id,), conn)
+
+    async def run_transcript(
+        self, run_id: uuid.UUID, *, conn: psycopg.AsyncConnection | None = None
+    ) -> list[models.TranscriptLine]:
+        return await self._many(models.TranscriptLine, "run_transcript", (run_id,), conn)

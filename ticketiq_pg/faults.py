@@ -11,6 +11,8 @@ passes them:
 ``after_mark``         a changing call is marked in doubt, not yet sent
 ``after_call``         a call returned, its result not yet in a checkpoint
 ``after_seal``         the answer is sealed, not yet handed on
+``after_deliver``      a confirmable delivery (a Teams reply) was sent, not
+                       yet handed on
 ``after_hand_on``      the answer is handed on
 
 Unset, every point is a no-op.  The signal is a real one, sent to the
@@ -29,6 +31,7 @@ POINTS = (
     "after_mark",
     "after_call",
     "after_seal",
+    "after_deliver",
     "after_hand_on",
 )
 

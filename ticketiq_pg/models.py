@@ -186,3 +186,97 @@ class ChildRun:
     failure_reason: str | None
     answer: Any | None
     answer_step: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Suspended:
+    run_id: uuid.UUID
+    status: str  # suspended, or claimed when the event had already happened
+    epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class AcceptedEntry:
+    entry_id: int
+    created: bool
+    state: str
+    run_id: uuid.UUID | None
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimedEntry:
+    entry_id: int
+    kind: str
+    sender_id: str
+    payload: dict[str, Any]
+    run_id: uuid.UUID
+    epoch: int
+    correlation_id: str
+    owner: str
+    run_as: str
+    channel: str
+    may_wait: bool
+    durable: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    entry_id: int
+    kind: str
+    sender_id: str
+    state: str
+    run_id: uuid.UUID | None
+    run_status: str | None
+    failure_reason: str | None
+    answer: Any | None
+    outcome: Any | None
+    received_at: datetime
+    finished_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class CronSchedule:
+    name: str
+    next_fire_at: datetime
+    enabled: bool
+
+
+@dataclass(frozen=True, slots=True)
+class CronFire:
+    name: str
+    fire_at: datetime
+    entry_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryMark:
+    delivery_started_at: datetime
+    already_started: bool
+
+
+@dataclass(frozen=True, slots=True)
+class RunView:
+    run_id: uuid.UUID
+    status: str
+    entry_point: str
+    owner: str
+    channel: str
+    epoch: int
+    lease_holder: str | None
+    lease_expires_at: datetime | None
+    loss_count: int
+    last_step: int
+    parent_run_id: uuid.UUID | None
+    wait_key: str | None
+    failure_reason: str | None
+    answer: Any | None
+    created_at: datetime
+    finished_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptLine:
+    at: datetime
+    kind: str
+    step: int | None
+    body: dict[str, Any]

@@ -22,12 +22,14 @@ import asyncio
 import copy
 import logging
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from . import keys
 from .agent import (
     AllowAll,
+    AnswerDelivery,
     CallContext,
     Delivery,
     Gates,
@@ -67,7 +69,7 @@ class RunOutcome:
     """How a run ended in this process."""
 
     run_id: uuid.UUID
-    status: str  # completed | failed | stopped | lost | released | exists
+    status: str  # completed | failed | stopped | lost | released | suspended | exists
     answer: Any = None
     reason: str = ""
 
@@ -86,6 +88,9 @@ class RunState:
     delegation_keys: dict[str, Any] = field(default_factory=dict)
     outcomes: dict[str, Any] = field(default_factory=dict)
     last_results: dict[str, Any] = field(default_factory=dict)
+    #: False: not written ahead (TICKETIQ_CRASH_RESUME_ENTRIES=false); lost,
+    #: the run is failed by the sweep, never resumed.
+    durable: bool = True
 
     @property
     def run_id(self) -> uuid.UUID:
@@ -93,6 +98,10 @@ class RunState:
 
 
 class _StopRequested(Exception):
+    pass
+
+
+class _Suspended(Exception):
     pass
 
 
@@ -111,6 +120,7 @@ class Runner:
         agent_loop: str = "main",
         answer_retention: float = 86400.0,
         deliver: Delivery | None = None,
+        deliveries: Mapping[str, AnswerDelivery] | None = None,
         faults: FaultPoints | None = None,
         max_losses: int = 2,
         poll_interval: float = 0.5,
@@ -124,6 +134,7 @@ class Runner:
         self.agent_loop = agent_loop
         self.answer_retention = answer_retention
         self.deliver = deliver
+        self.deliveries = dict(deliveries or {})
         self.faults = faults or FaultPoints()
         self.max_losses = max_losses
         self.poll_interval = poll_interval
@@ -151,6 +162,7 @@ class Runner:
         meta: dict[str, Any] | None = None,
         run_id: uuid.UUID | None = None,
         parent_run_id: uuid.UUID | None = None,
+        durable: bool = True,
     ) -> RunState | RunOutcome:
         """Write the run and its lease; a repeated idempotency key gives status 'exists'."""
         sent = self.leases.sent_at()
@@ -168,6 +180,7 @@ class Runner:
             meta=meta,
             run_id=run_id,
             parent_run_id=parent_run_id,
+            durable=durable,
         )
         if not started.created or started.epoch is None:
             return RunOutcome(started.run_id, "exists")
@@ -181,12 +194,18 @@ class Runner:
             may_wait=may_wait,
             correlation_id=started.correlation_id,
         )
+        return self.fresh_state(info, started.epoch, input, durable)
+
+    @staticmethod
+    def fresh_state(info: RunInfo, epoch: int, input: Any, durable: bool = True) -> RunState:
+        """The state of a run that has taken no step yet."""
         return RunState(
             info=info,
-            epoch=started.epoch,
+            epoch=epoch,
             input=input,
             conversation=[user_message(input)],
             counters={"model_steps": 0, "tool_calls": 0},
+            durable=durable,
         )
 
     async def start_and_run(self, **kwargs: Any) -> RunOutcome:
@@ -207,6 +226,8 @@ class Runner:
         except NotOwner as exc:
             log.warning("run %s is no longer ours: %s", run_id, exc)
             return RunOutcome(run_id, "lost", reason=str(exc))
+        except _Suspended as exc:
+            return RunOutcome(run_id, "suspended", reason=str(exc))
         except Exception:
             # Stop renewing: the lease lapses, the sweep counts a loss and
             # another attempt resumes from the last checkpoint.
@@ -241,14 +262,16 @@ class Runner:
             body = self._checkpoint_body(state, step_no, answer, calls)
             self.faults.reach("before_checkpoint", step_no)
             self.leases.check(state.run_id)
-            seal, key_id = self.sealer.seal("checkpoint", state.run_id, step_no, body)
-            written = await self.db.write_checkpoint(
-                state.run_id, state.epoch, step_no, body, seal, key_id
-            )
-            self.faults.reach("after_checkpoint", step_no)
+            if state.durable:
+                seal, key_id = self.sealer.seal("checkpoint", state.run_id, step_no, body)
+                written = await self.db.write_checkpoint(
+                    state.run_id, state.epoch, step_no, body, seal, key_id
+                )
+                self.faults.reach("after_checkpoint", step_no)
+                if written.stop_requested:
+                    self._adopt_body(state, step_no, body)
+                    return await self._stop(state)
             self._adopt_body(state, step_no, body)
-            if written.stop_requested:
-                return await self._stop(state)
             try:
                 results = [await self._make_call(state, step_no, call) for call in calls]
             except _StopRequested:
@@ -362,7 +385,7 @@ class Runner:
                 return result, how if how != "made" else "skipped"
             approval_id = approval.approval_id
         classification = recorded
-        if is_changing(recorded) or is_changing(current):
+        if state.durable and (is_changing(recorded) or is_changing(current)):
             self.leases.check(state.run_id)
             mark = await self.db.mark_in_doubt(
                 state.run_id, state.epoch, step_no, call["call_id"], current
@@ -408,6 +431,13 @@ class Runner:
             {"reason": reason, "tool": call["tool"]},
         )
         approval = filed
+        if approval.state == "waiting" and state.info.may_wait:
+            # A run that may wait gives its lease up; the decision wakes it.
+            await self.db.suspend_run(
+                state.run_id, state.epoch, f"approval:{filed.approval_id}",
+                {"call_id": call["call_id"]},
+            )
+            raise _Suspended(f"waiting for approval {filed.approval_id}")
         while approval.state == "waiting":
             await asyncio.sleep(self.poll_interval)
             self.leases.check(state.run_id)
@@ -471,6 +501,10 @@ class Runner:
                 if adopted is not None:
                     await self.resume(adopted, sent)
                     continue
+            elif state.info.may_wait and child.status == "running":
+                await self.db.suspend_run(state.run_id, state.epoch, f"child:{child.run_id}",
+                                          {"delegation_key": key})
+                raise _Suspended(f"waiting for child run {child.run_id}")
             await asyncio.sleep(self.poll_interval)
 
     # -- ending -----------------------------------------------------------
@@ -483,15 +517,42 @@ class Runner:
             state.run_id, state.epoch, step_no, body, seal, key_id, self.answer_retention
         )
         self.faults.reach("after_seal", step_no)
-        return await self._hand_on(state.info, state.epoch, step_no)
+        return await self._hand_on(state.info, state.epoch, step_no, state.input, body)
 
-    async def _hand_on(self, info: RunInfo, epoch: int, step_no: int) -> RunOutcome:
+    async def _hand_on(
+        self, info: RunInfo, epoch: int, step_no: int, request: Any, answer: Any
+    ) -> RunOutcome:
+        """Hand a sealed answer on, and deliver it to its entry point.
+
+        A delivery with a reader is marked first and sent before the
+        hand-on; a process that finds the mark (it replaced a dead one) reads
+        the delivery back and sends it only if it is not there: made once.
+        Any other delivery is made after the hand-on: at most once.
+        """
+        delivery = self.deliveries.get(info.entry_point)
+        key = f"answer:{info.run_id}"
+        if delivery is not None and delivery.read_back is not None:
+            self.leases.check(info.run_id)
+            mark = await self.db.mark_delivery(info.run_id, epoch)
+            landed = mark.already_started and await delivery.read_back(info, request, key)
+            if not landed:
+                self.leases.check(info.run_id)
+                await delivery.send(info, request, answer, key)
+            self.faults.reach("after_deliver", step_no)
+            self.leases.check(info.run_id)
+            handed = await self.db.hand_on_answer(info.run_id, epoch)
+            self.leases.drop(info.run_id)
+            self.faults.reach("after_hand_on", step_no)
+            return RunOutcome(info.run_id, "completed", answer=handed.body)
         self.leases.check(info.run_id)
         handed = await self.db.hand_on_answer(info.run_id, epoch)
         self.leases.drop(info.run_id)
         self.faults.reach("after_hand_on", step_no)
-        if self.deliver is not None and info.entry_point != "delegation":
-            await self.deliver(info, handed.body)
+        if info.entry_point != "delegation":
+            if delivery is not None:
+                await delivery.send(info, request, handed.body, key)
+            elif self.deliver is not None:
+                await self.deliver(info, handed.body)
         return RunOutcome(info.run_id, "completed", answer=handed.body)
 
     async def _fail(self, state: RunState, reason: str, event: str) -> RunOutcome:
@@ -532,7 +593,9 @@ class Runner:
             except SealMismatch as exc:
                 return await self._fail(state, str(exc), "agent.run.seal_failed")
             await self.db.record_resume(adopted.run_id, adopted.epoch, [])
-            return await self._hand_on(info, adopted.epoch, adopted.last_step)
+            return await self._hand_on(
+                info, adopted.epoch, adopted.last_step, adopted.input, adopted.answer_body
+            )
 
         if adopted.last_step >= 1:
             body = adopted.checkpoint_body

@@ -1,7 +1,8 @@
 -- ticketiq.answers_write_once(): trigger that keeps sealed answers final.
 --
--- A sealed answer never changes (I10).  The only update allowed is the one
--- hand-on that sets handed_on_at/handed_on_epoch from null; a delete is
+-- A sealed answer never changes (I10).  The only updates allowed are the
+-- one hand-on that sets handed_on_at/handed_on_epoch from null and the one
+-- delivery mark that sets delivery_started_at from null; a delete is
 -- allowed only once retain_until has passed (ticketiq.purge_answers).
 -- Anything else raises TQ005 answer_sealed, whoever tries it.
 create or replace function ticketiq.answers_write_once()
@@ -26,6 +27,11 @@ begin
         or new.sealed_at is distinct from old.sealed_at
         or new.retain_until is distinct from old.retain_until then
         raise exception 'the sealed answer of run % cannot be changed', old.run_id
+            using errcode = 'TQ005';
+    end if;
+    if old.delivery_started_at is not null
+        and new.delivery_started_at is distinct from old.delivery_started_at then
+        raise exception 'the delivery of run % was already started', old.run_id
             using errcode = 'TQ005';
     end if;
     if old.handed_on_at is not null

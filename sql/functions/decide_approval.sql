@@ -3,7 +3,8 @@
 -- Not fenced: a person decides whether or not the run's process is alive.
 -- Moves a waiting request to approved or rejected, audits it and NOTIFYs
 -- ticketiq_approval with the approval id, so the waiting run (or the one
--- that resumes it) reads the decision.  Deciding the same way again returns
+-- that resumes it) reads the decision; a run suspended on the request
+-- (wait key approval:<id>) is woken.  Deciding the same way again returns
 -- the stored decision; deciding the other way raises TQ007 step_conflict.
 -- TQ009 unknown_approval; TQ004 for an empty actor.
 create or replace function ticketiq.decide_approval(
@@ -65,6 +66,7 @@ begin
         'reason', p_reason
     ));
     perform pg_notify('ticketiq_approval', p_approval_id::text);
+    perform ticketiq._wake('approval:' || p_approval_id::text, v_now);
 
     return query select p_approval_id, v_request.run_id, v_state, p_actor, v_now;
 end;

@@ -3,7 +3,8 @@
 -- Used by the current attempt when a run cannot go on: a checkpoint whose
 -- seal does not verify (event agent.run.seal_failed), an owner no longer
 -- allowed, a gate that refuses the resumed run.  The lease is released,
--- the transcript told and the failure audited under p_event.  Fenced
+-- the transcript and the run's entry (an A2A task, a cron fire) told and
+-- the failure audited under p_event.  Fenced
 -- (TQ001/TQ002/TQ003/TQ006); TQ004 for an empty reason or an event that is
 -- not an agent.run.* name.
 create or replace function ticketiq.fail_run(
@@ -49,6 +50,7 @@ begin
     insert into ticketiq.audit (at, event, run_id, epoch, actor, detail)
     values (v_now, p_event, p_run_id, p_epoch, v_run.lease_holder,
         jsonb_build_object('reason', p_reason, 'step', v_run.last_step, 'loss_count', v_run.loss_count));
+    perform ticketiq._finish_entry(p_run_id, 'failed', jsonb_build_object('reason', p_reason), v_now);
     perform pg_notify('ticketiq_run_finished', p_run_id::text);
 
     return query select p_run_id, 'failed'::text, v_now;

@@ -1,8 +1,8 @@
 -- ticketiq.hand_on_answer(run, epoch): hand a sealed answer on, at most once.
 --
 -- Marks the answer handed on and completes the run (lease released, the
--- answer written to its transcript, audited agent.run.completed) in one
--- statement, and returns the answer for the caller to deliver.  A second
+-- answer written to its transcript, its entry's outcome recorded,
+-- audited agent.run.completed) in one statement, and returns the answer for the caller to deliver.  A second
 -- hand-on finds the run completed and raises TQ006 run_not_running (and
 -- TQ005 answer_sealed should the run still be running with the answer
 -- handed on); a run with no sealed answer raises TQ007 step_conflict.  Fenced (TQ001/TQ002/TQ003/
@@ -58,6 +58,7 @@ begin
     insert into ticketiq.audit (at, event, run_id, epoch, actor, detail)
     values (v_now, 'agent.run.completed', p_run_id, p_epoch, v_run.lease_holder,
         jsonb_build_object('step', v_answer.step, 'loss_count', v_run.loss_count));
+    perform ticketiq._finish_entry(p_run_id, 'answered', v_answer.body, v_now);
     perform pg_notify('ticketiq_run_finished', p_run_id::text);
 
     return query select p_run_id, v_answer.step, v_answer.body, v_answer.seal, v_answer.seal_key_id, v_now;

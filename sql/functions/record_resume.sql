@@ -3,9 +3,10 @@
 -- Called once by the attempt that adopted a lost run, after it settled the
 -- calls its last step left.  In one statement it records each settlement
 -- on its call (state 'settled', or 'done' for a call made normally by this
--- attempt), writes the single agent.run.crash_resumed audit row of this
--- resume (I14) with the step, how many times the run was lost and the
--- settlements, and tells the transcript.  p_settlements is a JSON array of
+-- attempt), writes the single audit row of this resume — agent.run.
+-- crash_resumed after a loss (I14), agent.run.resumed after a graceful
+-- release or a wake-up — with the step, how many times the run was lost,
+-- why it was up for adoption and the settlements, and tells the transcript.  p_settlements is a JSON array of
 -- {call_id, settlement, outcome?}; each call must belong to the last step.
 -- A call an earlier attempt already finished keeps its record unchanged.
 -- Fenced (TQ001/TQ002/TQ003/TQ006); TQ004 malformed settlements; TQ008
@@ -31,15 +32,21 @@ declare
     v_run ticketiq.runs;
     v_item jsonb;
     v_audit_id bigint;
+    v_event text;
 begin
     v_run := ticketiq._fence(p_run_id, p_epoch, v_now);
 
     if p_settlements is null or jsonb_typeof(p_settlements) <> 'array' then
         raise exception 'settlements must be a JSON array' using errcode = 'TQ004';
     end if;
+    v_event := case coalesce(v_run.claim_reason, 'lease_lapsed')
+        when 'lease_lapsed' then 'agent.run.crash_resumed'
+        else 'agent.run.resumed'
+    end;
     if exists (
         select 1 from ticketiq.audit as a
-        where a.run_id = p_run_id and a.epoch = p_epoch and a.event = 'agent.run.crash_resumed'
+        where a.run_id = p_run_id and a.epoch = p_epoch
+            and a.event in ('agent.run.crash_resumed', 'agent.run.resumed')
     ) then
         raise exception 'the resume of run % at epoch % was already audited', p_run_id, p_epoch
             using errcode = 'TQ007';
@@ -79,10 +86,11 @@ begin
     end loop;
 
     insert into ticketiq.audit (at, event, run_id, epoch, actor, detail)
-    values (v_now, 'agent.run.crash_resumed', p_run_id, p_epoch, v_run.lease_holder,
+    values (v_now, v_event, p_run_id, p_epoch, v_run.lease_holder,
         jsonb_build_object(
             'step', v_run.last_step,
             'loss_count', v_run.loss_count,
+            'reason', coalesce(v_run.claim_reason, 'lease_lapsed'),
             'settlements', p_settlements
         ))
     returning ticketiq.audit.audit_id into v_audit_id;

@@ -49,6 +49,7 @@ begin
     update ticketiq.runs as r
     set status = 'claimed',
         epoch = r.epoch + 1,
+        claim_reason = 'released',
         lease_holder = null,
         lease_expires_at = null,
         updated_at = v_now

@@ -1,6 +1,7 @@
 -- ticketiq.seal_answer(...): seal a finished run's answer, write-once.
 --
--- The answer is model step p_step (= last step + 1; TQ007 otherwise).  In
+-- The answer is model step p_step (= last step + 1; TQ007 otherwise; a run
+-- not written ahead has no checkpoints, so any later step).  In
 -- one statement it closes the previous step's calls, stores the answer with
 -- the caller's seal, kept until p_retain_seconds from now, and records the
 -- step.  The run keeps its lease until ticketiq.hand_on_answer; a process
@@ -51,7 +52,8 @@ begin
     if coalesce(p_seal, '') = '' or coalesce(p_seal_key_id, '') = '' then
         raise exception 'seal and seal_key_id must be non-empty' using errcode = 'TQ004';
     end if;
-    if p_step is null or p_step <> v_run.last_step + 1 then
+    if p_step is null or p_step <= v_run.last_step
+        or (v_run.durable and p_step <> v_run.last_step + 1) then
         raise exception 'run % expects its answer at step %, got step %', p_run_id,
             v_run.last_step + 1, coalesce(p_step::text, 'null')
             using errcode = 'TQ007';

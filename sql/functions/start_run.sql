@@ -5,6 +5,8 @@
 -- database clock.  p_idempotency_key (a sender's id: webhook delivery,
 -- Teams activity, A2A task) makes a retried start find the existing run:
 -- then created is false and epoch is null, since the caller is not its owner.
+-- p_durable false: the run is not written ahead; lost, it is failed
+-- ('interrupted'), never resumed (TICKETIQ_CRASH_RESUME_ENTRIES=false).
 -- p_parent_run_id makes it the child run of a delegation; the delegation
 -- key is then its idempotency key, so asking again finds the same child.
 -- Errors: TQ004 invalid_payload (empty texts, TTL not positive, input not
@@ -23,7 +25,8 @@ create or replace function ticketiq.start_run(
     p_idempotency_key text default null,
     p_meta jsonb default '{}',
     p_run_id uuid default null,
-    p_parent_run_id uuid default null
+    p_parent_run_id uuid default null,
+    p_durable boolean default true
 )
 returns table (
     run_id uuid,
@@ -48,7 +51,7 @@ begin
         raise exception 'holder, owner, run_as, channel and entry_point must be non-empty'
             using errcode = 'TQ004';
     end if;
-    if p_may_wait is null or p_input is null then
+    if p_may_wait is null or p_input is null or p_durable is null then
         raise exception 'may_wait and input must not be null' using errcode = 'TQ004';
     end if;
     if p_meta is null or jsonb_typeof(p_meta) <> 'object' then
@@ -82,11 +85,11 @@ begin
         insert into ticketiq.runs (
             run_id, owner, run_as, channel, entry_point, may_wait, correlation_id,
             idempotency_key, input, meta, status, epoch, lease_holder, lease_expires_at,
-            created_at, updated_at, parent_run_id
+            created_at, updated_at, parent_run_id, durable
         ) values (
             v_run_id, p_owner, p_run_as, p_channel, p_entry_point, p_may_wait,
             coalesce(p_correlation_id, v_run_id::text), p_idempotency_key, p_input, p_meta,
-            'running', 1, p_holder, v_now + v_ttl, v_now, v_now, p_parent_run_id
+            'running', 1, p_holder, v_now + v_ttl, v_now, v_now, p_parent_run_id, p_durable
         );
     exception when unique_violation then
         -- A concurrent start with the same sender id won the race.
@@ -113,6 +116,7 @@ end;
 $$;
 
 comment on function ticketiq.start_run(
-    text, text, text, text, text, boolean, double precision, jsonb, text, text, jsonb, uuid, uuid
+    text, text, text, text, text, boolean, double precision, jsonb, text, text, jsonb, uuid, uuid,
+    boolean
 ) is
 'Start a run holding lease checkpoint:<run id> at epoch 1; a repeated idempotency key returns the existing run (created=false, epoch null). TQ004 bad input, TQ007 run id exists.';

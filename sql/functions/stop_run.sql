@@ -41,6 +41,7 @@ begin
     values (v_now, 'agent.run.stopped', p_run_id, p_epoch, v_run.lease_holder,
         jsonb_build_object('reason', v_reason, 'step', v_run.last_step,
             'requested_by', v_run.stop_requested_by));
+    perform ticketiq._finish_entry(p_run_id, 'stopped', jsonb_build_object('reason', v_reason), v_now);
     perform pg_notify('ticketiq_run_finished', p_run_id::text);
 
     return query select p_run_id, 'stopped'::text, v_now;

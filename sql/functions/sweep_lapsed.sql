@@ -5,8 +5,9 @@
 -- one (I2), so of two racing sweeps exactly one claims it (I3); the loss is
 -- counted (I4); the run becomes 'claimed' for a resume worker to adopt, and
 -- channel ticketiq_resume is NOTIFYed with its run id; a run now lost more
--- than p_max_losses times is failed instead, with the reason, its transcript
--- told and the failure audited.  Rows locked by a racing sweep are skipped.
+-- than p_max_losses times — or one not written ahead (runs.durable false) —
+-- is failed instead, with the reason, its transcript and entry told and the
+-- failure audited.  Rows locked by a racing sweep are skipped.
 -- Only the partial index of running runs is read, so the cost does not grow
 -- with the finished runs kept.  Returns one row per run claimed or failed.
 create or replace function ticketiq.sweep_lapsed(
@@ -52,13 +53,21 @@ begin
         update ticketiq.runs as r
         set epoch = r.epoch + 1,
             loss_count = r.loss_count + 1,
-            status = case when r.loss_count + 1 > p_max_losses then 'failed' else 'claimed' end,
+            status = case
+                when r.loss_count + 1 > p_max_losses or not r.durable then 'failed' else 'claimed'
+            end,
             failure_reason = case
+                when not r.durable
+                    then format('interrupted: not written ahead, lease lapsed at %s held by %s',
+                        l.lease_expires_at, l.lease_holder)
                 when r.loss_count + 1 > p_max_losses
                     then format('lost %s times (more than %s): lease lapsed at %s held by %s',
                         r.loss_count + 1, p_max_losses, l.lease_expires_at, l.lease_holder)
             end,
-            finished_at = case when r.loss_count + 1 > p_max_losses then v_now end,
+            finished_at = case
+                when r.loss_count + 1 > p_max_losses or not r.durable then v_now
+            end,
+            claim_reason = 'lease_lapsed',
             lease_holder = null,
             lease_expires_at = null,
             updated_at = v_now
@@ -85,6 +94,8 @@ begin
                 jsonb_build_object('reason', v_reason, 'loss_count', v_row.loss_count));
             insert into ticketiq.transcript_entries (run_id, kind, body, at)
             values (v_row.run_id, 'failed', jsonb_build_object('reason', v_reason), v_now);
+            perform ticketiq._finish_entry(v_row.run_id, 'failed',
+                jsonb_build_object('reason', v_reason), v_now);
             perform pg_notify('ticketiq_run_finished', v_row.run_id::text);
         else
             perform pg_notify('ticketiq_resume', v_row.run_id::text);

@@ -52,6 +52,7 @@ begin
                     v_lost, p_max_losses, v_child.lease_expires_at, v_child.lease_holder)
             end,
             finished_at = case when v_failed then v_now end,
+            claim_reason = 'lease_lapsed',
             lease_holder = null,
             lease_expires_at = null,
             updated_at = v_now
@@ -69,6 +70,8 @@ begin
             insert into ticketiq.transcript_entries (run_id, kind, body, at)
             values (p_child_run_id, 'failed', jsonb_build_object('reason',
                 format('lost %s times', v_lost)), v_now);
+            perform ticketiq._finish_entry(p_child_run_id, 'failed',
+                jsonb_build_object('reason', format('lost %s times', v_lost)), v_now);
             return;
         end if;
     elsif v_child.status <> 'claimed' then

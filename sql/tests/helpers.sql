@@ -74,13 +74,58 @@ language sql
 as $$
     select s.run_id
     from ticketiq.start_run(
-        $1, 'owner@example.com', 'agent:triage', 'web', 'playground', false, $2,
-        '{"ticket": 42}'::jsonb, null, null, '{}'::jsonb, $3
+        p_holder => $1,
+        p_owner => 'owner@example.com',
+        p_run_as => 'agent:triage',
+        p_channel => 'web',
+        p_entry_point => 'playground',
+        p_may_wait => false,
+        p_ttl_seconds => $2,
+        p_input => '{"ticket": 42}'::jsonb,
+        p_correlation_id => null,
+        p_idempotency_key => null,
+        p_meta => '{}'::jsonb,
+        p_run_id => $3,
+        p_parent_run_id => null
     ) as s;
 $$;
 
 comment on function tiq_test.new_run(text, double precision, uuid) is
 'Start a run (owner@example.com, web, playground) held by holder for ttl seconds; returns its run id.';
+
+-- Start the child run of a delegation: its parent and its delegation key
+-- (the child's idempotency key); returns the child's id (the existing
+-- child's when the key was used before).
+create or replace function tiq_test.new_child(
+    parent_run_id uuid,
+    delegation_key text,
+    holder text default 'c1',
+    ttl double precision default 8,
+    run_id uuid default null
+)
+returns uuid
+language sql
+as $$
+    select s.run_id
+    from ticketiq.start_run(
+        p_holder => $3,
+        p_owner => 'owner@example.com',
+        p_run_as => 'agent:research',
+        p_channel => 'delegation',
+        p_entry_point => 'delegation',
+        p_may_wait => false,
+        p_ttl_seconds => $4,
+        p_input => '{"task": "look up"}'::jsonb,
+        p_correlation_id => null,
+        p_idempotency_key => $2,
+        p_meta => '{}'::jsonb,
+        p_run_id => $5,
+        p_parent_run_id => $1
+    ) as s;
+$$;
+
+comment on function tiq_test.new_child(uuid, text, text, double precision, uuid) is
+'Start the child run of parent_run_id for delegation_key (its idempotency key), held by holder; returns its run id.';
 
 -- A valid checkpoint body with the given calls.
 create or replace function tiq_test.body(calls jsonb default '[]')
@@ -149,6 +194,18 @@ as $$
 $$;
 
 comment on function tiq_test.epoch(uuid) is 'The run''s current epoch.';
+
+-- The approval request filed for a run's call (any step), or null.
+create or replace function tiq_test.approval_id(run_id uuid, call_id text)
+returns uuid
+language sql
+stable
+as $$
+    select a.approval_id from ticketiq.approval_requests as a where a.run_id = $1 and a.call_id = $2;
+$$;
+
+comment on function tiq_test.approval_id(uuid, text) is
+'The approval request filed for call_id of the run, or null when none was filed.';
 
 -- Let the run's lease lapse (the fake clock moves to one second past its
 -- expiry, never back) and sweep.  The sweep claims every lapsed run.

@@ -579,7 +579,18 @@ def test_route_properties() -> None:
     assert table == {
         "incidentio": (True, math.inf, False),
         "jira": (False, None, True),
-        "teams": (False, None, False),
+        "teams": (False, None, True),
         "discord": (True, 120.0, False),
         "sqs": (True, 300.0, False),
     }
+
+
+async def test_teams_reply_can_be_read_back_by_its_key(tmp_path: Path) -> None:
+    with VendorService.start(tmp_path) as service:
+        async with VendorClients.local(service.base_url) as clients:
+            assert await clients.teams.find_reply("conv-1", "k-1") is None
+            await clients.teams.reply("conv-1", "hello", key="k-1")
+            await clients.teams.reply("conv-1", "other")
+            found = await clients.teams.find_reply("conv-1", "k-1")
+            assert found is not None and found["text"] == "hello"
+            assert await clients.teams.find_reply("conv-2", "k-1") is None

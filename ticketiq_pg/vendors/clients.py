@@ -29,7 +29,7 @@ client          takes_key    dedupe_window_seconds  has_reader
 ==============  ===========  =====================  ==========
 IncidentIO      True         math.inf               False
 Jira            False        None                   True
-Teams           False        None                   False
+Teams           False        None                   True
 Discord         True         120                    False
 SQSFifo         True         300                    False
 ==============  ===========  =====================  ==========
@@ -42,7 +42,8 @@ SQSFifo         True         300                    False
   *minutes* only (the spec promises no more); 120 s and 300 s are the values the local
   service imitates, so those writes are settled, not sent again.
 * ``has_reader``: the outcome of a write in doubt can be read back by its step key
-  (Jira: the comment property ``ticketiq.step_key``, see :meth:`Jira.find_comment_by_step_key`).
+  (Jira: the comment property ``ticketiq.step_key``, see :meth:`Jira.find_comment_by_step_key`;
+  Teams: a reply sent with ``key`` carries it in ``channelData``, see :meth:`Teams.find_reply`).
 
 Authentication is left to ``headers`` (e.g. ``{"Authorization": "Bearer ..."}``); SQS
 SigV4 signing is not implemented (the local service does not check it).
@@ -375,13 +376,34 @@ class Jira(VendorClient):
 
 
 class Teams(VendorClient):
-    """Bot Framework v3 (Microsoft Teams): a posted activity has no idempotency."""
+    """Bot Framework v3 (Microsoft Teams): a posted activity has no idempotency.
+
+    A reply can carry our key in its ``channelData``; listing the
+    conversation's messages (as Microsoft Graph does) finds it again, which
+    makes the reply readable back (``find_reply``).
+    """
 
     vendor = "teams"
     local_prefix = "/teams"
     takes_key = False
     dedupe_window_seconds = None
-    has_reader = False
+    has_reader = True
+
+    async def list_activities(self, conversation_id: str) -> list[dict[str, Any]]:
+        """GET the messages posted to a conversation."""
+        data = await self._request(
+            "list_activities",
+            "GET",
+            f"/v3/conversations/{quote(conversation_id, safe='')}/activities",
+        )
+        return list(data.get("activities", []))
+
+    async def find_reply(self, conversation_id: str, key: str) -> dict[str, Any] | None:
+        """The reply whose channelData carries ``ticketiq_key == key``, if posted."""
+        for activity in await self.list_activities(conversation_id):
+            if (activity.get("channelData") or {}).get("ticketiq_key") == key:
+                return activity
+        return None
 
     async def reply(
         self,
@@ -389,6 +411,7 @@ class Teams(VendorClient):
         text: str,
         cards: Iterable[Mapping[str, Any]] = (),
         reply_to_id: str | None = None,
+        key: str | None = None,
     ) -> dict[str, Any]:
         """POST /v3/conversations/{id}/activities; returns {"id": activity id}.
 
@@ -406,6 +429,8 @@ class Teams(VendorClient):
             body["attachments"] = attachments
         if reply_to_id is not None:
             body["replyToId"] = reply_to_id
+        if key is not None:
+            body["channelData"] = {"ticketiq_key": key}
         return await self._request(
             "reply",
             "POST",

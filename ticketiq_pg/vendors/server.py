@@ -542,6 +542,11 @@ class VendorApp:
         )
         r.append(
             Route(
+                "teams", "GET", ("v3", "conversations", "{}", "activities"), self.teams_activities
+            )
+        )
+        r.append(
+            Route(
                 "discord",
                 "POST",
                 ("api", "v10", "channels", "{}", "messages"),
@@ -881,6 +886,9 @@ class VendorApp:
         if not (text and text.strip()) and not attachments:
             raise Reject(400, "a message needs text or attachments", field="text")
         reply_to = _text(body, "replyToId", required=False, nullable=True)
+        channel_data = body.get("channelData")
+        if channel_data is not None and not isinstance(channel_data, dict):
+            raise Reject(400, "channelData must be an object", field="channelData")
         activity_id = f"1:{call.counter('teams.activity')}{uuid.uuid4().hex[:12]}"
         activity = {
             "id": activity_id,
@@ -889,10 +897,20 @@ class VendorApp:
             "text": text,
             "attachments": attachments,
             "replyToId": reply_to,
+            "channelData": channel_data or {},
             "timestamp": _iso(call.now),
         }
         call.insert(TEAMS_REPLY, activity_id, conversation_id, None, activity)
         return Outcome(201, {"id": activity_id}, "created", TEAMS_REPLY, activity_id)
+
+    def teams_activities(self, call: Call, params: list[str]) -> Outcome:
+        """The messages posted to a conversation (as Microsoft Graph lists a chat's
+        messages): what a reader of Teams replies reads back."""
+        rows = call.conn.execute(
+            "SELECT data FROM objects WHERE kind = ? AND scope = ? ORDER BY seq",
+            (TEAMS_REPLY, params[0]),
+        ).fetchall()
+        return Outcome(200, {"activities": [json.loads(row[0]) for row in rows]}, "read")
 
     # -- Discord ----------------------------------------------------------------------
 

@@ -26,11 +26,11 @@ select is(
 select is(
     (select a.calls from adopted as a),
     '[{"call_id": "r1", "state": "done", "classification": "read", "marked_classification": null,
-       "step_key": null, "settlement": "made", "outcome": {"rows": 1}},
+       "step_key": null, "settlement": "made", "outcome": {"rows": 1}, "approval_id": null},
       {"call_id": "w1", "state": "in_doubt", "classification": "write", "marked_classification": "write",
-       "step_key": "sk-w1", "settlement": null, "outcome": null},
+       "step_key": "sk-w1", "settlement": null, "outcome": null, "approval_id": null},
       {"call_id": "w2", "state": "pending", "classification": "write", "marked_classification": null,
-       "step_key": null, "settlement": null, "outcome": null}]'::jsonb,
+       "step_key": null, "settlement": null, "outcome": null, "approval_id": null}]'::jsonb,
     'each call as recorded, in the step''s order'
 );
 

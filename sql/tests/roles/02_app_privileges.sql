@@ -1,14 +1,14 @@
 -- roles: ticketiq_app holds USAGE on the schema, EXECUTE on the API
 -- functions, nothing on the internal functions and no table privilege.
 begin;
-select plan(36);
+select plan(42);
 
 select schema_privs_are('ticketiq', 'ticketiq_app', array['USAGE']);
 
 select table_privs_are('ticketiq', t.name, 'ticketiq_app', array[]::name[])
 from unnest(array[
-    'answers', 'audit', 'calls', 'checkpoints', 'config', 'leader_leases', 'processes', 'runs',
-    'schema_migrations', 'transcript_entries'
+    'answers', 'approval_requests', 'audit', 'calls', 'checkpoints', 'config', 'leader_leases', 'processes',
+    'runs', 'schema_migrations', 'transcript_entries'
 ]) as t (name);
 
 select function_privs_are('ticketiq', f.name, f.args, 'ticketiq_app', array['EXECUTE'])
@@ -19,7 +19,7 @@ from (values
         'start_run',
         array[
             'text', 'text', 'text', 'text', 'text', 'boolean', 'double precision', 'jsonb', 'text', 'text',
-            'jsonb', 'uuid'
+            'jsonb', 'uuid', 'uuid'
         ]::name[]
     ),
     ('write_checkpoint', array['uuid', 'bigint', 'integer', 'jsonb', 'text', 'text']::name[]),
@@ -39,7 +39,12 @@ from (values
     ('request_stop', array['uuid', 'text', 'text']::name[]),
     ('record_resume', array['uuid', 'bigint', 'jsonb']::name[]),
     ('register_process', array['text', 'text', 'integer']::name[]),
-    ('purge_answers', array['integer']::name[])
+    ('purge_answers', array['integer']::name[]),
+    ('request_approval', array['uuid', 'bigint', 'integer', 'text', 'jsonb']::name[]),
+    ('decide_approval', array['uuid', 'boolean', 'text', 'text']::name[]),
+    ('get_approval', array['uuid']::name[]),
+    ('delegation_status', array['text']::name[]),
+    ('take_over_child', array['uuid', 'bigint', 'uuid', 'text', 'double precision', 'integer']::name[])
 ) as f (name, args);
 
 select function_privs_are('ticketiq', f.name, f.args, 'ticketiq_app', array[]::name[])

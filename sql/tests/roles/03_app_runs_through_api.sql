@@ -1,8 +1,9 @@
 -- roles: as ticketiq_app (no table privilege) a run's whole life goes
--- through the API functions: start, checkpoint, mark, outcome, renew,
--- Stop, release, adopt, resume, seal, hand-on, fail, leadership, sweep.
+-- through the API functions: start, checkpoint, approval, mark, outcome,
+-- renew, Stop, release, adopt, resume, delegation and take-over of a child,
+-- seal, hand-on, fail, leadership, sweep.
 begin;
-select plan(27);
+select plan(33);
 
 select tiq_test.use_fake_clock('2030-01-01 00:00:00+00');
 set local role ticketiq_app;
@@ -25,6 +26,41 @@ select lives_ok(
           "classification": "write"}], "counters": {}, "history": [], "delegation_keys": {}}',
         'seal-1', 'k1')$$,
     'write_checkpoint'
+);
+select is(
+    (
+        select r.state
+        from ticketiq.request_approval('00000000-0000-0000-0000-000000000001', 1, 1, 'w1', '{"title": "t"}') as r
+    ),
+    'waiting',
+    'request_approval'
+);
+select is(
+    (
+        select d.state
+        from ticketiq.decide_approval(
+            (
+                select r.approval_id
+                from ticketiq.request_approval('00000000-0000-0000-0000-000000000001', 1, 1, 'w1') as r
+            ),
+            true, 'alice'
+        ) as d
+    ),
+    'approved',
+    'decide_approval'
+);
+select is(
+    (
+        select g.decided_by
+        from ticketiq.get_approval(
+            (
+                select r.approval_id
+                from ticketiq.request_approval('00000000-0000-0000-0000-000000000001', 1, 1, 'w1') as r
+            )
+        ) as g
+    ),
+    'alice',
+    'get_approval'
 );
 select lives_ok(
     $$select ticketiq.mark_in_doubt('00000000-0000-0000-0000-000000000001', 1, 1, 'w1')$$, 'mark_in_doubt'
@@ -54,6 +90,26 @@ select lives_ok(
     $$select ticketiq.record_resume('00000000-0000-0000-0000-000000000004', 3, '[]')$$, 'record_resume'
 );
 select lives_ok(
+    $$select ticketiq.start_run('app-2', 'o', 'ra', 'delegation', 'ep', false, 2, '{}', null, 'deleg-1', '{}',
+        '00000000-0000-0000-0000-000000000005', '00000000-0000-0000-0000-000000000004')$$,
+    'start_run (run 5, the child of run 4)'
+);
+select is(
+    (select d.run_id from ticketiq.delegation_status('deleg-1') as d), '00000000-0000-0000-0000-000000000005'::uuid,
+    'delegation_status'
+);
+select set_config('ticketiq.fake_now', '2030-01-01 00:00:05+00', true);
+select is(
+    (
+        select t.epoch
+        from ticketiq.take_over_child(
+            '00000000-0000-0000-0000-000000000004', 3, '00000000-0000-0000-0000-000000000005', 'app-2', 8
+        ) as t
+    ),
+    3::bigint,
+    'take_over_child'
+);
+select lives_ok(
     $$select ticketiq.seal_answer('00000000-0000-0000-0000-000000000001', 1, 2, '{"text": "ok"}', 'a', 'k1', 60)$$,
     'seal_answer'
 );
@@ -69,7 +125,7 @@ select is(
 select is(ticketiq.renew_leader('sweep', 'app-1', 1, 10), true, 'renew_leader');
 select is(ticketiq.resign_leader('sweep', 'app-1'), true, 'resign_leader');
 select is_empty($$select 1 from ticketiq.sweep_lapsed('app-1')$$, 'sweep_lapsed');
-select is(ticketiq.schema_version(), 1, 'schema_version');
+select is(ticketiq.schema_version(), 2, 'schema_version');
 select throws_ok(
     $$select ticketiq._fence('00000000-0000-0000-0000-000000000004', 2, '2030-01-01 00:00:00+00')$$,
     '42501', null, 'app cannot call the internal _fence'
@@ -89,7 +145,7 @@ reset role;
 select results_eq(
     $$select r.run_id, r.status, r.epoch from ticketiq.runs as r order by r.run_id$$,
     $$values (tiq_test.rid(1), 'completed'::text, 1::bigint), (tiq_test.rid(2), 'stopped', 1),
-             (tiq_test.rid(3), 'failed', 1), (tiq_test.rid(4), 'running', 3)$$,
+             (tiq_test.rid(3), 'failed', 1), (tiq_test.rid(4), 'running', 3), (tiq_test.rid(5), 'running', 3)$$,
     'the runs ended where the app drove them'
 );
 select is(

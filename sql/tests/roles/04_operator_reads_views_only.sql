@@ -1,7 +1,8 @@
--- roles: ticketiq_operator reads the three operator views, and nothing else:
--- no table, no API function but now() and schema_version().
+-- roles: ticketiq_operator reads the four operator views (approvals_waiting
+-- among them), and nothing else: no table (approval_requests included), no
+-- API function but now() and schema_version(); it cannot decide an approval.
 begin;
-select plan(33);
+select plan(39);
 
 select tiq_test.use_fake_clock('2030-01-01 00:00:00+00');
 select tiq_test.new_run('p1', 8, tiq_test.rid(1));
@@ -9,21 +10,25 @@ select tiq_test.checkpoint(tiq_test.rid(1), 1, 1, jsonb_build_array(tiq_test.cal
 select ticketiq.mark_in_doubt(tiq_test.rid(1), 1, 1, 'w1');
 select tiq_test.take_over(tiq_test.rid(1), 'p2');
 select ticketiq.record_resume(tiq_test.rid(1), 3, '[{"call_id": "w1", "settlement": "unknown"}]');
+select tiq_test.new_run('p1', 60, tiq_test.rid(2));
+select tiq_test.checkpoint(tiq_test.rid(2), 1, 1, jsonb_build_array(tiq_test.call('w1', 'write')));
+select ticketiq.request_approval(tiq_test.rid(2), 1, 1, 'w1', '{"title": "close ticket"}');
 
 select schema_privs_are('ticketiq', 'ticketiq_operator', array['USAGE']);
 select table_privs_are('ticketiq', v.name, 'ticketiq_operator', array['SELECT'])
-from unnest(array['runs_in_flight', 'calls_in_doubt', 'resume_audit']) as v (name);
+from unnest(array['runs_in_flight', 'calls_in_doubt', 'resume_audit', 'approvals_waiting']) as v (name);
 select table_privs_are('ticketiq', t.name, 'ticketiq_operator', array[]::name[])
 from unnest(array[
-    'answers', 'audit', 'calls', 'checkpoints', 'config', 'leader_leases', 'processes', 'runs',
-    'schema_migrations', 'transcript_entries'
+    'answers', 'approval_requests', 'audit', 'calls', 'checkpoints', 'config', 'leader_leases', 'processes',
+    'runs', 'schema_migrations', 'transcript_entries'
 ]) as t (name);
 
 set local role ticketiq_operator;
 
 select results_eq(
-    $$select rf.run_id, rf.status, rf.lease_holder, rf.epoch from ticketiq.runs_in_flight as rf$$,
-    $$values ('00000000-0000-0000-0000-000000000001'::uuid, 'running'::text, 'p2'::text, 3::bigint)$$,
+    $$select rf.run_id, rf.status, rf.lease_holder, rf.epoch from ticketiq.runs_in_flight as rf order by rf.run_id$$,
+    $$values ('00000000-0000-0000-0000-000000000001'::uuid, 'running'::text, 'p2'::text, 3::bigint),
+             ('00000000-0000-0000-0000-000000000002', 'running', 'p1', 1)$$,
     'operator reads runs_in_flight'
 );
 select lives_ok($$select * from ticketiq.calls_in_doubt$$, 'operator reads calls_in_doubt');
@@ -32,11 +37,17 @@ select results_eq(
     $$values (3::bigint, 1, 1)$$,
     'operator reads resume_audit'
 );
+select results_eq(
+    $$select w.run_id, w.step, w.call_id, w.tool, w.summary from ticketiq.approvals_waiting as w$$,
+    $$values ('00000000-0000-0000-0000-000000000002'::uuid, 1, 'w1'::text, 'tool_write'::text,
+              '{"title": "close ticket"}'::jsonb)$$,
+    'operator reads approvals_waiting'
+);
 
 select throws_ok(format('select * from ticketiq.%I', t.name), '42501', null, 'operator cannot read ' || t.name)
 from unnest(array[
-    'answers', 'audit', 'calls', 'checkpoints', 'config', 'leader_leases', 'processes', 'runs',
-    'schema_migrations', 'transcript_entries'
+    'answers', 'approval_requests', 'audit', 'calls', 'checkpoints', 'config', 'leader_leases', 'processes',
+    'runs', 'schema_migrations', 'transcript_entries'
 ]) as t (name);
 
 select throws_ok(
@@ -54,9 +65,19 @@ select throws_ok(
     $$select ticketiq.sweep_lapsed('op')$$, '42501', null, 'operator cannot sweep'
 );
 select throws_ok(
+    $$select ticketiq.decide_approval(
+        (select w.approval_id from ticketiq.approvals_waiting as w), true, 'op'
+    )$$,
+    '42501', null, 'operator cannot call decide_approval'
+);
+select throws_ok(
+    $$update ticketiq.approvals_waiting set summary = '{}'$$, '42501', null,
+    'approvals_waiting is read-only for the operator'
+);
+select throws_ok(
     $$update ticketiq.runs_in_flight set epoch = 9$$, '42501', null, 'the views are read-only for the operator'
 );
-select is(ticketiq.schema_version(), 1, 'operator calls schema_version()');
+select is(ticketiq.schema_version(), 2, 'operator calls schema_version()');
 
 reset role;
 

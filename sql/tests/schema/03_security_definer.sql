@@ -2,7 +2,7 @@
 -- table privilege, so every change goes through them); the internal helpers
 -- and the trigger function do not.
 begin;
-select plan(25);
+select plan(30);
 
 select is_definer('ticketiq', 'schema_version', array[]::name[]);
 select is_definer('ticketiq', 'now', array[]::name[]);
@@ -10,7 +10,7 @@ select is_definer(
     'ticketiq', 'start_run',
     array[
         'text', 'text', 'text', 'text', 'text', 'boolean', 'double precision', 'jsonb', 'text', 'text',
-        'jsonb', 'uuid'
+        'jsonb', 'uuid', 'uuid'
     ]
 );
 select is_definer('ticketiq', 'write_checkpoint', array['uuid', 'bigint', 'integer', 'jsonb', 'text', 'text']);
@@ -33,6 +33,13 @@ select is_definer('ticketiq', 'request_stop', array['uuid', 'text', 'text']);
 select is_definer('ticketiq', 'record_resume', array['uuid', 'bigint', 'jsonb']);
 select is_definer('ticketiq', 'register_process', array['text', 'text', 'integer']);
 select is_definer('ticketiq', 'purge_answers', array['integer']);
+select is_definer('ticketiq', 'request_approval', array['uuid', 'bigint', 'integer', 'text', 'jsonb']);
+select is_definer('ticketiq', 'decide_approval', array['uuid', 'boolean', 'text', 'text']);
+select is_definer('ticketiq', 'get_approval', array['uuid']);
+select is_definer('ticketiq', 'delegation_status', array['text']);
+select is_definer(
+    'ticketiq', 'take_over_child', array['uuid', 'bigint', 'uuid', 'text', 'double precision', 'integer']
+);
 
 select isnt_definer('ticketiq', '_fence', array['uuid', 'bigint', 'timestamp with time zone']);
 select isnt_definer('ticketiq', '_require_positive', array['text', 'double precision']);

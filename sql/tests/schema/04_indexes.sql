@@ -1,8 +1,9 @@
 -- schema: the sweep reads only the partial index of running runs, so its
--- cost does not grow with the finished runs kept; renewal, adoption and the
--- one-resume-per-epoch rule have their indexes too.
+-- cost does not grow with the finished runs kept; renewal, adoption, the
+-- one-resume-per-epoch rule, waiting approvals and child runs have their
+-- indexes too.
 begin;
-select plan(9);
+select plan(13);
 
 select has_index('ticketiq', 'runs', 'runs_running_lease_idx', 'lease_expires_at');
 select is(
@@ -39,6 +40,24 @@ select is(
     ),
     '(event = ''agent.run.crash_resumed''::text)',
     'one crash_resumed audit row per run and epoch'
+);
+select has_index('ticketiq', 'approval_requests', 'approval_requests_waiting_idx', 'requested_at');
+select is(
+    (
+        select pg_get_expr(i.indpred, i.indrelid) from pg_index as i
+        where i.indexrelid = 'ticketiq.approval_requests_waiting_idx'::regclass
+    ),
+    '(state = ''waiting''::text)',
+    'approval_requests_waiting_idx holds waiting requests only'
+);
+select has_index('ticketiq', 'runs', 'runs_parent_idx', 'parent_run_id');
+select is(
+    (
+        select pg_get_expr(i.indpred, i.indrelid) from pg_index as i
+        where i.indexrelid = 'ticketiq.runs_parent_idx'::regclass
+    ),
+    '(parent_run_id IS NOT NULL)',
+    'runs_parent_idx holds child runs only'
 );
 
 set local enable_seqscan = off;

@@ -1,0 +1,74 @@
+-- ticketiq.accept_entry(...): write an incoming request to the durable inbox.
+--
+-- Every entry point (a webhook or ticket-event delivery, a Teams activity,
+-- an A2A task, a co-pilot turn, a playground run, a cron fire) is written
+-- here before it is answered, keyed by (kind, sender id): a request the
+-- edge retries on the other process finds the entry already there
+-- (created = false) with its run, and starts nothing.  NOTIFYs
+-- ticketiq_entry so an entry worker claims it at once (its poll is the
+-- truth).  p_durable false: the run will not be written ahead (lost, it is
+-- failed, not resumed).  TQ004 for a bad kind, an empty sender id or
+-- identity, or a payload that is not an object; nothing is written then.
+create or replace function ticketiq.accept_entry(
+    p_kind text,
+    p_sender_id text,
+    p_payload jsonb,
+    p_owner text,
+    p_run_as text,
+    p_channel text,
+    p_may_wait boolean default false,
+    p_durable boolean default true
+)
+returns table (
+    entry_id bigint,
+    created boolean,
+    state text,
+    run_id uuid
+)
+language plpgsql
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+    v_now timestamptz := ticketiq.now();
+    v_entry ticketiq.entries;
+begin
+    if p_kind is null or p_kind not in (
+        'webhook', 'ticket_event', 'teams', 'a2a', 'copilot', 'playground', 'cron'
+    ) then
+        raise exception 'unknown entry kind %', coalesce(p_kind, 'null') using errcode = 'TQ004';
+    end if;
+    if coalesce(p_sender_id, '') = '' then
+        raise exception 'a % entry needs the sender''s id', p_kind using errcode = 'TQ004';
+    end if;
+    if p_payload is null or jsonb_typeof(p_payload) <> 'object' then
+        raise exception 'the payload must be a JSON object' using errcode = 'TQ004';
+    end if;
+    if coalesce(p_owner, '') = '' or coalesce(p_run_as, '') = '' or coalesce(p_channel, '') = ''
+        or p_may_wait is null or p_durable is null then
+        raise exception 'owner, run_as, channel, may_wait and durable are required'
+            using errcode = 'TQ004';
+    end if;
+
+    insert into ticketiq.entries as e (
+        kind, sender_id, payload, owner, run_as, channel, may_wait, durable, received_at
+    ) values (
+        p_kind, p_sender_id, p_payload, p_owner, p_run_as, p_channel, p_may_wait, p_durable, v_now
+    )
+    on conflict (kind, sender_id) do nothing
+    returning e.* into v_entry;
+    if v_entry.entry_id is not null then
+        perform pg_notify('ticketiq_entry', v_entry.entry_id::text);
+        return query select v_entry.entry_id, true, v_entry.state, v_entry.run_id;
+        return;
+    end if;
+    return query
+    select e.entry_id, false, e.state, e.run_id
+    from ticketiq.entries as e
+    where e.kind = p_kind and e.sender_id = p_sender_id;
+end;
+$$;
+
+comment on function ticketiq.accept_entry(text, text, jsonb, text, text, text, boolean, boolean) is
+'Write a request to the durable inbox keyed by (kind, sender id); a retry finds the entry (created=false). TQ004 bad input.';

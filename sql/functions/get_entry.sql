@@ -1,0 +1,38 @@
+-- ticketiq.get_entry(kind, sender id): an entry with its run and answer.
+--
+-- What an A2A tasks/get (or a retried request) reads: the entry's state,
+-- its run's status and the run's sealed answer, if any.  No row for an
+-- unknown entry.
+create or replace function ticketiq.get_entry(p_kind text, p_sender_id text)
+returns table (
+    entry_id bigint,
+    kind text,
+    sender_id text,
+    state text,
+    run_id uuid,
+    run_status text,
+    failure_reason text,
+    answer jsonb,
+    outcome jsonb,
+    received_at timestamptz,
+    finished_at timestamptz
+)
+language plpgsql
+stable
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+begin
+    return query
+    select e.entry_id, e.kind, e.sender_id, e.state, e.run_id, r.status, r.failure_reason,
+        a.body, e.outcome, e.received_at, e.finished_at
+    from ticketiq.entries as e
+    left join ticketiq.runs as r on e.run_id = r.run_id
+    left join ticketiq.answers as a on e.run_id = a.run_id
+    where e.kind = p_kind and e.sender_id = p_sender_id;
+end;
+$$;
+
+comment on function ticketiq.get_entry(text, text) is
+'An entry by (kind, sender id) with its run''s status and sealed answer; no row if unknown.';

@@ -1,0 +1,76 @@
+-- ticketiq.suspend_run(run, epoch, wait key, detail): wait without a lease.
+--
+-- A run that may wait (runs.may_wait) and must wait for an event — an
+-- approval (wait key approval:<id>), a person's reply (reply:<conversation>),
+-- a child run (child:<run id>) — gives its lease up: it becomes
+-- 'suspended' at epoch + 1, so its process can hold nothing more for it.
+-- ticketiq.wake_runs (or the event's own function: decide_approval, the
+-- child's hand-on) wakes it on whichever process gets it.  If the event
+-- already happened (the approval is decided, the child finished), the run is
+-- woken at once.  Fenced (TQ001/TQ002/TQ003/TQ006); TQ004 for a run that may
+-- not wait or an empty wait key.
+create or replace function ticketiq.suspend_run(
+    p_run_id uuid,
+    p_epoch bigint,
+    p_wait_key text,
+    p_detail jsonb default '{}'
+)
+returns table (
+    run_id uuid,
+    status text,
+    epoch bigint
+)
+language plpgsql
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+    v_now timestamptz := ticketiq.now();
+    v_run ticketiq.runs;
+    v_done boolean;
+begin
+    v_run := ticketiq._fence(p_run_id, p_epoch, v_now);
+    if not v_run.may_wait then
+        raise exception 'run % may not wait: it cannot be suspended', p_run_id using errcode = 'TQ004';
+    end if;
+    if coalesce(p_wait_key, '') = '' or p_detail is null then
+        raise exception 'a wait key must be non-empty' using errcode = 'TQ004';
+    end if;
+
+    update ticketiq.runs as r
+    set status = 'suspended',
+        epoch = r.epoch + 1,
+        wait_key = p_wait_key,
+        lease_holder = null,
+        lease_expires_at = null,
+        updated_at = v_now
+    where r.run_id = p_run_id;
+    insert into ticketiq.audit (at, event, run_id, epoch, actor, detail)
+    values (v_now, 'agent.run.suspended', p_run_id, p_epoch + 1, v_run.lease_holder,
+        jsonb_build_object('wait_key', p_wait_key, 'step', v_run.last_step) || p_detail);
+
+    -- The event may have happened before the run got here.
+    v_done := case
+        when p_wait_key like 'approval:%' then exists (
+            select 1 from ticketiq.approval_requests as a
+            where a.approval_id::text = substr(p_wait_key, 10) and a.state <> 'waiting'
+        )
+        when p_wait_key like 'child:%' then exists (
+            select 1 from ticketiq.runs as c
+            where c.run_id::text = substr(p_wait_key, 7)
+                and (c.finished_at is not null
+                    or exists (select 1 from ticketiq.answers as a where a.run_id = c.run_id))
+        )
+        else false
+    end;
+    if v_done then
+        perform ticketiq._wake(p_wait_key, v_now);
+    end if;
+
+    return query select r.run_id, r.status, r.epoch from ticketiq.runs as r where r.run_id = p_run_id;
+end;
+$$;
+
+comment on function ticketiq.suspend_run(uuid, bigint, text, jsonb) is
+'A run that may wait gives its lease up until the event p_wait_key names; woken at once if it already happened. Fenced.';
