@@ -1,0 +1,112 @@
+"""The entry pump: durable inbox rows become runs on whichever process claims them.
+
+Every app process runs one.  It fires due cron schedules (each fire is one
+inbox row, written once across processes) and claims pending inbox rows —
+webhook and ticket-event deliveries, Teams activities, A2A tasks, co-pilot
+turns — starting each one's run in the same statement
+(``ticketiq.claim_entries``).  From then on the run's lease is the entry's:
+if this process dies, the sweep hands the run back and another process
+adopts its checkpoint; the entry's outcome is recorded when the run ends.
+
+``TICKETIQ_CRASH_RESUME_ENTRIES=false`` writes ahead only the runs that may
+wait (A2A, playground): cron, trigger, co-pilot and Teams runs are then not
+checkpointed and, if lost, failed rather than resumed.
+
+NOTIFY ``ticketiq_entry`` is a hint; the poll is the truth.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from .agent import AnswerDelivery, RunInfo
+from .driver import TicketIQ
+from .leases import LeaseKeeper
+from .models import ClaimedEntry
+from .runner import Runner, RunOutcome
+
+log = logging.getLogger(__name__)
+
+#: Entry kinds whose runs may wait and are always written ahead.
+MAY_WAIT = frozenset({"a2a", "playground"})
+#: Entry kinds that TICKETIQ_CRASH_RESUME_ENTRIES covers.
+COVERED = frozenset({"cron", "webhook", "ticket_event", "copilot", "teams"})
+
+
+def durable_for(kind: str, crash_resume_entries: bool) -> bool:
+    return kind in MAY_WAIT or crash_resume_entries or kind not in COVERED
+
+
+class EntryPump:
+    def __init__(
+        self,
+        db: TicketIQ,
+        runner: Runner,
+        leases: LeaseKeeper,
+        spawn: Callable[[Any, Awaitable[RunOutcome]], object],
+        *,
+        crash_resume_entries: bool = True,
+        fire_crons: bool = True,
+    ) -> None:
+        self.db = db
+        self.runner = runner
+        self.leases = leases
+        self.spawn = spawn
+        self.crash_resume_entries = crash_resume_entries
+        self.fire_crons = fire_crons
+        self.claimed = 0
+        self.fired = 0
+
+    async def tick(self, room: int) -> int:
+        """Fire due crons, then claim up to ``room`` entries and start their runs."""
+        if self.fire_crons:
+            fires = await self.db.fire_due_crons(durable=self.crash_resume_entries)
+            self.fired += len(fires)
+        if room < 1:
+            return 0
+        sent = self.leases.sent_at()
+        entries = await self.db.claim_entries(self.leases.holder, self.leases.ttl, room)
+        for entry in entries:
+            self.leases.hold(entry.run_id, entry.epoch, sent)
+            state = self.runner.fresh_state(
+                self.info(entry), entry.epoch, entry.payload, entry.durable
+            )
+            self.spawn(entry.run_id, self.runner.run(state))
+        self.claimed += len(entries)
+        return len(entries)
+
+    @staticmethod
+    def info(entry: ClaimedEntry) -> RunInfo:
+        return RunInfo(
+            run_id=entry.run_id,
+            owner=entry.owner,
+            run_as=entry.run_as,
+            channel=entry.channel,
+            entry_point=entry.kind,
+            may_wait=entry.may_wait,
+            correlation_id=entry.correlation_id,
+        )
+
+
+def teams_delivery(teams: Any) -> AnswerDelivery:
+    """Post a Teams turn's reply, with its cards, exactly once.
+
+    The reply carries the delivery key in its channelData; a process that
+    replaces a dead one reads the conversation back before posting.
+    """
+
+    def conversation(request: Any) -> str:
+        return str(((request or {}).get("conversation") or {}).get("id") or "")
+
+    async def send(run: RunInfo, request: Any, answer: Any, key: str) -> None:
+        text = answer.get("text", "") if isinstance(answer, dict) else str(answer)
+        cards = answer.get("cards", ()) if isinstance(answer, dict) else ()
+        await teams.reply(conversation(request), text, cards,
+                          reply_to_id=(request or {}).get("id"), key=key)
+
+    async def read_back(run: RunInfo, request: Any, key: str) -> bool:
+        return await teams.find_reply(conversation(request), key) is not None
+
+    return AnswerDelivery(send=send, read_back=read_back)
