@@ -4,7 +4,8 @@
 -- this returns the child (or no row when none was ever started), whether
 -- its lease lapsed by the database clock, and its answer once sealed, so
 -- the parent takes the answer, waits for a child that is alive, or takes
--- over a child whose lease lapsed (ticketiq.take_over_child).
+-- over a child whose lease lapsed (ticketiq.take_over_child).  Only child
+-- runs (with a parent) are found.
 create or replace function ticketiq.delegation_status(p_delegation_key text)
 returns table (
     run_id uuid,
@@ -34,7 +35,7 @@ begin
         r.failure_reason, a.body, a.step
     from ticketiq.runs as r
     left join ticketiq.answers as a on r.run_id = a.run_id
-    where r.idempotency_key = p_delegation_key;
+    where r.idempotency_key = p_delegation_key and r.parent_run_id is not null;
 end;
 $$;
 

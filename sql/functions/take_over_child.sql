@@ -8,7 +8,8 @@
 -- or released) is then adopted by p_holder through ticketiq.adopt_run
 -- (epoch + 1) and returned; no row when the child is alive with another
 -- holder, already adopted by someone else, or finished.
--- TQ004 when p_child_run_id is not a child of p_parent_run_id.
+-- TQ004 when p_child_run_id is not a child of p_parent_run_id, for an empty
+-- holder or a negative or null p_max_losses.
 create or replace function ticketiq.take_over_child(
     p_parent_run_id uuid,
     p_parent_epoch bigint,
@@ -27,9 +28,13 @@ declare
     v_child ticketiq.runs;
     v_lost integer;
     v_failed boolean;
+    v_reason text;
 begin
     perform ticketiq._fence(p_parent_run_id, p_parent_epoch, v_now);
     perform ticketiq._require_positive('ttl', p_ttl_seconds);
+    if coalesce(p_holder, '') = '' or p_max_losses is null or p_max_losses < 0 then
+        raise exception 'holder must be non-empty and max_losses >= 0' using errcode = 'TQ004';
+    end if;
 
     select r.* into v_child
     from ticketiq.runs as r
@@ -67,11 +72,16 @@ begin
                 'taken_over_by_parent', p_parent_run_id
             ));
         if v_failed then
+            select r.failure_reason into v_reason from ticketiq.runs as r
+            where r.run_id = p_child_run_id;
+            insert into ticketiq.audit (at, event, run_id, epoch, actor, detail)
+            values (v_now, 'agent.run.failed', p_child_run_id, v_child.epoch + 1, p_holder,
+                jsonb_build_object('reason', v_reason, 'loss_count', v_lost));
             insert into ticketiq.transcript_entries (run_id, kind, body, at)
-            values (p_child_run_id, 'failed', jsonb_build_object('reason',
-                format('lost %s times', v_lost)), v_now);
+            values (p_child_run_id, 'failed', jsonb_build_object('reason', v_reason), v_now);
             perform ticketiq._finish_entry(p_child_run_id, 'failed',
-                jsonb_build_object('reason', format('lost %s times', v_lost)), v_now);
+                jsonb_build_object('reason', v_reason), v_now);
+            perform pg_notify('ticketiq_run_finished', p_child_run_id::text);
             return;
         end if;
     elsif v_child.status <> 'claimed' then

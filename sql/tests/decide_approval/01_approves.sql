@@ -30,7 +30,7 @@ select results_eq(
                                  'call_id', 'w1', 'reason', 'fine'))$$,
     'approval.approved audited with the actor, request, step, call and reason'
 );
-select is((select count(*) from ticketiq.approvals_waiting as w), 0::bigint, 'no longer waiting');
+select is((select count(*) from ticketiq.approvals_waiting), 0::bigint, 'no longer waiting');
 select is(
     (select c.state from ticketiq.calls as c where c.run_id = tiq_test.rid(1) and c.call_id = 'w1'), 'pending',
     'the call is left to the run: still pending'

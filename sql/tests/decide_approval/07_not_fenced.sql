@@ -42,7 +42,7 @@ select is(
     'approved',
     'decided after the run failed'
 );
-select is((select count(*) from ticketiq.approvals_waiting as w), 0::bigint, 'all three requests are decided');
+select is((select count(*) from ticketiq.approvals_waiting), 0::bigint, 'all three requests are decided');
 
 select * from finish();
 rollback;

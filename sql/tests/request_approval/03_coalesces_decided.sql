@@ -44,7 +44,7 @@ select is(
     'still one request per call'
 );
 select is(
-    (select count(*) from ticketiq.approvals_waiting as w), 0::bigint,
+    (select count(*) from ticketiq.approvals_waiting), 0::bigint,
     'nothing is waiting: no decision is asked again'
 );
 select is(tiq_test.table_fingerprint(), tiq_test.saved_fingerprint(), 'filing again changed nothing');

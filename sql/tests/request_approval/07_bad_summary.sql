@@ -21,7 +21,7 @@ select throws_ok(
     'TQ004', null, 'summary null'
 );
 select is(
-    (select count(*) from ticketiq.approval_requests as a), 0::bigint, 'no request filed'
+    (select count(*) from ticketiq.approval_requests), 0::bigint, 'no request filed'
 );
 select is(
     (select c.approval_id from ticketiq.calls as c where c.run_id = tiq_test.rid(1) and c.call_id = 'w1'), null,

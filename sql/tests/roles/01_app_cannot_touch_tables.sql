@@ -18,9 +18,9 @@ select throws_ok(
     format('update ticketiq.%I set %I = %I', t.name, t.col, t.col), '42501', null, 'app cannot UPDATE ' || t.name
 )
 from (values
-    ('answers', 'body'), ('approval_requests', 'state'), ('audit', 'event'), ('calls', 'state'), ('checkpoints', 'body'),
-    ('config', 'fake_clock_allowed'), ('leader_leases', 'expires_at'), ('processes', 'last_seen_at'),
-    ('runs', 'epoch'), ('schema_migrations', 'name'), ('transcript_entries', 'body')
+    ('answers', 'body'), ('approval_requests', 'state'), ('audit', 'event'), ('calls', 'state'),
+    ('checkpoints', 'body'), ('config', 'fake_clock_allowed'), ('leader_leases', 'expires_at'),
+    ('processes', 'last_seen_at'), ('runs', 'epoch'), ('schema_migrations', 'name'), ('transcript_entries', 'body')
 ) as t (name, col);
 
 select throws_ok(format('delete from ticketiq.%I', t.name), '42501', null, 'app cannot DELETE from ' || t.name)
