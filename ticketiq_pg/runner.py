@@ -238,7 +238,7 @@ class Runner:
 
     async def _drive(self, state: RunState) -> RunOutcome:
         while True:
-            if self.draining:
+            if self.draining and state.durable:
                 await self.db.release_run(
                     state.run_id, state.epoch, "shutdown", state.last_results
                 )

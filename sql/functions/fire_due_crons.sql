@@ -4,7 +4,7 @@
 -- LOCKED: any process may call it; each fire happens once), writes one
 -- entry of kind 'cron' whose sender id is <name>@<fire time> — so a fire
 -- is a row claimed once across processes — and moves the schedule to its
--- next fire time (missed fires are not replayed in a burst).  p_durable
+-- next fire time on its grid (missed fires are not replayed in a burst).  p_durable
 -- false: cron runs are not written ahead (TICKETIQ_CRASH_RESUME_ENTRIES).
 -- Returns the fires written.
 create or replace function ticketiq.fire_due_crons(
@@ -46,10 +46,10 @@ begin
             ),
             v_schedule.owner, v_schedule.run_as, v_schedule.channel, false, p_durable
         ) as a;
-        v_next := v_schedule.next_fire_at + make_interval(secs => v_schedule.every_seconds);
-        if v_next <= v_now then
-            v_next := v_now + make_interval(secs => v_schedule.every_seconds);
-        end if;
+        -- The next fire on the schedule's own grid after now.
+        v_next := v_schedule.next_fire_at + make_interval(secs => v_schedule.every_seconds * (
+            floor(extract(epoch from v_now - v_schedule.next_fire_at) / v_schedule.every_seconds) + 1
+        ));
         update ticketiq.cron_schedules as c
         set next_fire_at = v_next
         where c.name = v_schedule.name;

@@ -3,8 +3,8 @@
 -- Not fenced: anyone allowed to call it records the request, whether the
 -- run's process is alive, dead or stalled.  The run's attempt (or the one
 -- that resumes it) sees stop_requested at its next gate and ends the run
--- with ticketiq.stop_run before making any further call.  Asking twice keeps
--- the first request.  TQ001 unknown_run; TQ006 run_not_running for a run
+-- with ticketiq.stop_run before making any further call; a suspended run
+-- is woken for it.  Asking twice keeps the first request.  TQ001 unknown_run; TQ006 run_not_running for a run
 -- that already finished; TQ004 for an empty actor.
 create or replace function ticketiq.request_stop(
     p_run_id uuid,
@@ -44,6 +44,21 @@ begin
         values (v_now, 'agent.run.stop_requested', p_run_id, v_run.epoch, p_actor,
             jsonb_build_object('reason', p_reason));
         perform pg_notify('ticketiq_stop', p_run_id::text);
+        if v_run.status = 'suspended' then
+            -- A suspended run holds no lease: wake it so its resume sees the Stop.
+            update ticketiq.runs as r
+            set status = 'claimed',
+                epoch = r.epoch + 1,
+                wait_key = null,
+                claim_reason = 'woken',
+                updated_at = v_now
+            where r.run_id = p_run_id;
+            insert into ticketiq.audit (at, event, run_id, detail)
+            values (v_now, 'agent.run.woken', p_run_id, jsonb_build_object('by', 'stop'));
+            perform pg_notify('ticketiq_resume', p_run_id::text);
+            return query select p_run_id, 'claimed'::text, v_now;
+            return;
+        end if;
         return query select p_run_id, v_run.status, v_now;
         return;
     end if;

@@ -8,7 +8,8 @@
 -- child's hand-on) wakes it on whichever process gets it.  If the event
 -- already happened (the approval is decided, the child finished), the run is
 -- woken at once.  Fenced (TQ001/TQ002/TQ003/TQ006); TQ004 for a run that may
--- not wait or an empty wait key.
+-- not wait or is not written ahead, an empty wait key or a detail that is
+-- not an object.
 create or replace function ticketiq.suspend_run(
     p_run_id uuid,
     p_epoch bigint,
@@ -31,11 +32,15 @@ declare
     v_done boolean;
 begin
     v_run := ticketiq._fence(p_run_id, p_epoch, v_now);
-    if not v_run.may_wait then
-        raise exception 'run % may not wait: it cannot be suspended', p_run_id using errcode = 'TQ004';
+    if not v_run.may_wait or not v_run.durable then
+        raise exception 'run % may not wait (or is not written ahead): it cannot be suspended', p_run_id
+            using errcode = 'TQ004';
     end if;
-    if coalesce(p_wait_key, '') = '' or p_detail is null then
+    if coalesce(p_wait_key, '') = '' then
         raise exception 'a wait key must be non-empty' using errcode = 'TQ004';
+    end if;
+    if p_detail is null or jsonb_typeof(p_detail) <> 'object' then
+        raise exception 'detail must be a JSON object' using errcode = 'TQ004';
     end if;
 
     update ticketiq.runs as r
@@ -50,17 +55,21 @@ begin
     values (v_now, 'agent.run.suspended', p_run_id, p_epoch + 1, v_run.lease_holder,
         jsonb_build_object('wait_key', p_wait_key, 'step', v_run.last_step) || p_detail);
 
-    -- The event may have happened before the run got here.
+    -- The event may have happened before the run got here.  The event's row
+    -- is locked first: a decision or a child's end committing at this
+    -- moment either is seen here, or its wake-up sees this suspension.
     v_done := case
         when p_wait_key like 'approval:%' then exists (
             select 1 from ticketiq.approval_requests as a
             where a.approval_id::text = substr(p_wait_key, 10) and a.state <> 'waiting'
+            for update
         )
         when p_wait_key like 'child:%' then exists (
             select 1 from ticketiq.runs as c
             where c.run_id::text = substr(p_wait_key, 7)
                 and (c.finished_at is not null
                     or exists (select 1 from ticketiq.answers as a where a.run_id = c.run_id))
+            for update
         )
         else false
     end;

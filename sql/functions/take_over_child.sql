@@ -47,12 +47,15 @@ begin
 
     if v_child.status = 'running' and v_child.lease_expires_at <= v_now then
         v_lost := v_child.loss_count + 1;
-        v_failed := v_lost > p_max_losses;
+        v_failed := v_lost > p_max_losses or not v_child.durable;
         update ticketiq.runs as r
         set epoch = r.epoch + 1,
             loss_count = v_lost,
             status = case when v_failed then 'failed' else 'claimed' end,
             failure_reason = case
+                when not v_child.durable
+                    then format('interrupted: not written ahead, lease lapsed at %s held by %s',
+                        v_child.lease_expires_at, v_child.lease_holder)
                 when v_failed then format('lost %s times (more than %s): lease lapsed at %s held by %s',
                     v_lost, p_max_losses, v_child.lease_expires_at, v_child.lease_holder)
             end,

@@ -63,11 +63,14 @@ $$;
 comment on function tiq_test.rid(integer) is
 'Fixed run id number n, for tests that refer to runs by id.';
 
--- Start a run held by holder for ttl seconds; returns its id.
+-- Start a run held by holder for ttl seconds; returns its id.  may_wait
+-- and durable are start_run's p_may_wait and p_durable.
 create or replace function tiq_test.new_run(
     holder text default 'p1',
     ttl double precision default 8,
-    run_id uuid default null
+    run_id uuid default null,
+    may_wait boolean default false,
+    durable boolean default true
 )
 returns uuid
 language sql
@@ -79,19 +82,20 @@ as $$
         p_run_as => 'agent:triage',
         p_channel => 'web',
         p_entry_point => 'playground',
-        p_may_wait => false,
+        p_may_wait => $4,
         p_ttl_seconds => $2,
         p_input => '{"ticket": 42}'::jsonb,
         p_correlation_id => null,
         p_idempotency_key => null,
         p_meta => '{}'::jsonb,
         p_run_id => $3,
-        p_parent_run_id => null
+        p_parent_run_id => null,
+        p_durable => $5
     ) as s;
 $$;
 
-comment on function tiq_test.new_run(text, double precision, uuid) is
-'Start a run (owner@example.com, web, playground) held by holder for ttl seconds; returns its run id.';
+comment on function tiq_test.new_run(text, double precision, uuid, boolean, boolean) is
+'Start a run (owner@example.com, web, playground) held by holder for ttl seconds (may_wait, durable); returns its run id.';
 
 -- Start the child run of a delegation: its parent and its delegation key
 -- (the child's idempotency key); returns the child's id (the existing
@@ -254,6 +258,53 @@ $$;
 
 comment on function tiq_test.take_over(uuid, text, double precision) is
 'Lose the run (tiq_test.lose) and adopt it as holder; returns the adopting epoch.';
+
+-- Accept an entry (owner@example.com, agent:triage, channel web) of kind
+-- with the sender's id; returns its entry id.
+create or replace function tiq_test.new_entry(
+    kind text,
+    sender_id text,
+    durable boolean default true,
+    may_wait boolean default false,
+    payload jsonb default '{"ticket": 42}'
+)
+returns bigint
+language sql
+as $$
+    select a.entry_id
+    from ticketiq.accept_entry($1, $2, $5, 'owner@example.com', 'agent:triage', 'web', $4, $3) as a;
+$$;
+
+comment on function tiq_test.new_entry(text, text, boolean, boolean, jsonb) is
+'Accept an entry of kind from sender_id (owner@example.com, agent:triage, web); returns its entry id.';
+
+-- Accept an entry of kind from sender_id and claim the pending entries as
+-- holder (ticketiq.claim_entries): returns the run started for it.
+create or replace function tiq_test.entry_run(
+    sender_id text,
+    holder text default 'p1',
+    ttl double precision default 8,
+    durable boolean default true,
+    kind text default 'a2a'
+)
+returns uuid
+language plpgsql
+as $$
+declare
+    v_entry_id bigint := tiq_test.new_entry($5, $1, $4);
+    v_run_id uuid;
+begin
+    perform 1 from ticketiq.claim_entries($2, $3, 1000);
+    select e.run_id into v_run_id from ticketiq.entries as e where e.entry_id = v_entry_id;
+    if v_run_id is null then
+        raise exception 'tiq_test.entry_run: entry % was not claimed', v_entry_id;
+    end if;
+    return v_run_id;
+end;
+$$;
+
+comment on function tiq_test.entry_run(text, text, double precision, boolean, text) is
+'Accept an entry (kind, sender_id, durable) and claim it as holder; returns the run started for it.';
 
 -- md5 of each ticketiq table's contents, one row per table.
 create or replace function tiq_test.table_digests()

@@ -2,7 +2,7 @@
 -- and SELECT on a ticketiq table fails with 42501, so every state change
 -- goes through the fenced functions.
 begin;
-select plan(44);
+select plan(52);
 
 set local role ticketiq_app;
 
@@ -10,8 +10,8 @@ select throws_ok(
     format('insert into ticketiq.%I default values', t.name), '42501', null, 'app cannot INSERT into ' || t.name
 )
 from unnest(array[
-    'answers', 'approval_requests', 'audit', 'calls', 'checkpoints', 'config', 'leader_leases', 'processes',
-    'runs', 'schema_migrations', 'transcript_entries'
+    'answers', 'approval_requests', 'audit', 'calls', 'checkpoints', 'config', 'cron_schedules', 'entries',
+    'leader_leases', 'processes', 'runs', 'schema_migrations', 'transcript_entries'
 ]) as t (name);
 
 select throws_ok(
@@ -19,20 +19,21 @@ select throws_ok(
 )
 from (values
     ('answers', 'body'), ('approval_requests', 'state'), ('audit', 'event'), ('calls', 'state'),
-    ('checkpoints', 'body'), ('config', 'fake_clock_allowed'), ('leader_leases', 'expires_at'),
+    ('checkpoints', 'body'), ('config', 'fake_clock_allowed'), ('cron_schedules', 'next_fire_at'),
+    ('entries', 'state'), ('leader_leases', 'expires_at'),
     ('processes', 'last_seen_at'), ('runs', 'epoch'), ('schema_migrations', 'name'), ('transcript_entries', 'body')
 ) as t (name, col);
 
 select throws_ok(format('delete from ticketiq.%I', t.name), '42501', null, 'app cannot DELETE from ' || t.name)
 from unnest(array[
-    'answers', 'approval_requests', 'audit', 'calls', 'checkpoints', 'config', 'leader_leases', 'processes',
-    'runs', 'schema_migrations', 'transcript_entries'
+    'answers', 'approval_requests', 'audit', 'calls', 'checkpoints', 'config', 'cron_schedules', 'entries',
+    'leader_leases', 'processes', 'runs', 'schema_migrations', 'transcript_entries'
 ]) as t (name);
 
 select throws_ok(format('select * from ticketiq.%I', t.name), '42501', null, 'app cannot SELECT from ' || t.name)
 from unnest(array[
-    'answers', 'approval_requests', 'audit', 'calls', 'checkpoints', 'config', 'leader_leases', 'processes',
-    'runs', 'schema_migrations', 'transcript_entries'
+    'answers', 'approval_requests', 'audit', 'calls', 'checkpoints', 'config', 'cron_schedules', 'entries',
+    'leader_leases', 'processes', 'runs', 'schema_migrations', 'transcript_entries'
 ]) as t (name);
 
 reset role;

@@ -1,14 +1,16 @@
 -- roles: ticketiq_app holds USAGE on the schema, EXECUTE on the API
--- functions, nothing on the internal functions and no table privilege.
+-- functions (the entry-point functions of version 3 among them), nothing on
+-- the internal functions (_finish_entry and _wake among them) and no table
+-- privilege.
 begin;
-select plan(42);
+select plan(56);
 
 select schema_privs_are('ticketiq', 'ticketiq_app', array['USAGE']);
 
 select table_privs_are('ticketiq', t.name, 'ticketiq_app', array[]::name[])
 from unnest(array[
-    'answers', 'approval_requests', 'audit', 'calls', 'checkpoints', 'config', 'leader_leases', 'processes',
-    'runs', 'schema_migrations', 'transcript_entries'
+    'answers', 'approval_requests', 'audit', 'calls', 'checkpoints', 'config', 'cron_schedules', 'entries',
+    'leader_leases', 'processes', 'runs', 'schema_migrations', 'transcript_entries'
 ]) as t (name);
 
 select function_privs_are('ticketiq', f.name, f.args, 'ticketiq_app', array['EXECUTE'])
@@ -19,7 +21,7 @@ from (values
         'start_run',
         array[
             'text', 'text', 'text', 'text', 'text', 'boolean', 'double precision', 'jsonb', 'text', 'text',
-            'jsonb', 'uuid', 'uuid'
+            'jsonb', 'uuid', 'uuid', 'boolean'
         ]::name[]
     ),
     ('write_checkpoint', array['uuid', 'bigint', 'integer', 'jsonb', 'text', 'text']::name[]),
@@ -44,7 +46,25 @@ from (values
     ('decide_approval', array['uuid', 'boolean', 'text', 'text']::name[]),
     ('get_approval', array['uuid']::name[]),
     ('delegation_status', array['text']::name[]),
-    ('take_over_child', array['uuid', 'bigint', 'uuid', 'text', 'double precision', 'integer']::name[])
+    ('take_over_child', array['uuid', 'bigint', 'uuid', 'text', 'double precision', 'integer']::name[]),
+    ('suspend_run', array['uuid', 'bigint', 'text', 'jsonb']::name[]),
+    ('wake_runs', array['text']::name[]),
+    (
+        'accept_entry',
+        array['text', 'text', 'jsonb', 'text', 'text', 'text', 'boolean', 'boolean']::name[]
+    ),
+    ('claim_entries', array['text', 'double precision', 'integer']::name[]),
+    ('get_entry', array['text', 'text']::name[]),
+    (
+        'upsert_cron_schedule',
+        array[
+            'text', 'double precision', 'jsonb', 'text', 'text', 'text', 'timestamp with time zone', 'boolean'
+        ]::name[]
+    ),
+    ('fire_due_crons', array['boolean', 'integer']::name[]),
+    ('mark_delivery', array['uuid', 'bigint']::name[]),
+    ('get_run', array['uuid']::name[]),
+    ('run_transcript', array['uuid']::name[])
 ) as f (name, args);
 
 select function_privs_are('ticketiq', f.name, f.args, 'ticketiq_app', array[]::name[])
@@ -52,7 +72,9 @@ from (values
     ('_fence', array['uuid', 'bigint', 'timestamp with time zone']::name[]),
     ('_require_positive', array['text', 'double precision']::name[]),
     ('_validate_checkpoint', array['jsonb']::name[]),
-    ('answers_write_once', array[]::name[])
+    ('answers_write_once', array[]::name[]),
+    ('_finish_entry', array['uuid', 'text', 'jsonb', 'timestamp with time zone']::name[]),
+    ('_wake', array['text', 'timestamp with time zone']::name[])
 ) as f (name, args);
 
 select * from finish();

@@ -1,9 +1,10 @@
 -- roles: as ticketiq_app (no table privilege) a run's whole life goes
 -- through the API functions: start, checkpoint, approval, mark, outcome,
 -- renew, Stop, release, adopt, resume, delegation and take-over of a child,
--- seal, hand-on, fail, leadership, sweep.
+-- entries and cron fires, suspend and wake, seal, delivery mark, hand-on,
+-- fail, leadership, sweep, the run views.
 begin;
-select plan(33);
+select plan(46);
 
 select tiq_test.use_fake_clock('2030-01-01 00:00:00+00');
 set local role ticketiq_app;
@@ -109,14 +110,48 @@ select is(
     3::bigint,
     'take_over_child'
 );
+select is(
+    (select c.next_fire_at from ticketiq.upsert_cron_schedule('nightly', 3600, '{}', 'o', 'ra') as c),
+    '2030-01-01 00:00:05+00'::timestamptz,
+    'upsert_cron_schedule'
+);
+select is((select count(*) from ticketiq.fire_due_crons()), 1::bigint, 'fire_due_crons');
+select is(
+    (select a.created from ticketiq.accept_entry('a2a', 'task-1', '{}', 'o', 'ra', 'a2a', true) as a), true,
+    'accept_entry'
+);
+select is((select count(*) from ticketiq.claim_entries('app-1', 8)), 2::bigint, 'claim_entries (cron and a2a)');
+select is((select g.state from ticketiq.get_entry('a2a', 'task-1') as g), 'running', 'get_entry');
+select is(
+    (
+        select s.status
+        from ticketiq.suspend_run(
+            (select g.run_id from ticketiq.get_entry('a2a', 'task-1') as g), 1, 'reply:conv-1'
+        ) as s
+    ),
+    'suspended',
+    'suspend_run'
+);
+select is(ticketiq.wake_runs('reply:conv-1'), 1, 'wake_runs');
 select lives_ok(
     $$select ticketiq.seal_answer('00000000-0000-0000-0000-000000000001', 1, 2, '{"text": "ok"}', 'a', 'k1', 60)$$,
     'seal_answer'
 );
 select is(
+    (select m.already_started from ticketiq.mark_delivery('00000000-0000-0000-0000-000000000001', 1) as m), false,
+    'mark_delivery'
+);
+select is(
     (select h.body from ticketiq.hand_on_answer('00000000-0000-0000-0000-000000000001', 1) as h),
     '{"text": "ok"}'::jsonb,
     'hand_on_answer'
+);
+select is(
+    (select g.status from ticketiq.get_run('00000000-0000-0000-0000-000000000001') as g), 'completed', 'get_run'
+);
+select is(
+    (select count(*) from ticketiq.run_transcript('00000000-0000-0000-0000-000000000001')), 2::bigint,
+    'run_transcript (its step and its answer)'
 );
 select is(ticketiq.purge_answers(), 0, 'purge_answers');
 select is(
@@ -125,7 +160,7 @@ select is(
 select is(ticketiq.renew_leader('sweep', 'app-1', 1, 10), true, 'renew_leader');
 select is(ticketiq.resign_leader('sweep', 'app-1'), true, 'resign_leader');
 select is_empty($$select 1 from ticketiq.sweep_lapsed('app-1')$$, 'sweep_lapsed');
-select is(ticketiq.schema_version(), 2, 'schema_version');
+select is(ticketiq.schema_version(), 3, 'schema_version');
 select throws_ok(
     $$select ticketiq._fence('00000000-0000-0000-0000-000000000004', 2, '2030-01-01 00:00:00+00')$$,
     '42501', null, 'app cannot call the internal _fence'
@@ -137,20 +172,35 @@ select throws_ok(
     $$select ticketiq._require_positive('ttl', 1)$$, '42501', null, 'nor _require_positive'
 );
 select throws_ok(
+    $$select ticketiq._wake('reply:conv-1', '2030-01-01 00:00:00+00')$$, '42501', null, 'nor _wake'
+);
+select throws_ok(
+    $$select ticketiq._finish_entry('00000000-0000-0000-0000-000000000001', 'failed', '{}', '2030-01-01 00:00:00+00')$$,
+    '42501', null, 'nor _finish_entry'
+);
+select throws_ok(
     $$update ticketiq.runs set epoch = 1$$, '42501', null,
     'but still no direct write'
 );
 
 reset role;
 select results_eq(
-    $$select r.run_id, r.status, r.epoch from ticketiq.runs as r order by r.run_id$$,
+    $$select r.run_id, r.status, r.epoch from ticketiq.runs as r where r.entry_point = 'ep' order by r.run_id$$,
     $$values (tiq_test.rid(1), 'completed'::text, 1::bigint), (tiq_test.rid(2), 'stopped', 1),
              (tiq_test.rid(3), 'failed', 1), (tiq_test.rid(4), 'running', 3), (tiq_test.rid(5), 'running', 3)$$,
     'the runs ended where the app drove them'
 );
-select is(
-    (select count(*) from ticketiq.audit as a where a.event = 'agent.run.crash_resumed'), 1::bigint,
-    'the resume is audited'
+select results_eq(
+    $$select a.event, a.run_id, a.epoch, a.detail ->> 'reason' from ticketiq.audit as a
+      where a.event in ('agent.run.crash_resumed', 'agent.run.resumed')$$,
+    $$values ('agent.run.resumed'::text, tiq_test.rid(4), 3::bigint, 'released'::text)$$,
+    'the resume of the released run is audited, as a resume after a release'
+);
+select results_eq(
+    $$select e.kind, e.state, r.status from ticketiq.entries as e
+      inner join ticketiq.runs as r on e.run_id = r.run_id order by e.kind$$,
+    $$values ('a2a'::text, 'running'::text, 'claimed'::text), ('cron', 'running', 'running')$$,
+    'the entries'' runs: the a2a one woken, the cron one running'
 );
 
 select * from finish();

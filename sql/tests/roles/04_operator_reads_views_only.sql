@@ -1,8 +1,10 @@
--- roles: ticketiq_operator reads the four operator views (approvals_waiting
--- among them), and nothing else: no table (approval_requests included), no
--- API function but now() and schema_version(); it cannot decide an approval.
+-- roles: ticketiq_operator reads the five operator views (approvals_waiting
+-- and entries_open among them), and nothing else: no table
+-- (approval_requests, entries and cron_schedules included), no API function
+-- but now() and schema_version(); it cannot decide an approval nor write,
+-- claim or read an entry through the API.
 begin;
-select plan(39);
+select plan(49);
 
 select tiq_test.use_fake_clock('2030-01-01 00:00:00+00');
 select tiq_test.new_run('p1', 8, tiq_test.rid(1));
@@ -13,20 +15,24 @@ select ticketiq.record_resume(tiq_test.rid(1), 3, '[{"call_id": "w1", "settlemen
 select tiq_test.new_run('p1', 60, tiq_test.rid(2));
 select tiq_test.checkpoint(tiq_test.rid(2), 1, 1, jsonb_build_array(tiq_test.call('w1', 'write')));
 select ticketiq.request_approval(tiq_test.rid(2), 1, 1, 'w1', '{"title": "close ticket"}');
+select tiq_test.entry_run('task-1', 'p1', 8);
+select tiq_test.new_entry('webhook', 'delivery-1');
+select ticketiq.upsert_cron_schedule('nightly', 3600, '{}', 'o', 'ra');
 
 select schema_privs_are('ticketiq', 'ticketiq_operator', array['USAGE']);
 select table_privs_are('ticketiq', v.name, 'ticketiq_operator', array['SELECT'])
-from unnest(array['runs_in_flight', 'calls_in_doubt', 'resume_audit', 'approvals_waiting']) as v (name);
+from unnest(array['runs_in_flight', 'calls_in_doubt', 'resume_audit', 'approvals_waiting', 'entries_open']) as v (name);
 select table_privs_are('ticketiq', t.name, 'ticketiq_operator', array[]::name[])
 from unnest(array[
-    'answers', 'approval_requests', 'audit', 'calls', 'checkpoints', 'config', 'leader_leases', 'processes',
-    'runs', 'schema_migrations', 'transcript_entries'
+    'answers', 'approval_requests', 'audit', 'calls', 'checkpoints', 'config', 'cron_schedules', 'entries',
+    'leader_leases', 'processes', 'runs', 'schema_migrations', 'transcript_entries'
 ]) as t (name);
 
 set local role ticketiq_operator;
 
 select results_eq(
-    $$select rf.run_id, rf.status, rf.lease_holder, rf.epoch from ticketiq.runs_in_flight as rf order by rf.run_id$$,
+    $$select rf.run_id, rf.status, rf.lease_holder, rf.epoch from ticketiq.runs_in_flight as rf
+      where rf.entry_point = 'playground' order by rf.run_id$$,
     $$values ('00000000-0000-0000-0000-000000000001'::uuid, 'running'::text, 'p2'::text, 3::bigint),
              ('00000000-0000-0000-0000-000000000002', 'running', 'p1', 1)$$,
     'operator reads runs_in_flight'
@@ -44,10 +50,18 @@ select results_eq(
     'operator reads approvals_waiting'
 );
 
+select results_eq(
+    $$select o.kind, o.sender_id, o.state, o.run_status, o.lease_holder from ticketiq.entries_open as o
+      order by o.entry_id$$,
+    $$values ('a2a'::text, 'task-1'::text, 'running'::text, 'running'::text, 'p1'::text),
+             ('webhook', 'delivery-1', 'pending', null, null)$$,
+    'operator reads entries_open: the pending entry and the one whose run is in flight'
+);
+
 select throws_ok(format('select * from ticketiq.%I', t.name), '42501', null, 'operator cannot read ' || t.name)
 from unnest(array[
-    'answers', 'approval_requests', 'audit', 'calls', 'checkpoints', 'config', 'leader_leases', 'processes',
-    'runs', 'schema_migrations', 'transcript_entries'
+    'answers', 'approval_requests', 'audit', 'calls', 'checkpoints', 'config', 'cron_schedules', 'entries',
+    'leader_leases', 'processes', 'runs', 'schema_migrations', 'transcript_entries'
 ]) as t (name);
 
 select throws_ok(
@@ -77,7 +91,20 @@ select throws_ok(
 select throws_ok(
     $$update ticketiq.runs_in_flight set epoch = 9$$, '42501', null, 'the views are read-only for the operator'
 );
-select is(ticketiq.schema_version(), 2, 'operator calls schema_version()');
+select throws_ok(
+    $$select ticketiq.accept_entry('webhook', 'delivery-2', '{}', 'o', 'ra', 'web')$$, '42501', null,
+    'operator cannot write an entry'
+);
+select throws_ok(
+    $$select ticketiq.claim_entries('op', 8)$$, '42501', null, 'operator cannot claim entries'
+);
+select throws_ok(
+    $$select ticketiq.get_entry('webhook', 'delivery-1')$$, '42501', null, 'operator cannot call get_entry'
+);
+select throws_ok(
+    $$select ticketiq.fire_due_crons()$$, '42501', null, 'operator cannot fire crons'
+);
+select is(ticketiq.schema_version(), 3, 'operator calls schema_version()');
 
 reset role;
 

@@ -1,19 +1,22 @@
 -- schema: schema ticketiq has exactly the documented functions, with their
--- signatures (schema version 2: start_run takes p_parent_run_id; adopt_run
--- and take_over_child return ticketiq.adopted_run).
+-- signatures (schema version 3: start_run takes p_durable as its 14th
+-- argument; adopt_run and take_over_child return ticketiq.adopted_run; the
+-- entry-point functions and the internal _finish_entry and _wake).
 begin;
-select plan(35);
+select plan(49);
 
 select has_schema('ticketiq');
 select functions_are(
     'ticketiq',
     array[
-        '_fence', '_require_positive', '_validate_checkpoint', 'adopt_run', 'answers_write_once',
-        'claim_leader', 'decide_approval', 'delegation_status', 'fail_run', 'get_approval',
-        'hand_on_answer', 'mark_in_doubt', 'now', 'purge_answers', 'record_outcome', 'record_resume',
-        'register_process', 'release_run', 'renew_leader', 'renew_leases', 'request_approval',
-        'request_stop', 'resign_leader', 'schema_version', 'seal_answer', 'start_run', 'stop_run',
-        'sweep_lapsed', 'take_over_child', 'write_checkpoint'
+        '_fence', '_finish_entry', '_require_positive', '_validate_checkpoint', '_wake', 'accept_entry',
+        'adopt_run', 'answers_write_once', 'claim_entries', 'claim_leader', 'decide_approval',
+        'delegation_status', 'fail_run', 'fire_due_crons', 'get_approval', 'get_entry', 'get_run',
+        'hand_on_answer', 'mark_delivery', 'mark_in_doubt', 'now', 'purge_answers', 'record_outcome',
+        'record_resume', 'register_process', 'release_run', 'renew_leader', 'renew_leases',
+        'request_approval', 'request_stop', 'resign_leader', 'run_transcript', 'schema_version',
+        'seal_answer', 'start_run', 'stop_run', 'suspend_run', 'sweep_lapsed', 'take_over_child',
+        'upsert_cron_schedule', 'wake_runs', 'write_checkpoint'
     ],
     'ticketiq has the documented functions and no others'
 );
@@ -24,8 +27,16 @@ select has_function(
     'ticketiq', 'start_run',
     array[
         'text', 'text', 'text', 'text', 'text', 'boolean', 'double precision', 'jsonb', 'text', 'text',
-        'jsonb', 'uuid', 'uuid'
+        'jsonb', 'uuid', 'uuid', 'boolean'
     ]
+);
+select hasnt_function(
+    'ticketiq', 'start_run',
+    array[
+        'text', 'text', 'text', 'text', 'text', 'boolean', 'double precision', 'jsonb', 'text', 'text',
+        'jsonb', 'uuid', 'uuid'
+    ],
+    'the 13-argument start_run of schema version 2 is gone'
 );
 select hasnt_function(
     'ticketiq', 'start_run',
@@ -78,6 +89,24 @@ select has_function('ticketiq', '_fence', array['uuid', 'bigint', 'timestamp wit
 select has_function('ticketiq', '_require_positive', array['text', 'double precision']);
 select has_function('ticketiq', '_validate_checkpoint', array['jsonb']);
 select has_function('ticketiq', 'answers_write_once', array[]::name[]);
+select has_function(
+    'ticketiq', 'accept_entry', array['text', 'text', 'jsonb', 'text', 'text', 'text', 'boolean', 'boolean']
+);
+select has_function('ticketiq', 'claim_entries', array['text', 'double precision', 'integer']);
+select has_function('ticketiq', 'get_entry', array['text', 'text']);
+select has_function(
+    'ticketiq', 'upsert_cron_schedule',
+    array['text', 'double precision', 'jsonb', 'text', 'text', 'text', 'timestamp with time zone', 'boolean']
+);
+select has_function('ticketiq', 'fire_due_crons', array['boolean', 'integer']);
+select has_function('ticketiq', 'suspend_run', array['uuid', 'bigint', 'text', 'jsonb']);
+select has_function('ticketiq', 'wake_runs', array['text']);
+select has_function('ticketiq', 'mark_delivery', array['uuid', 'bigint']);
+select has_function('ticketiq', 'get_run', array['uuid']);
+select has_function('ticketiq', 'run_transcript', array['uuid']);
+select has_function('ticketiq', '_finish_entry', array['uuid', 'text', 'jsonb', 'timestamp with time zone']);
+select has_function('ticketiq', '_wake', array['text', 'timestamp with time zone']);
+select function_returns('ticketiq', 'wake_runs', array['text'], 'integer');
 
 select * from finish();
 rollback;

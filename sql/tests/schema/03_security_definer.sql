@@ -2,7 +2,7 @@
 -- table privilege, so every change goes through them); the internal helpers
 -- and the trigger function do not.
 begin;
-select plan(30);
+select plan(42);
 
 select is_definer('ticketiq', 'schema_version', array[]::name[]);
 select is_definer('ticketiq', 'now', array[]::name[]);
@@ -10,7 +10,7 @@ select is_definer(
     'ticketiq', 'start_run',
     array[
         'text', 'text', 'text', 'text', 'text', 'boolean', 'double precision', 'jsonb', 'text', 'text',
-        'jsonb', 'uuid', 'uuid'
+        'jsonb', 'uuid', 'uuid', 'boolean'
     ]
 );
 select is_definer('ticketiq', 'write_checkpoint', array['uuid', 'bigint', 'integer', 'jsonb', 'text', 'text']);
@@ -40,11 +40,28 @@ select is_definer('ticketiq', 'delegation_status', array['text']);
 select is_definer(
     'ticketiq', 'take_over_child', array['uuid', 'bigint', 'uuid', 'text', 'double precision', 'integer']
 );
+select is_definer(
+    'ticketiq', 'accept_entry', array['text', 'text', 'jsonb', 'text', 'text', 'text', 'boolean', 'boolean']
+);
+select is_definer('ticketiq', 'claim_entries', array['text', 'double precision', 'integer']);
+select is_definer('ticketiq', 'get_entry', array['text', 'text']);
+select is_definer(
+    'ticketiq', 'upsert_cron_schedule',
+    array['text', 'double precision', 'jsonb', 'text', 'text', 'text', 'timestamp with time zone', 'boolean']
+);
+select is_definer('ticketiq', 'fire_due_crons', array['boolean', 'integer']);
+select is_definer('ticketiq', 'suspend_run', array['uuid', 'bigint', 'text', 'jsonb']);
+select is_definer('ticketiq', 'wake_runs', array['text']);
+select is_definer('ticketiq', 'mark_delivery', array['uuid', 'bigint']);
+select is_definer('ticketiq', 'get_run', array['uuid']);
+select is_definer('ticketiq', 'run_transcript', array['uuid']);
 
 select isnt_definer('ticketiq', '_fence', array['uuid', 'bigint', 'timestamp with time zone']);
 select isnt_definer('ticketiq', '_require_positive', array['text', 'double precision']);
 select isnt_definer('ticketiq', '_validate_checkpoint', array['jsonb']);
 select isnt_definer('ticketiq', 'answers_write_once', array[]::name[]);
+select isnt_definer('ticketiq', '_finish_entry', array['uuid', 'text', 'jsonb', 'timestamp with time zone']);
+select isnt_definer('ticketiq', '_wake', array['text', 'timestamp with time zone']);
 
 select * from finish();
 rollback;

@@ -1,9 +1,9 @@
 -- schema: the sweep reads only the partial index of running runs, so its
 -- cost does not grow with the finished runs kept; renewal, adoption, the
--- one-resume-per-epoch rule, waiting approvals and child runs have their
--- indexes too.
+-- one-resume-per-epoch rule, waiting approvals, child runs, suspended runs,
+-- pending entries and due cron schedules have their indexes too.
 begin;
-select plan(13);
+select plan(20);
 
 select has_index('ticketiq', 'runs', 'runs_running_lease_idx', 'lease_expires_at');
 select is(
@@ -58,6 +58,34 @@ select is(
     ),
     '(parent_run_id IS NOT NULL)',
     'runs_parent_idx holds child runs only'
+);
+select has_index('ticketiq', 'runs', 'runs_wait_key_idx', 'wait_key');
+select is(
+    (
+        select pg_get_expr(i.indpred, i.indrelid) from pg_index as i
+        where i.indexrelid = 'ticketiq.runs_wait_key_idx'::regclass
+    ),
+    '(status = ''suspended''::text)',
+    'runs_wait_key_idx holds suspended runs only'
+);
+select has_index('ticketiq', 'entries', 'entries_pending_idx', 'received_at');
+select is(
+    (
+        select pg_get_expr(i.indpred, i.indrelid) from pg_index as i
+        where i.indexrelid = 'ticketiq.entries_pending_idx'::regclass
+    ),
+    '(state = ''pending''::text)',
+    'entries_pending_idx holds pending entries only'
+);
+select has_index('ticketiq', 'entries', 'entries_run_idx', 'run_id');
+select has_index('ticketiq', 'cron_schedules', 'cron_schedules_due_idx', 'next_fire_at');
+select is(
+    (
+        select pg_get_expr(i.indpred, i.indrelid) from pg_index as i
+        where i.indexrelid = 'ticketiq.cron_schedules_due_idx'::regclass
+    ),
+    'enabled',
+    'cron_schedules_due_idx holds enabled schedules only'
 );
 
 set local enable_seqscan = off;

@@ -1,21 +1,27 @@
 -- schema: the tables, operator views and the adopted_run type exist, and
--- schema_version() is 2 with both migrations recorded.
+-- schema_version() is 3 with the three migrations recorded.  Version 3 adds
+-- the tables entries and cron_schedules, the view entries_open, the columns
+-- runs.durable, runs.wait_key, runs.claim_reason and
+-- answers.delivery_started_at, the run status 'suspended', and no attribute
+-- to ticketiq.adopted_run.
 begin;
-select plan(11);
+select plan(22);
 
 select tables_are(
     'ticketiq',
     array[
         'schema_migrations', 'config', 'processes', 'runs', 'checkpoints', 'calls', 'answers',
-        'transcript_entries', 'audit', 'leader_leases', 'approval_requests'
+        'transcript_entries', 'audit', 'leader_leases', 'approval_requests', 'entries', 'cron_schedules'
     ]
 );
-select views_are('ticketiq', array['runs_in_flight', 'calls_in_doubt', 'resume_audit', 'approvals_waiting']);
-select is(ticketiq.schema_version(), 2, 'schema_version() is 2');
+select views_are(
+    'ticketiq', array['runs_in_flight', 'calls_in_doubt', 'resume_audit', 'approvals_waiting', 'entries_open']
+);
+select is(ticketiq.schema_version(), 3, 'schema_version() is 3');
 select results_eq(
     $$select m.version, m.name from ticketiq.schema_migrations as m order by m.version$$,
-    $$values (1, 'core'::text), (2, 'approvals_delegation')$$,
-    'migrations 1 (core) and 2 (approvals_delegation) are recorded'
+    $$values (1, 'core'::text), (2, 'approvals_delegation'), (3, 'entry_points')$$,
+    'migrations 1 (core), 2 (approvals_delegation) and 3 (entry_points) are recorded'
 );
 select results_eq(
     $$select c.id, c.fake_clock_allowed from ticketiq.config as c$$,
@@ -33,6 +39,41 @@ select isnt(
 select has_type('ticketiq', 'adopted_run', 'the composite type ticketiq.adopted_run exists');
 select has_column('ticketiq', 'calls', 'approval_id', 'calls.approval_id records a held call''s request');
 select has_column('ticketiq', 'runs', 'parent_run_id', 'runs.parent_run_id records a delegation''s parent');
+select isnt(
+    obj_description('ticketiq.entries_open'::regclass, 'pg_class'), null, 'entries_open has a comment'
+);
+select is(
+    (
+        select array_agg(a.attname::text order by a.attnum)
+        from pg_attribute as a
+        where a.attrelid = (select t.typrelid from pg_type as t where t.oid = 'ticketiq.adopted_run'::regtype)
+            and a.attnum > 0 and not a.attisdropped
+    ),
+    array[
+        'run_id', 'epoch', 'lease_expires_at', 'loss_count', 'last_step', 'owner', 'run_as', 'channel',
+        'entry_point', 'may_wait', 'correlation_id', 'input', 'meta', 'stop_requested', 'checkpoint_body',
+        'checkpoint_seal', 'checkpoint_seal_key_id', 'calls', 'answer_body', 'answer_seal', 'answer_seal_key_id',
+        'answer_handed_on'
+    ],
+    'ticketiq.adopted_run gained no attribute'
+);
+select col_type_is('ticketiq', 'runs', 'durable', 'boolean', 'runs.durable is boolean');
+select col_not_null('ticketiq', 'runs', 'durable', 'runs.durable is not null');
+select col_default_is('ticketiq', 'runs', 'durable', 'true', 'runs.durable defaults to true');
+select has_column('ticketiq', 'runs', 'wait_key', 'runs.wait_key names what a suspended run waits for');
+select has_column('ticketiq', 'runs', 'claim_reason', 'runs.claim_reason says why a run is up for adoption');
+select col_type_is(
+    'ticketiq', 'answers', 'delivery_started_at', 'timestamp with time zone',
+    'answers.delivery_started_at marks a delivery about to be sent'
+);
+select col_is_unique('ticketiq', 'entries', array['kind', 'sender_id'], 'an entry is unique by kind and sender id');
+select col_is_pk('ticketiq', 'cron_schedules', 'name', 'a schedule is keyed by its name');
+select throws_ok(
+    $$insert into ticketiq.runs (
+        run_id, owner, run_as, channel, entry_point, correlation_id, status, created_at, updated_at
+    ) values (tiq_test.rid(1), 'o', 'ra', 'web', 'ep', 'c', 'suspended', now(), now())$$,
+    '23514', null, 'a suspended run must name its wait key'
+);
 
 select * from finish();
 rollback;
