@@ -70,7 +70,15 @@ ticketiq.upsert_cron_schedule(text, double precision, jsonb, text, text, text, t
 ticketiq.fire_due_crons(boolean, integer),
 ticketiq.mark_delivery(uuid, bigint),
 ticketiq.get_run(uuid),
-ticketiq.run_transcript(uuid)
+ticketiq.run_transcript(uuid),
+ticketiq.enqueue_job(text, jsonb, boolean, text),
+ticketiq.claim_job(text, double precision, text[]),
+ticketiq.checkpoint_job(uuid, bigint, jsonb),
+ticketiq.renew_job_leases(text, uuid[], bigint[], double precision),
+ticketiq.finish_job(uuid, bigint, jsonb),
+ticketiq.fail_job(uuid, bigint, text),
+ticketiq.sweep_jobs(text, integer, integer),
+ticketiq.get_job(uuid)
 to ticketiq_app;
 
 grant execute on function ticketiq.now(), ticketiq.schema_version() to ticketiq_operator;
@@ -80,5 +88,6 @@ ticketiq.runs_in_flight,
 ticketiq.calls_in_doubt,
 ticketiq.resume_audit,
 ticketiq.approvals_waiting,
-ticketiq.entries_open
+ticketiq.entries_open,
+ticketiq.jobs_open
 to ticketiq_operator;

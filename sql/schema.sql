@@ -22,7 +22,8 @@ create table ticketiq.schema_migrations (
 insert into ticketiq.schema_migrations (version, name) values
 (1, 'core'),
 (2, 'approvals_delegation'),
-(3, 'entry_points');
+(3, 'entry_points'),
+(4, 'jobs');
 
 -- One-row settings table.  fake_clock_allowed lets the setting
 -- ticketiq.fake_now move the database clock; only test databases turn it on.
@@ -279,6 +280,41 @@ create table ticketiq.leader_leases (
     expires_at timestamptz not null
 );
 
+-- Background jobs (source syncs, fine-tuning, classifier training, red-team
+-- runs).  A running job's lease lives on its row, fenced by epoch; a lapsed
+-- resumable job is queued again with its progress, any other is failed.
+create table ticketiq.jobs (
+    job_id uuid primary key,
+    kind text not null check (kind <> ''),
+    resumable boolean not null,
+    payload jsonb not null default '{}' check (jsonb_typeof(payload) = 'object'),
+    state text not null default 'queued' check (state in ('queued', 'running', 'completed', 'failed')),
+    progress jsonb not null default '{}' check (jsonb_typeof(progress) = 'object'),
+    result jsonb,
+    epoch bigint not null default 0 check (epoch >= 0),
+    holder text check (holder <> ''),
+    lease_expires_at timestamptz,
+    attempts integer not null default 0 check (attempts >= 0),
+    idempotency_key text unique check (idempotency_key <> ''),
+    failure_reason text check (failure_reason <> ''),
+    created_at timestamptz not null,
+    updated_at timestamptz not null,
+    finished_at timestamptz,
+    check ((state = 'running') = (holder is not null)),
+    check ((state = 'running') = (lease_expires_at is not null)),
+    check ((state in ('completed', 'failed')) = (finished_at is not null)),
+    check ((state = 'completed') = (result is not null)),
+    check ((state = 'failed') = (failure_reason is not null))
+);
+
+-- The sweep reads only running jobs' lease expiries.
+create index jobs_running_lease_idx on ticketiq.jobs (lease_expires_at)
+where state = 'running';
+
+-- Job workers claim queued jobs oldest first.
+create index jobs_queued_idx on ticketiq.jobs (created_at)
+where state = 'queued';
+
 -- What ticketiq.adopt_run and ticketiq.take_over_child return: a run to
 -- resume, with its last checkpoint, the state of that step's calls and any
 -- sealed answer.
@@ -399,3 +435,22 @@ where e.state in ('pending', 'running');
 
 comment on view ticketiq.entries_open is
 'Entry-point deliveries not yet answered: pending ones and those whose run is in flight.';
+
+create view ticketiq.jobs_open as
+select
+    j.job_id,
+    j.kind,
+    j.resumable,
+    j.state,
+    j.epoch,
+    j.holder,
+    j.lease_expires_at,
+    j.attempts,
+    j.progress,
+    j.created_at,
+    j.updated_at
+from ticketiq.jobs as j
+where j.state in ('queued', 'running');
+
+comment on view ticketiq.jobs_open is
+'Background jobs queued or running, with their holder, lease expiry, attempts lost and progress.';

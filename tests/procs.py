@@ -14,6 +14,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections import Counter
@@ -174,3 +175,161 @@ def start_stack(db_url: str, workdir: Path) -> Stack:
 
 
 KILLED = -signal.SIGKILL
+
+
+# -- long-lived workers, read while they run (tests/test_workers.py) ---------------
+
+
+@dataclass
+class LiveProc:
+    """A child worker read while it runs.
+
+    A thread collects its stdout events (JSON lines) as they come, so a test
+    can wait for one with a deadline; stderr goes to a file (a chatty child
+    never blocks on a full pipe); commands go to its stdin (``--commands``).
+    """
+
+    popen: subprocess.Popen[str]
+    name: str
+    stderr_path: Path
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._changed = threading.Condition()
+        self._reader = threading.Thread(target=self._read, name=f"stdout:{self.name}", daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.popen.stdout is not None
+        for line in self.popen.stdout:
+            if not line.strip():
+                continue
+            try:
+                event = json.loads(line)
+            except ValueError:
+                event = {"event": "text", "text": line.rstrip("\n")}
+            event.setdefault("seen_at", time.time())
+            with self._changed:
+                self.events.append(event)
+                self._changed.notify_all()
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    def find(self, kind: str, **fields: Any) -> list[dict[str, Any]]:
+        with self._changed:
+            return [e for e in self.events if e.get("event") == kind
+                    and all(e.get(k) == v for k, v in fields.items())]
+
+    def wait_event(self, kind: str, timeout: float = 20.0, **fields: Any) -> dict[str, Any]:
+        """The first event ``kind`` with these fields; waits for it up to ``timeout``."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while True:
+                found = [e for e in self.events if e.get("event") == kind
+                         and all(e.get(k) == v for k, v in fields.items())]
+                if found:
+                    return found[0]
+                left = deadline - time.monotonic()
+                if left <= 0 or (self.popen.poll() is not None and not self._reader.is_alive()):
+                    raise AssertionError(
+                        f"no {kind!r} event {fields} from {self.name} (pid {self.pid}, "
+                        f"exit {self.popen.poll()}); events: {self.events}\n"
+                        f"--- stderr ---\n{self.stderr_text()[-4000:]}"
+                    )
+                self._changed.wait(min(left, 0.1))
+
+    def outcomes(self) -> list[dict[str, Any]]:
+        return self.find("outcome")
+
+    def send(self, **command: Any) -> None:
+        assert self.popen.stdin is not None
+        self.popen.stdin.write(json.dumps(command) + "\n")
+        self.popen.stdin.flush()
+
+    def signal(self, signum: int) -> None:
+        os.kill(self.popen.pid, signum)
+
+    def wait(self, timeout: float = 60.0) -> int:
+        code = self.popen.wait(timeout)
+        self._reader.join(5)
+        return code
+
+    def terminate(self, timeout: float = 60.0) -> int:
+        """SIGTERM (a graceful stop) and wait for the exit status."""
+        if self.popen.poll() is None:
+            self.signal(signal.SIGTERM)
+        return self.wait(timeout)
+
+    def kill(self) -> None:
+        if self.popen.poll() is None:
+            self.popen.kill()  # works on a SIGSTOPped process too
+            self.popen.wait(10)
+        if self.popen.stdin is not None and not self.popen.stdin.closed:
+            try:
+                self.popen.stdin.close()
+            except OSError:
+                pass
+
+    def stderr_text(self) -> str:
+        try:
+            return self.stderr_path.read_text(errors="replace")
+        except OSError:
+            return ""
+
+
+def vendor_user(url: str, name: str) -> str:
+    """``url`` with ``name`` as its user: every request then carries Basic auth naming it."""
+    scheme, sep, rest = url.partition("://")
+    return f"{scheme}{sep}{name}@{rest}"
+
+
+def requester(request: dict[str, Any]) -> str | None:
+    """Who sent a vendor request (the user of :func:`vendor_user`), if anybody said."""
+    auth = next((v for k, v in request["headers"].items() if k.lower() == "authorization"), "")
+    if not auth.startswith("Basic "):
+        return None
+    return base64.b64decode(auth[6:]).decode().partition(":")[0]
+
+
+def _spawn_live(stack: Stack, name: str, argv: list[str], env: dict[str, str]) -> LiveProc:
+    stderr_path = stack.workdir / f"{name}.stderr.log"
+    with open(stderr_path, "ab") as err:
+        popen = subprocess.Popen(
+            [sys.executable, *argv],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            text=True,
+        )
+    proc = LiveProc(popen, name, stderr_path)
+    stack.procs.append(proc)  # type: ignore[arg-type]  # Stack.close kills it
+    return proc
+
+
+def spawn_worker(stack: Stack, name: str, *args: str, faults: str | None = None,
+                 **extra: str) -> LiveProc:
+    """``python -m ticketiq_pg.scripted --commands --process-id NAME ...``, read live.
+
+    Its vendor requests carry ``name`` (see :func:`requester`).
+    """
+    if faults:
+        extra["TICKETIQ_FAULTS"] = faults
+    extra.setdefault("TICKETIQ_VENDOR_URL", vendor_user(stack.vendor.base_url, name))
+    argv = ["-m", "ticketiq_pg.scripted", "--commands", "--process-id", name, *args]
+    return _spawn_live(stack, name, argv, stack.env(**extra))
+
+
+def spawn_cli_worker(stack: Stack, name: str, *args: str,
+                     app: str | None = "ticketiq_pg.scripted:app", **extra: str) -> LiveProc:
+    """``ticketiq-pg worker --app APP --process-id NAME ...``, read live.
+
+    ``app=None`` leaves ``--app`` out (the worker then reads ``TICKETIQ_APP``).
+    """
+    extra.setdefault("TICKETIQ_VENDOR_URL", vendor_user(stack.vendor.base_url, name))
+    argv = ["-m", "ticketiq_pg.cli", "worker", "--process-id", name, *args]
+    if app is not None:
+        argv += ["--app", app]
+    return _spawn_live(stack, name, argv, stack.env(**extra))

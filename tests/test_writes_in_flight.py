@@ -146,8 +146,9 @@ def wait_for(stack: Stack, sql: str, *params: object, timeout: float = 20.0) -> 
 
 
 def kill_while_held(stack: Stack) -> tuple[str, str]:
+    """A run that may not wait holds its lease while a person decides: kill it then."""
     victim = stack.spawn("--start", "1", "--exit-after", "1", "--seed", "12", "--steps", "2",
-                         "--plan", "approval")
+                         "--plan", "approval", "--no-may-wait")
     run_id = victim.read_event("started")["run_id"]
     ((approval_id,),) = wait_for(
         stack, "select approval_id::text from ticketiq.approval_requests where run_id = %s",
@@ -199,7 +200,7 @@ def test_a_decision_taken_while_dead_is_read_not_asked_again(stack: Stack, appro
 
 def test_an_approved_write_in_doubt_is_read_back_by_its_approval_key(stack: Stack) -> None:
     victim = stack.spawn("--start", "1", "--exit-after", "1", "--seed", "13", "--steps", "2",
-                         "--plan", "approval", faults="after_call@1.2")
+                         "--plan", "approval", "--no-may-wait", faults="after_call@1.2")
     run_id = victim.read_event("started")["run_id"]
     ((approval_id,),) = wait_for(
         stack, "select approval_id::text from ticketiq.approval_requests where run_id = %s",
@@ -251,3 +252,26 @@ def test_a_lapsed_child_is_taken_over_once_by_the_resumed_parent(stack: Stack) -
     assert adopted == [(1,)]
     # the child's step 1 was asked once, before the kill; never again
     assert stack.model_asks(child_id)[1] == 1
+
+
+def test_a_run_that_may_wait_suspends_and_is_woken_elsewhere(stack: Stack) -> None:
+    """It gives its lease up while a person decides; the decision wakes it on any process."""
+    owner = stack.spawn("--start", "1", "--exit-after", "1", "--seed", "16", "--steps", "2",
+                        "--plan", "approval")
+    run_id = owner.read_event("started")["run_id"]
+    assert owner.wait(60) == 0, owner.stderr  # suspended: the run ended here
+    assert [o["status"] for o in owner.outcomes()] == ["suspended"]
+    ((status, holder, wait_key),) = stack.query(
+        "select status, lease_holder, wait_key from ticketiq.runs where run_id = %s", run_id)
+    assert status == "suspended" and holder is None and wait_key.startswith("approval:")
+    approval_id = wait_key.removeprefix("approval:")
+    other = stack.spawn("--exit-after", "1")
+    stack.query("select * from ticketiq.decide_approval(%s, true, 'carol', 'go')", approval_id)
+    assert other.wait(60) == 0, other.stderr
+    assert [o["status"] for o in other.outcomes()] == ["completed"]
+    assert stack.query("select count(*) from ticketiq.approval_requests") == [(1,)]
+    assert len(comments_keyed(stack, keys.approval_key(approval_id))) == 1
+    events = [e for (e,) in stack.query(
+        "select event from ticketiq.audit where run_id = %s order by audit_id", run_id)]
+    assert "agent.run.suspended" in events and "agent.run.woken" in events
+    assert "agent.run.resumed" in events and "agent.run.crash_resumed" not in events

@@ -1,22 +1,41 @@
-"""``ticketiq-pg`` command line: migrate, version, demo."""
+"""``ticketiq-pg`` command line: migrate, version, demo, worker.
+
+``ticketiq-pg worker --app module:function`` runs one app process's
+:class:`~ticketiq_pg.worker.Worker` (lease keeper, leader election and sweep,
+resume loop) until SIGTERM or SIGINT, then shuts it down gracefully: it
+resigns leadership and releases each run it holds at its next step boundary,
+so another process adopts it at once.  ``function`` returns the
+:class:`~ticketiq_pg.worker.App` (``ticketiq_pg.scripted:app`` is the
+scripted one); the settings come from the ``TICKETIQ_*`` variables
+(:mod:`ticketiq_pg.config`).  It logs to stderr.
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import importlib
 import importlib.util
 import inspect
+import logging
 import os
+import signal
 import sys
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 import psycopg
 
+from ticketiq_pg.errors import TicketIQError
 from ticketiq_pg.migrate import InstallError, install_sync, schema_version_sync
 
 ENV_URL = "TICKETIQ_DATABASE_URL"
+ENV_APP = "TICKETIQ_APP"
+ENV_LOG_LEVEL = "TICKETIQ_LOG_LEVEL"
+
+log = logging.getLogger("ticketiq_pg.cli")
 
 
 def _package_version() -> str:
@@ -80,6 +99,84 @@ async def _await(awaitable: object) -> object:
     return await awaitable  # type: ignore[misc]
 
 
+def load_app(ref: str) -> Any:
+    """Import ``module:attribute`` and return the App it names (calling it if callable)."""
+    from ticketiq_pg.worker import App
+
+    module_name, sep, attr = ref.partition(":")
+    if not sep or not module_name or not attr:
+        raise SystemExit(f"ticketiq-pg worker: --app must be module:function, got {ref!r}")
+    try:
+        target: Any = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise SystemExit(f"ticketiq-pg worker: cannot import {module_name!r}: {exc}") from exc
+    for part in attr.split("."):
+        try:
+            target = getattr(target, part)
+        except AttributeError as exc:
+            raise SystemExit(f"ticketiq-pg worker: {module_name!r} has no {attr!r}") from exc
+    app = target
+    if callable(target) and not isinstance(target, (App, type)):
+        app = target()
+    if not isinstance(app, App):
+        raise SystemExit(
+            f"ticketiq-pg worker: {ref} gave {type(app).__name__}, not a ticketiq_pg.worker.App"
+        )
+    return app
+
+
+def cmd_worker(opts: argparse.Namespace) -> int:
+    from ticketiq_pg.config import Settings
+
+    level = (opts.log_level or os.environ.get(ENV_LOG_LEVEL) or "INFO").upper()
+    logging.basicConfig(
+        level=level,
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    ref = opts.app or os.environ.get(ENV_APP)
+    if not ref:
+        raise SystemExit(f"ticketiq-pg worker: pass --app module:function or set {ENV_APP}")
+    settings = Settings.from_env()
+    url = _url(opts)
+    settings = dataclasses.replace(settings, database_url=url)
+    settings.sealer()  # fail now, not at the first checkpoint, without seal keys
+    app = load_app(ref)
+    return asyncio.run(_serve(settings, app, opts))
+
+
+async def _serve(settings: Any, app: Any, opts: argparse.Namespace) -> int:
+    from ticketiq_pg.worker import Worker
+
+    worker = Worker(settings, app, process_id=opts.process_id, max_runs=opts.max_runs)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+
+    def on_signal(signum: int) -> None:
+        if stop.is_set():
+            log.warning("%s again: already shutting down", signal.Signals(signum).name)
+            return
+        log.info("%s: shutting down gracefully", signal.Signals(signum).name)
+        stop.set()
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, on_signal, signum)
+    await worker.start()
+    log.info(
+        "worker %s serving (lease %gs, renew %gs, sweep %gs, poll %gs)",
+        worker.process_id, settings.lease_ttl, settings.renew_interval,
+        settings.sweep_interval, settings.poll_interval,
+    )
+    try:
+        await stop.wait()
+    finally:
+        await worker.shutdown(drain_timeout=opts.drain_timeout)
+    released = sum(1 for o in worker.outcomes if o.status == "released")
+    log.info("worker %s exited: %d runs ended here, %d released", worker.process_id,
+             len(worker.outcomes), released)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ticketiq-pg", description=__doc__)
     parser.add_argument("--version", action="version", version=f"%(prog)s {_package_version()}")
@@ -101,6 +198,18 @@ def build_parser() -> argparse.ArgumentParser:
     common(p)
     p.add_argument("--data-dir", type=Path, help="embedded server data (.ticketiq/embedded-pg)")
     p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser(
+        "worker", help="run an app process's worker until SIGTERM (graceful hand-over)"
+    )
+    p.add_argument("--database-url", help=f"default: ${ENV_URL}")
+    p.add_argument("--app", help=f"module:function returning the App (default: ${ENV_APP})")
+    p.add_argument("--process-id", help="this process's id (default: host:pid:random)")
+    p.add_argument("--max-runs", type=int, default=64, help="runs driven at once (default 64)")
+    p.add_argument("--drain-timeout", type=float, default=30.0,
+                   help="seconds to wait at shutdown for runs to reach a step boundary")
+    p.add_argument("--log-level", help=f"default: ${ENV_LOG_LEVEL} or INFO")
+    p.set_defaults(func=cmd_worker)
     return parser
 
 
@@ -110,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(opts.func(opts))
     except KeyboardInterrupt:
         return 130
-    except (InstallError, psycopg.OperationalError) as exc:
+    except (InstallError, psycopg.OperationalError, TicketIQError) as exc:
         print(f"ticketiq-pg: {exc}", file=sys.stderr)
         return 1
 

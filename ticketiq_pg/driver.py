@@ -29,7 +29,7 @@ from . import errors, models
 T = TypeVar("T")
 
 #: Schema versions this driver knows how to talk to.
-KNOWN_SCHEMA_VERSIONS = frozenset({3})
+KNOWN_SCHEMA_VERSIONS = frozenset({4})
 
 #: NOTIFY channels the functions use.
 RESUME_CHANNEL = "ticketiq_resume"
@@ -157,7 +157,7 @@ class TicketIQ:
         """Return the schema version, or raise SchemaVersionMismatch if unknown."""
         try:
             version = await self.schema_version(conn)
-        except psycopg.errors.UndefinedFunction as exc:
+        except (psycopg.errors.UndefinedFunction, psycopg.errors.InvalidSchemaName) as exc:
             raise errors.SchemaVersionMismatch(
                 "schema ticketiq is not installed: run `ticketiq-pg migrate`"
             ) from exc

@@ -16,6 +16,7 @@ SQLSTATE    exception          meaning
 ``TQ007``   StepConflict       out-of-order step, second outcome, repeated resume
 ``TQ008``   UnknownCall        the step has no call with that id
 ``TQ009``   UnknownApproval    no approval request has that id
+``TQ010``   UnknownJob         no background job has that id
 ==========  =================  ==================================================
 
 ``Fenced``, ``LeaseLapsed`` and ``RunNotRunning`` share the base class
@@ -74,6 +75,10 @@ class UnknownApproval(TicketIQError):
     sqlstate = "TQ009"
 
 
+class UnknownJob(TicketIQError):
+    sqlstate = "TQ010"
+
+
 class SealMismatch(TicketIQError):
     """A checkpoint or answer does not verify against its seal (raised in Python)."""
 
@@ -98,6 +103,7 @@ BY_SQLSTATE: dict[str, type[TicketIQError]] = {
         StepConflict,
         UnknownCall,
         UnknownApproval,
+        UnknownJob,
     )
     if cls.sqlstate
 }

@@ -56,21 +56,43 @@ class Wakeup:
 
 
 class Listener:
-    def __init__(self, conninfo: str, wakeup: Wakeup, *, keepalive_interval: float = 10.0):
+    """Keeps one LISTEN session open; reconnects with backoff whenever it drops.
+
+    ``application_name`` names the session in ``pg_stat_activity`` (operators,
+    and tests that end it with ``pg_terminate_backend``); ``backend_pid`` is
+    the current session's backend, ``reconnects`` counts the sessions lost.
+    """
+
+    def __init__(
+        self,
+        conninfo: str,
+        wakeup: Wakeup,
+        *,
+        keepalive_interval: float = 10.0,
+        application_name: str | None = None,
+    ):
         self.conninfo = conninfo
         self.wakeup = wakeup
         self.keepalive_interval = keepalive_interval
+        # PostgreSQL keeps at most 63 bytes of it.
+        self.application_name = application_name[:63] if application_name else None
         self.connected = asyncio.Event()
         self.reconnects = 0
+        self.backend_pid: int | None = None
         self._task: asyncio.Task[None] | None = None
 
     async def _session(self) -> None:
+        extra: dict[str, object] = dict(KEEPALIVE_KWARGS)
+        if self.application_name:
+            extra["application_name"] = self.application_name
         async with await psycopg.AsyncConnection.connect(
-            self.conninfo, autocommit=True, **KEEPALIVE_KWARGS
+            self.conninfo, autocommit=True, **extra
         ) as conn:
             for channel in self.wakeup.events:
                 await conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(channel)))
+            self.backend_pid = conn.info.backend_pid
             self.connected.set()
+            log.debug("LISTEN session up (backend %s)", self.backend_pid)
             # Anything sent while we were away is lost: poll everything once.
             self.wakeup.notify_all()
             while True:

@@ -313,7 +313,7 @@ async def _main(args: argparse.Namespace) -> int:
                 "model_delay": args.model_delay, **overrides}
         started = await worker.start_run(
             owner=args.owner, run_as=args.owner, channel=args.channel,
-            entry_point="scripted", may_wait=True, input=spec,
+            entry_point="scripted", may_wait=args.may_wait, input=spec,
         )
         _event("started", run_id=str(started.run_id), seed=spec["seed"])
 
@@ -343,6 +343,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--plan", choices=PLANS, default="mixed")
     parser.add_argument("--model-delay", type=float, default=0.0)
     parser.add_argument("--owner", default="alice")
+    parser.add_argument("--may-wait", action=argparse.BooleanOptionalAction, default=True,
+                        help="start runs that may wait (suspend for approvals and children)")
     parser.add_argument("--channel", default="playground")
     parser.add_argument("--process-id", default=None)
     parser.add_argument("--exit-after", type=int, default=0,

@@ -8,12 +8,16 @@ One :class:`Worker` per app process.  It
   renew in time;
 * takes part in leader election (a lease row on the database clock); the
   leader sweeps lapsed leases every ``sweep_interval`` seconds, and a
-  resigning leader's NOTIFY lets a follower take over at once;
+  resigning leader's NOTIFY lets a follower take over at once.  The leader
+  lease is shorter than a run lease (:func:`leader_ttl`) and a follower
+  wakes when the leader's lease is due, so a dead leader is replaced, and
+  the follower sweeps, within one run lease period;
 * LISTENs for ``ticketiq_resume`` on a dedicated connection and polls every
   ``poll_interval`` seconds (the poll is the truth), adopting claimed runs
   and continuing them through the step loop;
-* on :meth:`shutdown` (SIGTERM) stops taking work, releases each run at its
-  next step boundary with the results it has, resigns leadership, and exits.
+* on :meth:`shutdown` (SIGTERM) stops taking work, resigns leadership (a
+  follower takes over at once), releases each run at its next step
+  boundary with the results it has, and exits.
 """
 
 from __future__ import annotations
@@ -38,6 +42,21 @@ from .runner import Runner, RunOutcome
 log = logging.getLogger(__name__)
 
 LEADER_NAME = "sweeper"
+
+#: A follower never waits less than this between two claims of the leader lease.
+MIN_LEADER_WAIT = 0.05
+
+
+def leader_ttl(settings: Settings) -> float:
+    """How long the leader lease lasts: shorter than a run lease, longer than two ticks.
+
+    The leader renews it every ``sweep_interval``; a follower claims it as soon
+    as it lapses.  With the defaults (8 s run leases, 3 s sweeps) it is 6 s, so a
+    killed leader is replaced and the follower sweeps within one run lease
+    period of the kill.
+    """
+    ttl, tick = settings.lease_ttl, settings.sweep_interval
+    return min(ttl, max(2 * tick, ttl - tick))
 
 
 @dataclass
@@ -92,7 +111,11 @@ class Worker:
         self.leases: LeaseKeeper | None = None
         self.runner: Runner | None = None
         self.wakeup = Wakeup([RESUME_CHANNEL, LEADER_CHANNEL])
-        self.listener = Listener(settings.database_url, self.wakeup)
+        self.listener = Listener(
+            settings.database_url,
+            self.wakeup,
+            application_name=f"ticketiq-listen:{self.process_id}",
+        )
         self.is_leader = False
         self.leader_epoch: int | None = None
         self.outcomes: list[RunOutcome] = []
@@ -104,7 +127,12 @@ class Worker:
 
     # -- life cycle -------------------------------------------------------
 
-    async def start(self) -> Worker:
+    async def start(self, *, listen_timeout: float = 5.0) -> Worker:
+        """Connect, register, start renewing, leading and resuming.
+
+        Returns once the LISTEN connection is up (or after ``listen_timeout``
+        seconds without it: the poll covers until it connects).
+        """
         s = self.settings
         assert s.database_url
         self.db = await TicketIQ.connect(s.database_url, min_size=2, max_size=self.max_runs + 4)
@@ -127,6 +155,8 @@ class Worker:
             answer_retention=s.answer_retention,
             deliver=self.app.deliver,
             faults=self.faults,
+            max_losses=s.max_losses,
+            poll_interval=s.poll_interval,
         )
         self.leases.start()
         self.listener.start()
@@ -134,29 +164,47 @@ class Worker:
             asyncio.create_task(self._lead_forever(), name="leader"),
             asyncio.create_task(self._resume_forever(), name="resume"),
         ]
+        try:
+            await asyncio.wait_for(self.listener.connected.wait(), listen_timeout)
+        except TimeoutError:
+            log.warning("LISTEN connection not up after %.1fs; polling meanwhile", listen_timeout)
         log.info("worker %s started", self.process_id)
         return self
 
-    async def shutdown(self, *, drain_timeout: float = 30.0) -> None:
-        """Graceful stop: release runs at their next step boundary, resign, close."""
+    async def shutdown(self, *, drain_timeout: float = 30.0, loop_timeout: float = 10.0) -> None:
+        """Graceful stop: resign, release runs at their next step boundary, close.
+
+        The leader and resume loops are woken and left to finish what they are
+        doing rather than cancelled mid-statement: a cancelled ``adopt_run``
+        may have committed, leaving a run held by nobody that would only come
+        back after its lease lapsed, counted as a loss.
+        """
         if self._stopping.is_set():
             return
         self._stopping.set()
         if self.runner is not None:
             self.runner.draining = True
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
-        if self._runs:
-            _, pending = await asyncio.wait(list(self._runs.values()), timeout=drain_timeout)
-            for task in pending:
+        self.wakeup.notify_all()
+        if self._tasks:
+            _, late = await asyncio.wait(self._tasks, timeout=loop_timeout)
+            for task in late:
                 task.cancel()
-        if self.db is not None and self.is_leader:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+        # Resign first: a follower takes over at once (NOTIFY ticketiq_leader)
+        # while this process drains its runs.  Resigning a lease not held is
+        # a no-op, so do it even if the last tick failed to learn who leads.
+        if self.db is not None:
             try:
                 await self.db.resign_leader(LEADER_NAME, self.process_id)
             except Exception:  # noqa: BLE001
                 log.exception("resigning leadership failed")
             self.is_leader = False
+        if self._runs:
+            _, pending = await asyncio.wait(list(self._runs.values()), timeout=drain_timeout)
+            for task in pending:
+                task.cancel()
+            if pending:
+                await asyncio.gather(*pending, return_exceptions=True)
         await self.listener.stop()
         if self.leases is not None:
             await self.leases.stop()
@@ -214,9 +262,11 @@ class Worker:
     async def _lead_forever(self) -> None:
         assert self.db is not None
         s = self.settings
+        ttl = leader_ttl(s)
         while not self._stopping.is_set():
+            wait = s.sweep_interval
             try:
-                lease = await self.db.claim_leader(LEADER_NAME, self.process_id, s.lease_ttl)
+                lease = await self.db.claim_leader(LEADER_NAME, self.process_id, ttl)
                 if lease.is_leader and not self.is_leader:
                     log.info(
                         "worker %s is the sweep leader (epoch %s)", self.process_id, lease.epoch
@@ -231,13 +281,20 @@ class Worker:
                             "swept run %s (lost %s times, now %s)",
                             row.run_id, row.loss_count, row.status,
                         )
+                elif lease.expires_at is not None:
+                    # Claim again as soon as the leader's lease is due, not a
+                    # whole tick later: a dead leader is replaced on time.
+                    due = (lease.expires_at - await self.db.now()).total_seconds()
+                    wait = min(wait, max(due, 0.0) + MIN_LEADER_WAIT)
             except asyncio.CancelledError:
                 raise
             except Exception:  # noqa: BLE001 - the next tick tries again
                 self.is_leader = False
                 log.exception("leader tick failed")
+            if self._stopping.is_set():
+                break
             # A resigning leader's NOTIFY wakes followers at once.
-            await self.wakeup.wait(LEADER_CHANNEL, s.sweep_interval)
+            await self.wakeup.wait(LEADER_CHANNEL, wait)
 
     # -- the resume worker ------------------------------------------------
 
@@ -250,6 +307,8 @@ class Worker:
                 raise
             except Exception:  # noqa: BLE001 - the poll tries again
                 log.exception("resume poll failed")
+            if self._stopping.is_set():
+                break
             await self.wakeup.wait(RESUME_CHANNEL, s.poll_interval)
 
     async def adopt_available(self) -> int:

@@ -4,7 +4,7 @@
 -- but now() and schema_version(); it cannot decide an approval nor write,
 -- claim or read an entry through the API.
 begin;
-select plan(49);
+select plan(52);
 
 select tiq_test.use_fake_clock('2030-01-01 00:00:00+00');
 select tiq_test.new_run('p1', 8, tiq_test.rid(1));
@@ -21,11 +21,13 @@ select ticketiq.upsert_cron_schedule('nightly', 3600, '{}', 'o', 'ra');
 
 select schema_privs_are('ticketiq', 'ticketiq_operator', array['USAGE']);
 select table_privs_are('ticketiq', v.name, 'ticketiq_operator', array['SELECT'])
-from unnest(array['runs_in_flight', 'calls_in_doubt', 'resume_audit', 'approvals_waiting', 'entries_open']) as v (name);
+from unnest(array[
+    'runs_in_flight', 'calls_in_doubt', 'resume_audit', 'approvals_waiting', 'entries_open', 'jobs_open'
+]) as v (name);
 select table_privs_are('ticketiq', t.name, 'ticketiq_operator', array[]::name[])
 from unnest(array[
     'answers', 'approval_requests', 'audit', 'calls', 'checkpoints', 'config', 'cron_schedules', 'entries',
-    'leader_leases', 'processes', 'runs', 'schema_migrations', 'transcript_entries'
+    'jobs', 'leader_leases', 'processes', 'runs', 'schema_migrations', 'transcript_entries'
 ]) as t (name);
 
 set local role ticketiq_operator;
@@ -61,7 +63,7 @@ select results_eq(
 select throws_ok(format('select * from ticketiq.%I', t.name), '42501', null, 'operator cannot read ' || t.name)
 from unnest(array[
     'answers', 'approval_requests', 'audit', 'calls', 'checkpoints', 'config', 'cron_schedules', 'entries',
-    'leader_leases', 'processes', 'runs', 'schema_migrations', 'transcript_entries'
+    'jobs', 'leader_leases', 'processes', 'runs', 'schema_migrations', 'transcript_entries'
 ]) as t (name);
 
 select throws_ok(
@@ -104,7 +106,7 @@ select throws_ok(
 select throws_ok(
     $$select ticketiq.fire_due_crons()$$, '42501', null, 'operator cannot fire crons'
 );
-select is(ticketiq.schema_version(), 3, 'operator calls schema_version()');
+select is(ticketiq.schema_version(), 4, 'operator calls schema_version()');
 
 reset role;
 

@@ -9,14 +9,15 @@ select has_schema('ticketiq');
 select functions_are(
     'ticketiq',
     array[
-        '_fence', '_finish_entry', '_require_positive', '_validate_checkpoint', '_wake', 'accept_entry',
+        '_fence', '_fence_job', '_finish_entry', '_require_positive', '_validate_checkpoint', '_wake', 'accept_entry',
         'adopt_run', 'answers_write_once', 'claim_entries', 'claim_leader', 'decide_approval',
         'delegation_status', 'fail_run', 'fire_due_crons', 'get_approval', 'get_entry', 'get_run',
         'hand_on_answer', 'mark_delivery', 'mark_in_doubt', 'now', 'purge_answers', 'record_outcome',
         'record_resume', 'register_process', 'release_run', 'renew_leader', 'renew_leases',
         'request_approval', 'request_stop', 'resign_leader', 'run_transcript', 'schema_version',
         'seal_answer', 'start_run', 'stop_run', 'suspend_run', 'sweep_lapsed', 'take_over_child',
-        'upsert_cron_schedule', 'wake_runs', 'write_checkpoint'
+        'upsert_cron_schedule', 'wake_runs', 'write_checkpoint', 'checkpoint_job', 'claim_job',
+        'enqueue_job', 'fail_job', 'finish_job', 'get_job', 'renew_job_leases', 'sweep_jobs'
     ],
     'ticketiq has the documented functions and no others'
 );

@@ -1,5 +1,6 @@
 -- schema: the tables, operator views and the adopted_run type exist, and
--- schema_version() is 3 with the three migrations recorded.  Version 3 adds
+-- schema_version() is 4 with the four migrations recorded (4 adds the table
+-- jobs and the view jobs_open).  Version 3 adds
 -- the tables entries and cron_schedules, the view entries_open, the columns
 -- runs.durable, runs.wait_key, runs.claim_reason and
 -- answers.delivery_started_at, the run status 'suspended', and no attribute
@@ -11,17 +12,20 @@ select tables_are(
     'ticketiq',
     array[
         'schema_migrations', 'config', 'processes', 'runs', 'checkpoints', 'calls', 'answers',
-        'transcript_entries', 'audit', 'leader_leases', 'approval_requests', 'entries', 'cron_schedules'
+        'transcript_entries', 'audit', 'leader_leases', 'approval_requests', 'entries', 'cron_schedules',
+        'jobs'
     ]
 );
 select views_are(
-    'ticketiq', array['runs_in_flight', 'calls_in_doubt', 'resume_audit', 'approvals_waiting', 'entries_open']
+    'ticketiq', array[
+        'runs_in_flight', 'calls_in_doubt', 'resume_audit', 'approvals_waiting', 'entries_open', 'jobs_open'
+    ]
 );
-select is(ticketiq.schema_version(), 3, 'schema_version() is 3');
+select is(ticketiq.schema_version(), 4, 'schema_version() is 4');
 select results_eq(
     $$select m.version, m.name from ticketiq.schema_migrations as m order by m.version$$,
-    $$values (1, 'core'::text), (2, 'approvals_delegation'), (3, 'entry_points')$$,
-    'migrations 1 (core), 2 (approvals_delegation) and 3 (entry_points) are recorded'
+    $$values (1, 'core'::text), (2, 'approvals_delegation'), (3, 'entry_points'), (4, 'jobs')$$,
+    'migrations 1 (core), 2 (approvals_delegation), 3 (entry_points) and 4 (jobs) are recorded'
 );
 select results_eq(
     $$select c.id, c.fake_clock_allowed from ticketiq.config as c$$,

@@ -1,0 +1,68 @@
+-- ticketiq.renew_job_leases(holder, job ids, epochs, ttl): one renewal per job worker tick.
+--
+-- Renews, in one statement, the lease of every listed job that the holder
+-- still runs at the listed epoch and whose lease has not lapsed by the
+-- database clock, to p_ttl_seconds from now.  Returns one row per listed
+-- job: held=false for each the worker no longer holds (swept, claimed
+-- again, finished, unknown), so it stops that job at once.  A lapsed lease
+-- is never revived: the sweep takes the job back.  Errors: TQ004
+-- invalid_payload (TTL not positive, arrays of other lengths, null
+-- elements, empty holder).
+create or replace function ticketiq.renew_job_leases(
+    p_holder text,
+    p_job_ids uuid[],
+    p_epochs bigint[],
+    p_ttl_seconds double precision
+)
+returns table (
+    job_id uuid,
+    epoch bigint,
+    held boolean,
+    lease_expires_at timestamptz
+)
+language plpgsql
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+    v_now timestamptz := ticketiq.now();
+    v_ttl interval := ticketiq._require_positive('ttl', p_ttl_seconds);
+begin
+    if coalesce(p_holder, '') = '' then
+        raise exception 'holder must be non-empty' using errcode = 'TQ004';
+    end if;
+    if p_job_ids is null or p_epochs is null
+        or cardinality(p_job_ids) <> cardinality(p_epochs)
+        or array_position(p_job_ids, null) is not null
+        or array_position(p_epochs, null) is not null then
+        raise exception 'job ids and epochs must be arrays of equal length without nulls'
+            using errcode = 'TQ004';
+    end if;
+
+    return query
+    with listed as (
+        select u.job_id, u.epoch
+        from unnest(p_job_ids, p_epochs) as u (job_id, epoch)
+    ),
+
+    renewed as (
+        update ticketiq.jobs as j
+        set lease_expires_at = v_now + v_ttl
+        from listed as l
+        where j.job_id = l.job_id
+            and j.epoch = l.epoch
+            and j.state = 'running'
+            and j.holder = p_holder
+            and j.lease_expires_at > v_now
+        returning j.job_id, j.epoch, j.lease_expires_at
+    )
+
+    select l.job_id, l.epoch, n.job_id is not null, n.lease_expires_at
+    from listed as l
+    left join renewed as n on l.job_id = n.job_id and l.epoch = n.epoch;
+end;
+$$;
+
+comment on function ticketiq.renew_job_leases(text, uuid[], bigint[], double precision) is
+'Renew every listed job lease the holder still holds unlapsed, in one statement; held=false for each it no longer holds. TQ004 bad input.';

@@ -1,0 +1,739 @@
+"""Background jobs: source syncs, fine-tuning, classifier training, red-team runs.
+
+A job is a row of ``ticketiq.jobs`` (schema version 4), queued by
+``enqueue_job`` and claimed by any process's :class:`JobWorker`.  While a job
+runs, its worker holds a lease on the row, fenced by epoch exactly like a
+run's lease (:mod:`ticketiq_pg.leases`):
+
+* the worker renews the leases of all its running jobs in **one statement
+  per tick** (``renew_job_leases``); a job the database says is no longer
+  held is stopped at once;
+* it keeps, per job, a *deadline* on its own monotonic clock (the moment the
+  claim or the last successful renewal was sent, plus the TTL, less a
+  margin).  Past it, the job's :class:`JobContext` refuses to checkpoint or
+  finish, and :meth:`JobContext.check` tells a handler to make no further
+  external call, even while the database is unreachable;
+* every write of an attempt (``checkpoint_job``, ``finish_job``,
+  ``fail_job``) is fenced in the database too: a worker that only stalled and
+  was swept gets :class:`~ticketiq_pg.errors.Fenced` (TQ002) or
+  :class:`~ticketiq_pg.errors.LeaseLapsed` (TQ003).
+
+The leader sweeps (:meth:`JobWorker.sweep_once`, ``sweep_jobs``): a running
+job whose lease lapsed is queued again with its checkpointed progress when it
+is resumable (source syncs, fine-tuning: spec "Which runs survive a crash"),
+and failed ``interrupted: ...`` otherwise (classifier training and red-team
+runs: spec "What is not promised"); it is never run again and must be
+started anew.
+
+A handler is ``async def handler(ctx: JobContext) -> result`` (any JSON
+value).  It reads ``ctx.payload`` and ``ctx.progress`` (what a lost attempt
+checkpointed; empty for a fresh job), calls ``ctx.check()`` before each
+external write and ``await ctx.checkpoint(progress)`` after each unit of
+work.  A handler that raises fails the job with the error as its reason; one
+that loses its lease (:class:`JobLeaseLost`, a
+:class:`~ticketiq_pg.errors.NotOwner`) just stops: the sweep takes the job
+back.
+
+Run a job worker as a process of its own (used as the child process of
+tests)::
+
+    TICKETIQ_DATABASE_URL=... TICKETIQ_VENDOR_URL=... \\
+        python -m ticketiq_pg.jobs --kinds source_sync,fine_tune --process-id p1
+
+It runs the scripted handlers of :mod:`ticketiq_pg.scripted_jobs` until
+SIGTERM and prints one JSON line per event on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import signal
+import socket
+import sys
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from .driver import TicketIQ
+from .errors import NotOwner
+from .listener import Wakeup
+
+log = logging.getLogger(__name__)
+
+#: NOTIFY channel of ``enqueue_job`` and ``sweep_jobs`` (a job was queued).
+JOB_CHANNEL = "ticketiq_job"
+
+#: Whether a job of each known kind is resumable, when the caller does not say.
+RESUMABLE_KINDS: Mapping[str, bool] = {
+    "source_sync": True,
+    "fine_tune": True,
+    "classifier_training": False,
+    "red_team": False,
+}
+
+
+# -- rows ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class EnqueuedJob:
+    job_id: uuid.UUID
+    created: bool  # false: the idempotency key found an existing job
+    kind: str
+    state: str
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimedJob:
+    job_id: uuid.UUID
+    kind: str
+    resumable: bool
+    payload: dict[str, Any]
+    progress: dict[str, Any]
+    epoch: int
+    attempts: int
+    lease_expires_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class JobCheckpointed:
+    job_id: uuid.UUID
+    epoch: int
+    checkpointed_at: datetime
+    lease_expires_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class JobLeaseRenewal:
+    job_id: uuid.UUID
+    epoch: int
+    held: bool
+    lease_expires_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class JobEnded:
+    job_id: uuid.UUID
+    state: str
+    finished_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class SweptJob:
+    job_id: uuid.UUID
+    kind: str
+    epoch: int
+    attempts: int
+    state: str  # queued (resumable) or failed (interrupted)
+    lapsed_holder: str | None
+    lapsed_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    job_id: uuid.UUID
+    kind: str
+    resumable: bool
+    state: str
+    payload: dict[str, Any]
+    progress: dict[str, Any]
+    result: Any
+    epoch: int
+    holder: str | None
+    lease_expires_at: datetime | None
+    attempts: int
+    idempotency_key: str | None
+    failure_reason: str | None
+    created_at: datetime
+    updated_at: datetime
+    finished_at: datetime | None
+
+
+# -- the store ------------------------------------------------------------------
+
+
+def _object(value: Any) -> Jsonb | None:
+    """A mapping as a JSON object; anything else as is, for the database to refuse (TQ004)."""
+    if value is None:
+        return None
+    return Jsonb(dict(value) if isinstance(value, Mapping) else value)
+
+
+class JobStore:
+    """One method per job function, through a :class:`TicketIQ`'s plumbing.
+
+    Each method sends one statement and raises the typed errors of
+    :mod:`ticketiq_pg.errors` (``UnknownJob`` for TQ010).  Pass ``conn`` to
+    run inside your own transaction.
+    """
+
+    def __init__(self, db: TicketIQ) -> None:
+        self.db = db
+
+    async def enqueue(
+        self,
+        kind: str,
+        payload: Mapping[str, Any] | None = None,
+        *,
+        resumable: bool | None = None,
+        idempotency_key: str | None = None,
+        conn: psycopg.AsyncConnection | None = None,
+    ) -> EnqueuedJob:
+        """Queue a job; ``resumable`` defaults to :data:`RESUMABLE_KINDS` for known kinds."""
+        if resumable is None:
+            if kind not in RESUMABLE_KINDS:
+                raise ValueError(f"say whether a {kind!r} job is resumable")
+            resumable = RESUMABLE_KINDS[kind]
+        return await self.db._one(
+            EnqueuedJob,
+            "enqueue_job",
+            (kind, _object({} if payload is None else payload), resumable, idempotency_key),
+            conn,
+        )
+
+    async def claim(
+        self,
+        holder: str,
+        ttl: float,
+        kinds: Sequence[str] | None = None,
+        *,
+        conn: psycopg.AsyncConnection | None = None,
+    ) -> ClaimedJob | None:
+        rows = await self.db._many(
+            ClaimedJob,
+            "claim_job",
+            (holder, ttl, None if kinds is None else list(kinds)),
+            conn,
+        )
+        return rows[0] if rows else None
+
+    async def checkpoint(
+        self,
+        job_id: uuid.UUID,
+        epoch: int,
+        progress: Mapping[str, Any],
+        *,
+        conn: psycopg.AsyncConnection | None = None,
+    ) -> JobCheckpointed:
+        return await self.db._one(
+            JobCheckpointed,
+            "checkpoint_job",
+            (job_id, epoch, _object(progress)),
+            conn,
+        )
+
+    async def renew(
+        self,
+        holder: str,
+        held: Sequence[tuple[uuid.UUID, int]],
+        ttl: float,
+        *,
+        conn: psycopg.AsyncConnection | None = None,
+    ) -> list[JobLeaseRenewal]:
+        return await self.db._many(
+            JobLeaseRenewal,
+            "renew_job_leases",
+            (holder, [job_id for job_id, _ in held], [epoch for _, epoch in held], ttl),
+            conn,
+        )
+
+    async def finish(
+        self,
+        job_id: uuid.UUID,
+        epoch: int,
+        result: Any = None,
+        *,
+        conn: psycopg.AsyncConnection | None = None,
+    ) -> JobEnded:
+        """Complete the job; ``result`` is any JSON value (None is JSON null)."""
+        return await self.db._one(JobEnded, "finish_job", (job_id, epoch, Jsonb(result)), conn)
+
+    async def fail(
+        self,
+        job_id: uuid.UUID,
+        epoch: int,
+        reason: str,
+        *,
+        conn: psycopg.AsyncConnection | None = None,
+    ) -> JobEnded:
+        return await self.db._one(JobEnded, "fail_job", (job_id, epoch, reason), conn)
+
+    async def sweep(
+        self,
+        sweeper: str,
+        limit: int = 1000,
+        *,
+        max_losses: int = 2,
+        conn: psycopg.AsyncConnection | None = None,
+    ) -> list[SweptJob]:
+        return await self.db._many(SweptJob, "sweep_jobs", (sweeper, limit, max_losses), conn)
+
+    async def get(
+        self, job_id: uuid.UUID, *, conn: psycopg.AsyncConnection | None = None
+    ) -> Job:
+        return await self.db._one(Job, "get_job", (job_id,), conn)
+
+
+# -- the worker -----------------------------------------------------------------
+
+
+class JobLeaseLost(NotOwner):
+    """This worker no longer holds the job's lease, or cannot be sure it does."""
+
+
+@dataclass
+class HeldJob:
+    job_id: uuid.UUID
+    epoch: int
+    deadline: float  # monotonic seconds
+    lost: str | None = None
+    ending: bool = False  # the handler returned: finishing or failing it now
+    task: asyncio.Task[None] | None = field(default=None, repr=False)
+
+
+Handler = Callable[["JobContext"], Awaitable[Any]]
+EventSink = Callable[[str, dict[str, Any]], None]
+
+
+class JobContext:
+    """What a handler sees of its job: payload, progress and the fenced writes."""
+
+    def __init__(self, worker: JobWorker, held: HeldJob, claimed: ClaimedJob) -> None:
+        self._worker = worker
+        self._held = held
+        self.job_id = claimed.job_id
+        self.kind = claimed.kind
+        self.resumable = claimed.resumable
+        self.payload: dict[str, Any] = dict(claimed.payload)
+        #: The last progress recorded: a lost attempt's on a resumed job, else {}.
+        self.progress: dict[str, Any] = dict(claimed.progress)
+        self.epoch = claimed.epoch
+        #: How many attempts at this job were lost before this one.
+        self.attempts = claimed.attempts
+        self.checkpoints = 0
+
+    @property
+    def holder(self) -> str:
+        return self._worker.holder
+
+    def check(self) -> None:
+        """Raise :class:`JobLeaseLost` unless this attempt may still act for the job.
+
+        Call it before every external write: past the deadline the lease may
+        have lapsed, and another worker may already run the job.
+        """
+        held = self._held
+        if held.lost is not None:
+            raise JobLeaseLost(f"lease on job {self.job_id} lost: {held.lost}")
+        if self._worker.clock() >= held.deadline:
+            raise JobLeaseLost(
+                f"lease on job {self.job_id} could have lapsed: no renewal confirmed in time"
+            )
+
+    def may_act(self) -> bool:
+        try:
+            self.check()
+        except JobLeaseLost:
+            return False
+        return True
+
+    async def checkpoint(self, progress: Mapping[str, Any]) -> None:
+        """Record ``progress`` (a JSON object), fenced locally and in the database.
+
+        Raises :class:`JobLeaseLost` without sending anything past the
+        deadline, and when the database refuses (swept, taken, lapsed).
+        """
+        self.check()
+        try:
+            await self._worker.store.checkpoint(self.job_id, self.epoch, progress)
+        except NotOwner as exc:
+            self._held.lost = f"checkpoint refused: {exc}"
+            raise JobLeaseLost(f"job {self.job_id}: {exc}") from exc
+        self.progress = dict(progress)
+        self.checkpoints += 1
+
+    def note(self, event: str = "job_step", **fields: Any) -> None:
+        """Report something to the worker's event sink (tests print it)."""
+        self._worker.emit(event, job_id=str(self.job_id), kind=self.kind, **fields)
+
+
+class JobWorker:
+    """Claims jobs of the kinds it has handlers for, runs them, renews their leases.
+
+    ``start()`` starts two loops: the claim loop (claims while it has room,
+    then waits ``poll_interval`` seconds or for a NOTIFY on
+    :data:`JOB_CHANNEL` through ``wakeup``) and the renewal loop (one
+    ``renew_job_leases`` statement per ``renew_interval`` for all running
+    jobs).  The process's leader loop calls :meth:`sweep_once`.
+
+    ``stop()`` stops claiming, lets running jobs finish for up to
+    ``drain_timeout`` seconds, then cancels the rest and stops renewing: their
+    leases lapse and the sweep queues resumable jobs again from their last
+    checkpoint and fails the others ``interrupted``.
+    """
+
+    def __init__(
+        self,
+        db: TicketIQ,
+        holder: str,
+        handlers: Mapping[str, Handler],
+        *,
+        ttl: float = 8.0,
+        renew_interval: float = 2.0,
+        margin: float = 1.0,
+        poll_interval: float = 1.0,
+        max_jobs: int = 4,
+        sweep_limit: int = 1000,
+        wakeup: Wakeup | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        on_event: EventSink | None = None,
+    ) -> None:
+        if not 0 < renew_interval < ttl:
+            raise ValueError("renew_interval must be positive and shorter than the TTL")
+        if not 0 <= margin < ttl:
+            raise ValueError("margin must be at least 0 and shorter than the TTL")
+        if not handlers:
+            raise ValueError("a job worker needs at least one handler")
+        if max_jobs < 1:
+            raise ValueError("max_jobs must be at least 1")
+        if wakeup is not None and JOB_CHANNEL not in wakeup.events:
+            raise ValueError(f"the wakeup must listen on {JOB_CHANNEL!r}")
+        self.db = db
+        self.store = JobStore(db)
+        self.holder = holder
+        self.handlers = dict(handlers)
+        self.kinds = sorted(self.handlers)
+        self.ttl = ttl
+        self.renew_interval = renew_interval
+        self.margin = margin
+        self.poll_interval = poll_interval
+        self.max_jobs = max_jobs
+        self.sweep_limit = sweep_limit
+        self.wakeup = wakeup if wakeup is not None else Wakeup([JOB_CHANNEL])
+        self.clock = clock
+        self.on_event = on_event
+        self.jobs: dict[uuid.UUID, HeldJob] = {}
+        self.renewals = 0
+        self.failed_renewals = 0
+        self.completed = 0
+        self._stopping = asyncio.Event()
+        self._claim_task: asyncio.Task[None] | None = None
+        self._renew_task: asyncio.Task[None] | None = None
+
+    # -- events ---------------------------------------------------------------
+
+    def emit(self, event: str, **fields: Any) -> None:
+        if self.on_event is None:
+            return
+        try:
+            self.on_event(event, fields)
+        except Exception:  # noqa: BLE001 - a sink must not break the worker
+            log.exception("job event sink failed")
+
+    # -- life cycle -----------------------------------------------------------
+
+    async def start(self) -> JobWorker:
+        if self._claim_task is None:
+            self._claim_task = asyncio.create_task(
+                self._claim_forever(), name=f"jobs:{self.holder}"
+            )
+            self._renew_task = asyncio.create_task(
+                self._renew_forever(), name=f"job-leases:{self.holder}"
+            )
+        return self
+
+    async def stop(self, *, drain_timeout: float = 10.0, loop_timeout: float = 10.0) -> None:
+        """Stop claiming; wait for running jobs up to ``drain_timeout``; cancel the rest.
+
+        The claim loop is left to finish its statement rather than cancelled
+        mid-statement: a cancelled ``claim_job`` may have committed, leaving a
+        job held by nobody until its lease lapses.
+        """
+        if self._stopping.is_set():
+            return
+        self._stopping.set()
+        self.wakeup.notify(JOB_CHANNEL)
+        if self._claim_task is not None:
+            done, _ = await asyncio.wait({self._claim_task}, timeout=loop_timeout)
+            if not done:
+                self._claim_task.cancel()
+            await asyncio.gather(self._claim_task, return_exceptions=True)
+        tasks = [held.task for held in self.jobs.values() if held.task is not None]
+        if tasks:
+            _, pending = await asyncio.wait(tasks, timeout=drain_timeout)
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+        if self._renew_task is not None:
+            self._renew_task.cancel()
+            await asyncio.gather(self._renew_task, return_exceptions=True)
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping.is_set()
+
+    # -- claiming -------------------------------------------------------------
+
+    async def _claim_forever(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                await self.claim_available()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # noqa: BLE001 - the poll tries again
+                log.exception("job claim failed")
+            if self._stopping.is_set():
+                break
+            await self.wakeup.wait(JOB_CHANNEL, self.poll_interval)
+
+    async def claim_available(self) -> int:
+        """Claim queued jobs while this worker has room; return how many."""
+        claimed_count = 0
+        while not self._stopping.is_set() and len(self.jobs) < self.max_jobs:
+            sent = self.clock()
+            claimed = await self.store.claim(self.holder, self.ttl, self.kinds)
+            if claimed is None:
+                break
+            claimed_count += 1
+            held = HeldJob(claimed.job_id, claimed.epoch, sent + self.ttl - self.margin)
+            self.jobs[claimed.job_id] = held
+            self.emit(
+                "job_claimed",
+                job_id=str(claimed.job_id),
+                kind=claimed.kind,
+                epoch=claimed.epoch,
+                attempts=claimed.attempts,
+                progress=claimed.progress,
+            )
+            held.task = asyncio.create_task(
+                self._run(held, claimed), name=f"job:{claimed.kind}:{claimed.job_id}"
+            )
+        return claimed_count
+
+    # -- running a job --------------------------------------------------------
+
+    async def _run(self, held: HeldJob, claimed: ClaimedJob) -> None:
+        ctx = JobContext(self, held, claimed)
+        ident = {"job_id": str(claimed.job_id), "kind": claimed.kind, "epoch": claimed.epoch}
+        try:
+            try:
+                result = await self.handlers[claimed.kind](ctx)
+            except asyncio.CancelledError:
+                if held.lost is not None:
+                    self.emit("job_lost", **ident, reason=held.lost)
+                    return  # we cancelled it: renewal said the job is no longer ours
+                self.emit("job_abandoned", **ident, progress=ctx.progress)
+                raise
+            except NotOwner as exc:
+                held.lost = held.lost or str(exc)
+                self.emit("job_lost", **ident, reason=held.lost)
+                return
+            except psycopg.OperationalError as exc:
+                # The database, not the job, failed: leave the job to its
+                # lease, so the sweep queues it again (or fails it
+                # 'interrupted' when it is not resumable).
+                log.warning("job %s abandoned: database unreachable: %s", claimed.job_id, exc)
+                self.emit("job_abandoned", **ident, progress=ctx.progress, reason=str(exc))
+                return
+            except Exception as exc:  # noqa: BLE001 - the handler's error fails the job
+                reason = f"{type(exc).__name__}: {exc}"
+                log.warning("job %s (%s) failed: %s", claimed.job_id, claimed.kind, reason)
+                await self._end(ctx, ident, "job_failed", reason=reason)
+                return
+            try:
+                json.dumps(result)
+            except (TypeError, ValueError) as exc:
+                reason = f"result is not JSON: {type(exc).__name__}: {exc}"
+                await self._end(ctx, ident, "job_failed", reason=reason)
+                return
+            await self._end(ctx, ident, "job_completed", result=result)
+        finally:
+            self.jobs.pop(claimed.job_id, None)
+            self.wakeup.notify(JOB_CHANNEL)  # room for another job
+
+    async def _end(self, ctx: JobContext, ident: dict[str, Any], event: str, *,
+                   result: Any = None, reason: str | None = None) -> None:
+        """Finish or fail the job, fenced; a refusal means another attempt owns it."""
+        held = self.jobs.get(ctx.job_id)
+        if held is not None:
+            held.ending = True  # a renewal that finds it finished must not cancel this
+        try:
+            ctx.check()
+            if event == "job_completed":
+                await self.store.finish(ctx.job_id, ctx.epoch, result)
+                self.completed += 1
+                self.emit(event, **ident, result=result, progress=ctx.progress)
+            else:
+                assert reason is not None
+                await self.store.fail(ctx.job_id, ctx.epoch, reason[:2000])
+                self.emit(event, **ident, reason=reason)
+        except NotOwner as exc:
+            self._lose(ctx.job_id, str(exc))
+            self.emit("job_lost", **ident, reason=str(exc))
+        except Exception:  # noqa: BLE001 - the lease lapses and the sweep takes it back
+            log.exception("recording the end of job %s failed", ctx.job_id)
+            self.emit("job_end_failed", **ident)
+
+    def _lose(self, job_id: uuid.UUID, reason: str) -> None:
+        held = self.jobs.get(job_id)
+        if held is not None and held.lost is None:
+            held.lost = reason
+
+    # -- renewal --------------------------------------------------------------
+
+    async def renew_once(self) -> list[uuid.UUID]:
+        """Renew every live job lease in one statement; stop and return the jobs lost."""
+        live = [held for held in self.jobs.values() if held.lost is None]
+        if not live:
+            return []
+        sent = self.clock()
+        rows = await self.store.renew(
+            self.holder, [(held.job_id, held.epoch) for held in live], self.ttl
+        )
+        self.renewals += 1
+        lost: list[uuid.UUID] = []
+        for row in rows:
+            held = self.jobs.get(row.job_id)
+            if held is None or held.epoch != row.epoch:
+                continue
+            if row.held:
+                held.deadline = sent + self.ttl - self.margin
+            elif held.lost is None:
+                held.lost = "renewal refused: swept, claimed again, lapsed or finished"
+                lost.append(row.job_id)
+                if held.task is not None and not held.ending:
+                    held.task.cancel()
+        return lost
+
+    async def _renew_forever(self) -> None:
+        while True:
+            try:
+                for job_id in await self.renew_once():
+                    log.warning("lease on job %s no longer held; stopped it", job_id)
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # noqa: BLE001 - keep renewing; deadlines self-fence meanwhile
+                self.failed_renewals += 1
+                log.exception("job lease renewal failed; jobs self-fence at their deadlines")
+            await asyncio.sleep(self.renew_interval)
+
+    # -- the sweep (leader only) ----------------------------------------------
+
+    async def sweep_once(self) -> list[SweptJob]:
+        """Take back lapsed jobs: call it from the process's leader loop only."""
+        swept = await self.store.sweep(self.holder, self.sweep_limit)
+        for row in swept:
+            log.warning(
+                "swept job %s (%s): %s after %s lost attempts",
+                row.job_id, row.kind, row.state, row.attempts,
+            )
+            self.emit(
+                "job_swept", job_id=str(row.job_id), kind=row.kind, state=row.state,
+                epoch=row.epoch, attempts=row.attempts, lapsed_holder=row.lapsed_holder,
+            )
+        return swept
+
+
+# -- the child process of tests -------------------------------------------------------
+
+
+def _print_event(event: str, fields: dict[str, Any]) -> None:
+    print(json.dumps({"event": event, **fields}, default=str), flush=True)
+
+
+async def _main(args: argparse.Namespace) -> int:
+    from .config import Settings
+    from .listener import Listener
+    from .scripted_jobs import scripted_handlers
+    from .vendors.clients import VendorClients
+
+    settings = Settings.from_env()
+    if not settings.database_url:
+        print("TICKETIQ_DATABASE_URL is not set", file=sys.stderr)
+        return 2
+    process_id = args.process_id or f"{socket.gethostname()}:{os.getpid()}:jobs"
+    vendor_url = os.environ.get("TICKETIQ_VENDOR_URL")
+    vendors = VendorClients.local(vendor_url) if vendor_url else None
+    handlers = scripted_handlers(vendors)
+    kinds = [k.strip() for k in args.kinds.split(",") if k.strip()] if args.kinds else handlers
+    unknown = sorted(set(kinds) - set(handlers))
+    if unknown:
+        print(f"no handler for kinds {unknown}", file=sys.stderr)
+        return 2
+
+    db = await TicketIQ.connect(settings.database_url, min_size=1, max_size=args.max_jobs + 3)
+    wakeup = Wakeup([JOB_CHANNEL])
+    listener = Listener(settings.database_url, wakeup, application_name=f"jobs:{process_id}")
+    worker = JobWorker(
+        db,
+        process_id,
+        {kind: handlers[kind] for kind in kinds},
+        ttl=settings.lease_ttl,
+        renew_interval=settings.renew_interval,
+        margin=settings.self_fence_margin,
+        poll_interval=settings.poll_interval,
+        max_jobs=args.max_jobs,
+        wakeup=wakeup,
+        on_event=_print_event,
+    )
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    loop.add_signal_handler(signal.SIGTERM, stop.set)
+    loop.add_signal_handler(signal.SIGINT, stop.set)
+    listener.start()
+    await worker.start()
+    _print_event("ready", {"process_id": process_id, "pid": os.getpid(), "kinds": sorted(kinds)})
+    try:
+        while not stop.is_set():
+            if args.sweep_interval > 0:
+                try:
+                    await worker.sweep_once()
+                except Exception:  # noqa: BLE001 - the next tick tries again
+                    log.exception("job sweep failed")
+            try:
+                await asyncio.wait_for(stop.wait(), args.sweep_interval or 3600.0)
+            except TimeoutError:
+                pass
+    finally:
+        await worker.stop(drain_timeout=args.drain_timeout)
+        await listener.stop()
+        await db.close()
+        if vendors is not None:
+            await vendors.aclose()
+    _print_event("stopped", {"completed": worker.completed})
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m ticketiq_pg.jobs")
+    parser.add_argument("--kinds", default="", help="comma-separated job kinds (default: all)")
+    parser.add_argument("--process-id", default=None)
+    parser.add_argument("--max-jobs", type=int, default=4)
+    parser.add_argument(
+        "--sweep-interval", type=float, default=0.0,
+        help="also sweep lapsed jobs every so many seconds, as a leader would (0: never)",
+    )
+    parser.add_argument("--drain-timeout", type=float, default=0.0,
+                        help="seconds SIGTERM waits for running jobs before abandoning them")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=os.environ.get("TICKETIQ_LOG_LEVEL", "WARNING"), stream=sys.stderr)
+    return asyncio.run(_main(args))
+
+
+if __name__ == "__main__":
+    # Run through the package's own module, so that the handlers (which import
+    # ticketiq_pg.jobs) and this worker share one JobLeaseLost class.
+    from ticketiq_pg.jobs import main as _package_main
+
+    raise SystemExit(_package_main())
