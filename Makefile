@@ -89,6 +89,7 @@ _test-inner:
 	@$(MAKE) lint-plpgsql
 	@$(MAKE) pgtap
 	@$(MAKE) pytest
+	@$(MAKE) bench-smoke
 
 demo: $(STAMP_DEMO)
 	$(call banner,demo)
@@ -97,3 +98,24 @@ demo: $(STAMP_DEMO)
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache build dist *.egg-info .ticketiq
 	find . -name __pycache__ -type d -prune -not -path './.git/*' -exec rm -rf {} +
+
+# -- performance evidence (bench/, docs/performance.md) ---------------------------------------
+# `make bench` measures on this machine (a private durable cluster, or the server named by
+# TICKETIQ_BENCH_DATABASE_URL / TICKETIQ_TEST_DATABASE_URL) and prints the table;
+# TICKETIQ_BENCH_JSON=file writes every figure, TICKETIQ_BENCH_PLOTS=dir the PNG plots.
+# `make bench-smoke` runs the same code with tiny sizes in seconds (the last step of make test).
+.PHONY: bench bench-smoke
+STAMP_BENCH := $(VENV)/.stamp-bench
+
+$(STAMP_BENCH): $(STAMP_TEST)
+	$(call banner,venv: adding the bench and peers extras)
+	@$(PIP_INSTALL) -e '.[test,bench,peers]' $(PIP_QUIET)
+	@touch $@
+
+bench: deps $(STAMP_BENCH)
+	$(call banner,bench)
+	@$(VPY) -m bench
+
+bench-smoke: deps venv
+	$(call banner,bench-smoke)
+	@$(VPY) -m bench --smoke

@@ -18,6 +18,7 @@ import dataclasses
 import importlib
 import importlib.util
 import inspect
+import json
 import logging
 import os
 import signal
@@ -148,7 +149,11 @@ def cmd_worker(opts: argparse.Namespace) -> int:
 async def _serve(settings: Any, app: Any, opts: argparse.Namespace) -> int:
     from ticketiq_pg.worker import Worker
 
-    worker = Worker(settings, app, process_id=opts.process_id, max_runs=opts.max_runs)
+    port = opts.http_port
+    if port is None and os.environ.get("TICKETIQ_HTTP_PORT"):
+        port = int(os.environ["TICKETIQ_HTTP_PORT"])
+    worker = Worker(settings, app, process_id=opts.process_id, max_runs=opts.max_runs,
+                    http_port=port)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
 
@@ -162,6 +167,10 @@ async def _serve(settings: Any, app: Any, opts: argparse.Namespace) -> int:
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, on_signal, signum)
     await worker.start()
+    if worker.http_port is not None:
+        # One line on stdout a parent (a test, the demo, the trials) can read.
+        print(json.dumps({"event": "http", "port": worker.http_port,
+                          "process_id": worker.process_id}), flush=True)
     log.info(
         "worker %s serving (lease %gs, renew %gs, sweep %gs, poll %gs)",
         worker.process_id, settings.lease_ttl, settings.renew_interval,
@@ -209,6 +218,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--drain-timeout", type=float, default=30.0,
                    help="seconds to wait at shutdown for runs to reach a step boundary")
     p.add_argument("--log-level", help=f"default: ${ENV_LOG_LEVEL} or INFO")
+    p.add_argument("--http-port", type=int, default=None,
+                   help="serve the HTTP front on 127.0.0.1:PORT (0: any free port; "
+                   "default: $TICKETIQ_HTTP_PORT, else no HTTP)")
     p.set_defaults(func=cmd_worker)
     return parser
 

@@ -58,12 +58,14 @@ class EntryPump:
         self.fire_crons = fire_crons
         self.claimed = 0
         self.fired = 0
+        self.last_claimed = 0
 
     async def tick(self, room: int) -> int:
         """Fire due crons, then claim up to ``room`` entries and start their runs."""
         if self.fire_crons:
             fires = await self.db.fire_due_crons(durable=self.crash_resume_entries)
             self.fired += len(fires)
+        self.last_claimed = 0
         if room < 1:
             return 0
         sent = self.leases.sent_at()
@@ -74,6 +76,7 @@ class EntryPump:
                 self.info(entry), entry.epoch, entry.payload, entry.durable
             )
             self.spawn(entry.run_id, self.runner.run(state))
+            self.last_claimed += 1
         self.claimed += len(entries)
         return len(entries)
 
@@ -102,7 +105,10 @@ def teams_delivery(teams: Any) -> AnswerDelivery:
 
     async def send(run: RunInfo, request: Any, answer: Any, key: str) -> None:
         text = answer.get("text", "") if isinstance(answer, dict) else str(answer)
-        cards = answer.get("cards", ()) if isinstance(answer, dict) else ()
+        cards = answer.get("cards") if isinstance(answer, dict) else None
+        if not cards:
+            cards = [{"type": "AdaptiveCard", "version": "1.5",
+                      "body": [{"type": "TextBlock", "text": text, "wrap": True}]}]
         await teams.reply(conversation(request), text, cards,
                           reply_to_id=(request or {}).get("id"), key=key)
 

@@ -64,7 +64,7 @@ class ScriptedModel:
 
     async def step(self, request: StepRequest) -> ModelStep:
         self._log(request)
-        spec = request.input if isinstance(request.input, dict) else {}
+        spec = script_of(request.input)
         seed = spec.get("seed", 0)
         steps = int(spec.get("steps", 3))
         plan = spec.get("plan", "mixed")
@@ -78,6 +78,33 @@ class ScriptedModel:
         return ModelStep(
             text=f"step {request.step}", calls=tuple(plan_calls(plan, rng, seed, request.step))
         )
+
+
+def script_of(request: Any) -> dict[str, Any]:
+    """The script (seed, steps, plan, ...) carried by a run's input.
+
+    A run started by the scripted CLI has it at the top; an entry point's
+    payload carries it where its sender put it (a webhook's body, a
+    playground run's input, an A2A message's metadata, a cron schedule's
+    payload).  Without one, the seed is derived from the input itself.
+    """
+    if not isinstance(request, dict):
+        return {"seed": _stable_seed(request)}
+    if "seed" in request:
+        return request
+    for key in ("body", "input", "metadata", "script"):
+        inner = request.get(key)
+        if isinstance(inner, dict) and "seed" in inner:
+            return inner
+    return {"seed": _stable_seed(request)}
+
+
+def _stable_seed(value: Any) -> int:
+    try:
+        text = canonical(value)
+    except Exception:  # noqa: BLE001
+        text = repr(value)
+    return int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)
 
 
 def results_digest(conversation: list[dict[str, Any]]) -> str:
@@ -253,10 +280,17 @@ def app() -> Any:
         tool = tools.get(name.strip())
         if tool is not None:
             tools.add(dataclasses.replace(tool, classification=classification.strip()))
+    from .entries import teams_delivery
+    from .scripted_jobs import scripted_handlers
+    from .vendors.clients import VendorClients
+
+    clients = VendorClients.local(base_url)
     return App(
         model=ScriptedModel(os.environ.get("TICKETIQ_MODEL_LOG")),
         tools=tools,
         gates=FileGates(os.environ.get("TICKETIQ_GATES_FILE")),
+        deliveries={"teams": teams_delivery(clients.teams)},
+        jobs=scripted_handlers(clients),
     )
 
 

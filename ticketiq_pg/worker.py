@@ -15,6 +15,13 @@ One :class:`Worker` per app process.  It
 * LISTENs for ``ticketiq_resume`` on a dedicated connection and polls every
   ``poll_interval`` seconds (the poll is the truth), adopting claimed runs
   and continuing them through the step loop;
+* runs the entry pump (:mod:`ticketiq_pg.entries`): due cron fires and
+  pending inbox rows (webhooks, ticket events, Teams activities, A2A tasks,
+  co-pilot turns) become runs here, woken by NOTIFY ``ticketiq_entry``;
+* runs a background job worker (:mod:`ticketiq_pg.jobs`) for the app's job
+  handlers; the leader also takes back lapsed jobs;
+* optionally serves the HTTP front (:mod:`ticketiq_pg.http`) on
+  ``http_port``;
 * on :meth:`shutdown` (SIGTERM) stops taking work, resigns leadership (a
   follower takes over at once), releases each run at its next step
   boundary with the results it has, and exits.
@@ -23,18 +30,21 @@ One :class:`Worker` per app process.  It
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import socket
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from .agent import AllowAll, Delivery, Gates, Model, Tools
+from .agent import AllowAll, AnswerDelivery, Delivery, Gates, Model, Tools
 from .config import Settings
-from .driver import LEADER_CHANNEL, RESUME_CHANNEL, TicketIQ
+from .driver import ENTRY_CHANNEL, LEADER_CHANNEL, RESUME_CHANNEL, TicketIQ
+from .entries import EntryPump
 from .faults import FaultPoints
+from .jobs import JOB_CHANNEL, Handler, JobStore, JobWorker
 from .leases import LeaseKeeper
 from .listener import Listener, Wakeup
 from .runner import Runner, RunOutcome
@@ -68,6 +78,10 @@ class App:
     gates: Gates | None = None
     deliver: Delivery | None = None
     agent_loop: str = "main"
+    #: Answer deliveries by entry point (``teams``: the reply, posted once).
+    deliveries: dict[str, AnswerDelivery] = field(default_factory=dict)
+    #: Background job handlers by job kind.
+    jobs: dict[str, Handler] = field(default_factory=dict)
 
 
 AppFactory = Callable[[], App]
@@ -96,6 +110,8 @@ class Worker:
         max_runs: int = 64,
         faults: FaultPoints | None = None,
         on_outcome: Callable[[RunOutcome], Awaitable[None] | None] | None = None,
+        http_port: int | None = None,
+        max_jobs: int = 4,
     ) -> None:
         if not settings.database_url:
             raise ValueError("the worker needs TICKETIQ_DATABASE_URL")
@@ -110,7 +126,12 @@ class Worker:
         self.db: TicketIQ | None = None
         self.leases: LeaseKeeper | None = None
         self.runner: Runner | None = None
-        self.wakeup = Wakeup([RESUME_CHANNEL, LEADER_CHANNEL])
+        self.http_port = http_port
+        self.max_jobs = max_jobs
+        self.pump: EntryPump | None = None
+        self.jobs: JobWorker | None = None
+        self._http: Any = None
+        self.wakeup = Wakeup([RESUME_CHANNEL, LEADER_CHANNEL, ENTRY_CHANNEL, JOB_CHANNEL])
         self.listener = Listener(
             settings.database_url,
             self.wakeup,
@@ -135,7 +156,9 @@ class Worker:
         """
         s = self.settings
         assert s.database_url
-        self.db = await TicketIQ.connect(s.database_url, min_size=2, max_size=self.max_runs + 4)
+        self.db = await TicketIQ.connect(
+            s.database_url, min_size=2, max_size=self.max_runs + self.max_jobs + 6
+        )
         await self.db.register_process(self.process_id, socket.gethostname(), os.getpid())
         self.leases = LeaseKeeper(
             self.db,
@@ -154,16 +177,31 @@ class Worker:
             agent_loop=self.app.agent_loop,
             answer_retention=s.answer_retention,
             deliver=self.app.deliver,
+            deliveries=self.app.deliveries,
             faults=self.faults,
             max_losses=s.max_losses,
             poll_interval=s.poll_interval,
         )
+        self.pump = EntryPump(
+            self.db, self.runner, self.leases, self._spawn_claimed,
+            crash_resume_entries=s.crash_resume_entries,
+        )
         self.leases.start()
         self.listener.start()
+        if self.app.jobs:
+            self.jobs = JobWorker(
+                self.db, self.process_id, self.app.jobs, ttl=s.lease_ttl,
+                renew_interval=s.renew_interval, margin=s.self_fence_margin,
+                poll_interval=s.poll_interval, wakeup=self.wakeup, max_jobs=self.max_jobs,
+            )
+            await self.jobs.start()
         self._tasks = [
             asyncio.create_task(self._lead_forever(), name="leader"),
             asyncio.create_task(self._resume_forever(), name="resume"),
+            asyncio.create_task(self._entries_forever(), name="entries"),
         ]
+        if self.http_port is not None:
+            await self._start_http(self.http_port)
         try:
             await asyncio.wait_for(self.listener.connected.wait(), listen_timeout)
         except TimeoutError:
@@ -182,6 +220,7 @@ class Worker:
         if self._stopping.is_set():
             return
         self._stopping.set()
+        await self._stop_http()
         if self.runner is not None:
             self.runner.draining = True
         self.wakeup.notify_all()
@@ -205,6 +244,8 @@ class Worker:
                 task.cancel()
             if pending:
                 await asyncio.gather(*pending, return_exceptions=True)
+        if self.jobs is not None:
+            await self.jobs.stop(drain_timeout=drain_timeout)
         await self.listener.stop()
         if self.leases is not None:
             await self.leases.stop()
@@ -281,6 +322,7 @@ class Worker:
                             "swept run %s (lost %s times, now %s)",
                             row.run_id, row.loss_count, row.status,
                         )
+                    await JobStore(self.db).sweep(self.process_id, max_losses=s.max_losses)
                 elif lease.expires_at is not None:
                     # Claim again as soon as the leader's lease is due, not a
                     # whole tick later: a dead leader is replaced on time.
@@ -335,3 +377,69 @@ class Worker:
             )
             self._spawn(adopted.run_id, self.runner.resume(adopted, sent))
         return adopted_count
+
+    # -- entry points -----------------------------------------------------
+
+    def _spawn_claimed(self, run_id: uuid.UUID, work: Awaitable[RunOutcome]) -> None:
+        # A slot was taken for this run in _entries_forever.
+        self._spawn(run_id, work)
+
+    async def _entries_forever(self) -> None:
+        """Fire due crons and claim pending entries while this process has room."""
+        assert self.pump is not None
+        s = self.settings
+        while not self._stopping.is_set():
+            room = 0
+            try:
+                while room < 16 and not self._slots.locked():
+                    await self._slots.acquire()
+                    room += 1
+                await self.pump.tick(room)
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # noqa: BLE001 - the poll tries again
+                log.exception("entry pump tick failed")
+            finally:
+                # Each run the pump started holds one slot; give back the rest.
+                for _ in range(room - self.pump.last_claimed):
+                    self._slots.release()
+            if self._stopping.is_set():
+                break
+            await self.wakeup.wait(ENTRY_CHANNEL, s.poll_interval)
+
+    # -- the HTTP front ---------------------------------------------------
+
+    async def _start_http(self, port: int) -> None:
+        import uvicorn
+
+        from .http import create_app
+
+        class _Server(uvicorn.Server):
+            @contextlib.contextmanager
+            def capture_signals(self):  # type: ignore[no-untyped-def]
+                # The process handles SIGTERM itself (graceful shutdown).
+                yield
+
+        assert self.db is not None
+        app = create_app(self.db, crash_resume_entries=self.settings.crash_resume_entries)
+        config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
+                                lifespan="off", access_log=False)
+        server = _Server(config)
+        task = asyncio.create_task(server.serve(), name="http")
+        while not server.started:
+            if task.done():
+                task.result()
+                raise RuntimeError("the HTTP server stopped at once")
+            await asyncio.sleep(0.01)
+        self.http_port = server.servers[0].sockets[0].getsockname()[1]
+        self._http = (server, task)
+        log.info("worker %s serves HTTP on 127.0.0.1:%s", self.process_id, self.http_port)
+
+    async def _stop_http(self) -> None:
+        if self._http is None:
+            return
+        server, task = self._http
+        server.should_exit = True
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(task, 10)
+        self._http = None

@@ -1,0 +1,160 @@
+"""PNG plots from the bench's figures (matplotlib, the optional ``bench`` extra).
+
+``python -m bench.plots RESULTS.json DIR`` redraws them from a JSON report;
+``python -m bench`` draws them itself when ``TICKETIQ_BENCH_PLOTS`` (or
+``--plots``) names a folder.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def available() -> bool:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def throughput(res: dict[str, Any], peer: dict[str, Any] | None, path: Path) -> None:
+    plt = _pyplot()
+    conc = list(res["by_concurrency"])
+    ours = [res["by_concurrency"][c]["ticketiq_steps_per_s"] for c in conc]
+    alone = [res["by_concurrency"][c]["write_checkpoint_alone_steps_per_s"] for c in conc]
+    raw = [res["by_concurrency"][c]["raw_update_steps_per_s"] for c in conc]
+    fig, ax = plt.subplots(figsize=(7.5, 4.4))
+    xs = range(len(conc))
+    width = 0.27
+    ax.bar([x - width for x in xs], ours, width, label="ticketiq step (Runner + write_checkpoint)",
+           color="#3b6ea8")
+    ax.bar(list(xs), alone, width, label="write_checkpoint alone (no Runner)", color="#8fb3dc")
+    ax.bar([x + width for x in xs], raw, width, label="raw single-statement UPDATE",
+           color="#b0b0b0")
+    for x, a, m, b in zip(xs, ours, alone, raw, strict=True):
+        ax.annotate(f"{a / b:.2f}x", (x - width, a), ha="center", va="bottom", fontsize=9)
+        ax.annotate(f"{m / b:.2f}x", (x, m), ha="center", va="bottom", fontsize=9)
+    if peer and "skipped" not in peer:
+        c = str(peer["concurrency"])
+        label = (f"{peer['runs']} runs x {peer['steps_per_run']} steps at {c}: "
+                 f"ours {peer['ticketiq']['steps_per_s']:,.0f}, "
+                 f"DBOS {peer['dbos']['steps_per_s']:,.0f} steps/s")
+        ax.text(0.01, 0.98, label, transform=ax.transAxes, va="top", fontsize=8)
+    ax.set_xticks(list(xs), [f"{c} run{'s' if c != '1' else ''} at once" for c in conc])
+    ax.set_ylabel("durable steps per second")
+    ax.set_title("Checkpoint step throughput vs a raw UPDATE of the same payload")
+    ax.legend(loc="upper left", bbox_to_anchor=(0, 0.92), fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def history(res: dict[str, Any], path: Path) -> None:
+    plt = _pyplot()
+    levels = res["levels"]
+    xs = list(range(len(levels)))
+    fig, ax = plt.subplots(figsize=(9.5, 4.2))
+    for key, db_key, label in (
+        ("sweep_idle_ms", "sweep_idle", "sweep_lapsed, nothing lapsed"),
+        ("sweep_lapsed_ms", "sweep_lapsed", f"sweep_lapsed, {res['lapsed_per_sweep']} lapsed"),
+        ("adopt_ms", "adopt", "adopt_run"),
+    ):
+        p50 = [level[key]["p50"] for level in levels]
+        p95 = [level[key]["p95"] for level in levels]
+        line = ax.errorbar(
+            xs, p50, yerr=[[0] * len(p50), [b - a for a, b in zip(p50, p95, strict=True)]],
+            marker="o", capsize=3, label=f"{label}: client p50, bar to p95")
+        if all(level.get("db_mean_ms") for level in levels):
+            ax.plot(xs, [level["db_mean_ms"][db_key] for level in levels], linestyle="--",
+                    color=line.lines[0].get_color(), label=f"{label}: database mean")
+    ax.set_xticks(xs, [f"{level['finished_runs']:,}" for level in levels])
+    ax.set_xlim(-0.3, len(levels) - 0.7)
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("finished runs kept in ticketiq.runs")
+    ax.set_ylabel("ms per call")
+    ax.set_title("Sweep and adopt cost versus history\n(client: round trip and durable commit)",
+                 fontsize=10)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def wakeup(res: dict[str, Any], path: Path) -> None:
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=(8, 3.6))
+    for ax, mode, title in ((axes[0], "notify", "through NOTIFY"),
+                            (axes[1], "poll", f"poll only ({res['poll_interval_s']:g} s)")):
+        samples = sorted(res[mode]["samples_ms"])
+        if samples:
+            ys = [(i + 1) / len(samples) for i in range(len(samples))]
+            ax.step(samples, ys, where="post")
+        lat = res[mode]["latency_ms"]
+        ax.set_title(f"{title}: p50 {lat['p50']:.1f} ms, p95 {lat['p95']:.1f} ms", fontsize=9)
+        ax.set_xlabel("sweep claim -> resume started, ms")
+        ax.set_ylim(0, 1.02)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("fraction of trials")
+    fig.suptitle("Wake-up latency (cumulative distribution)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def recovery(res: dict[str, Any], path: Path) -> None:
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 3.8))
+    ax.hist(res["samples_s"], bins=30, color="#3b6ea8")
+    ax.axvline(res["target_s"], color="red", linestyle="--", label="target")
+    ax.set_xlabel("kill -> trial end, s")
+    ax.set_ylabel("trials")
+    ax.set_title("Recovery time from the kill trials")
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def draw(results: dict[str, Any], folder: Path) -> list[Path]:
+    """Draw every plot the results allow into ``folder``; return the files written."""
+    folder.mkdir(parents=True, exist_ok=True)
+    sections = results["sections"]
+    written: list[Path] = []
+
+    def ok(name: str) -> dict[str, Any] | None:
+        res = sections.get(name)
+        return res if res and "error" not in res and "skipped" not in res else None
+
+    if (res := ok("throughput")) is not None:
+        throughput(res, ok("peer"), folder / "throughput.png")
+        written.append(folder / "throughput.png")
+    if (res := ok("history")) is not None:
+        history(res, folder / "sweep_adopt_vs_history.png")
+        written.append(folder / "sweep_adopt_vs_history.png")
+    if (res := ok("wakeup")) is not None:
+        wakeup(res, folder / "wakeup_latency.png")
+        written.append(folder / "wakeup_latency.png")
+    if (res := ok("recovery")) is not None and "samples_s" in res:
+        recovery(res, folder / "recovery_time.png")
+        written.append(folder / "recovery_time.png")
+    return written
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        raise SystemExit("usage: python -m bench.plots RESULTS.json DIR")
+    for written_path in draw(json.loads(Path(sys.argv[1]).read_text()), Path(sys.argv[2])):
+        print(written_path)

@@ -1,0 +1,225 @@
+"""The table: each figure beside its limit or peer, its target and whether it is met."""
+
+from __future__ import annotations
+
+from typing import Any
+
+OK, MISS, INFO = "ok", "MISS", "-"
+
+
+def _f(value: Any, digits: int = 2) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, int | float) and abs(value) >= 1000:
+        return f"{value:,.0f}"
+    return f"{value:.{digits}f}"
+
+
+def _row(section: str, figure: str, measured: str, beside: str = "", target: str = "",
+         verdict: str = INFO, key: str = "", value: Any = None) -> dict[str, Any]:
+    return {"section": section, "figure": figure, "measured": measured, "beside": beside,
+            "target": target, "verdict": verdict, "key": key, "value": value}
+
+
+def _throughput(res: dict[str, Any]) -> list[dict[str, Any]]:
+    rows = []
+    for c, fig in res["by_concurrency"].items():
+        ratio = fig["ratio"]
+        rows.append(_row(
+            "1", f"checkpoint steps/s, {c} run{'s' if c != '1' else ''} at once",
+            f"{_f(fig['ticketiq_steps_per_s'], 0)} steps/s",
+            f"raw UPDATE {_f(fig['raw_update_steps_per_s'], 0)}/s",
+            ">= 0.80 of raw", OK if ratio is not None and ratio >= 0.8 else MISS,
+            f"throughput.by_concurrency.{c}.ratio", ratio,
+        ))
+        rows[-1]["measured"] += f" (ratio {_f(ratio)})"
+        rows.append(_row(
+            "1", f"  write_checkpoint alone (no Runner), {c} at once",
+            f"{_f(fig['write_checkpoint_alone_steps_per_s'], 0)}/s "
+            f"(ratio {_f(fig['write_checkpoint_alone_ratio'])})",
+            f"raw UPDATE {_f(fig['raw_update_steps_per_s'], 0)}/s",
+        ))
+        srv = fig.get("server", {})
+        rows.append(_row(
+            "1", f"  per step at {c}: server ms, WAL B, client CPU us",
+            f"{_f(srv.get('write_checkpoint_mean_ms'), 3)} ms, "
+            f"{_f(srv.get('write_checkpoint_wal_bytes'), 0)} B, "
+            f"{_f(fig['client_cpu_us_per_step']['ticketiq'], 0)} us "
+            f"({_f(fig['client_cpu_us_per_step']['write_checkpoint_alone'], 0)} alone)",
+            f"UPDATE {_f(srv.get('raw_update_mean_ms'), 3)} ms, "
+            f"{_f(srv.get('raw_update_wal_bytes'), 0)} B, "
+            f"{_f(fig['client_cpu_us_per_step']['raw_update'], 0)} us",
+        ))
+    size = res["checkpoint_bytes"]
+    rows.append(_row(
+        "1", "checkpoint size (JSON bytes)",
+        f"mean {_f(size['mean_json'], 0)} ({size['min_json']}..{size['max_json']})",
+        "same bodies replayed", "about 2 KB", INFO, "throughput.checkpoint_bytes.mean_json",
+        size["mean_json"],
+    ))
+    return rows
+
+
+def _peer(res: dict[str, Any]) -> list[dict[str, Any]]:
+    if "skipped" in res:
+        return [_row("2", "DBOS Transact peer", "skipped", res["skipped"], "", "skipped")]
+    ours, theirs = res["ticketiq"], res["dbos"]
+    rows = [_row(
+        "2", f"{res['runs']} runs x {res['steps_per_run']} steps, {res['concurrency']} at once",
+        f"{_f(ours['steps_per_s'], 0)} steps/s (ratio {_f(res['ratio_steps_per_s'])})",
+        f"DBOS {_f(theirs['steps_per_s'], 0)} steps/s", "report the ratio", INFO,
+        "peer.ratio_steps_per_s", res["ratio_steps_per_s"],
+    )]
+    if "statements_per_step" in ours:
+        rows.append(_row(
+            "2", "  statements per step (all, incl. per-run)",
+            _f(ours["statements_per_step"]), f"DBOS {_f(theirs['statements_per_step'])}",
+        ))
+    return rows
+
+
+def _roundtrips(res: dict[str, Any]) -> list[dict[str, Any]]:
+    rows = []
+    for name, label in (("read_only", "statements per read-only step"),
+                        ("changing", "statements per step, 1 read + 2 writes")):
+        fig = res[name]
+        pgss = fig.get("pg_stat_statements", {}).get("per_step")
+        driver = fig["driver"]["per_step"]
+        expected = fig["expected_per_step"]
+        seen = pgss if pgss is not None else driver
+        rows.append(_row(
+            "3", label, f"{_f(seen)} (pg_stat_statements)" if pgss is not None else
+            f"{_f(driver)} (driver)", f"driver {_f(driver)}", f"{expected}",
+            OK if abs(seen - expected) < 1e-9 and abs(driver - expected) < 1e-9 else MISS,
+            f"roundtrips.{name}.per_step", seen,
+        ))
+    overhead = res["read_only"]["driver"]["per_run_overhead"]
+    rows.append(_row("3", "  statements per run besides its steps", _f(overhead),
+                     "start_run, seal_answer, hand_on_answer"))
+    return rows
+
+
+def _leases(res: dict[str, Any]) -> list[dict[str, Any]]:
+    pg = res.get("pg_stat_statements", {})
+    upd = res.get("runs_row_updates", {})
+    per_tick = pg.get("statements_per_tick", res["driver_statements_per_tick"])
+    procs = res["processes"]
+    return [
+        _row("4", f"renewal statements per tick, {res['runs']:,} runs",
+             f"{_f(per_tick)}", f"{procs} processes", "= processes",
+             OK if abs(per_tick - procs) < 1e-9 and not res["leases_lost"] else MISS,
+             "lease_scale.statements_per_tick", per_tick),
+        _row("4", f"  database time per renewal of {res['leases_per_process']:,} leases",
+             f"{_f(pg.get('db_ms_per_renewal'))} ms",
+             f"client p50 {_f(res['client_ms']['p50'])} ms, p95 {_f(res['client_ms']['p95'])}",
+             "", INFO, "lease_scale.db_ms_per_renewal", pg.get("db_ms_per_renewal")),
+        _row("4", "  per renewal: WAL, HOT row updates",
+             f"{_f((pg.get('wal_bytes_per_renewal') or 0) / 1e6)} MB",
+             f"{upd.get('hot_updates', 0):,} of {upd.get('updates', 0):,} updates HOT"),
+    ]
+
+
+def _history(res: dict[str, Any]) -> list[dict[str, Any]]:
+    rows = []
+    levels = res["levels"]
+    labels = {"sweep_idle_ms": ("sweep_lapsed, nothing lapsed", "sweep_idle"),
+              "sweep_lapsed_ms": (f"sweep_lapsed, {res['lapsed_per_sweep']} lapsed",
+                                  "sweep_lapsed"),
+              "adopt_ms": ("adopt_run", "adopt")}
+    for key, (label, growth_key) in labels.items():
+        p50s = " / ".join(_f(level[key]["p50"]) for level in levels)
+        growth = res["growth_p50"][growth_key]
+        worst = max(level[key]["p50"] for level in levels)
+        met = growth is not None and growth <= 2.0 and worst <= 5.0
+        rows.append(_row(
+            "5", f"{label} p50 ms", p50s,
+            "at " + " / ".join(f"{level['finished_runs']:,}" for level in levels) + " kept",
+            "flat within 2x, <= 5 ms", OK if met else MISS,
+            f"history.growth_p50.{growth_key}", growth,
+        ))
+        rows[-1]["measured"] += f" (x{_f(growth)})"
+        if levels[0].get("db_mean_ms"):
+            rows.append(_row(
+                "5", "  database mean ms (pg_stat_statements)",
+                " / ".join(_f(level["db_mean_ms"][growth_key], 3) for level in levels),
+            ))
+    last = levels[-1]["plans"]
+    indexes = sorted({*last["sweep_idle"]["indexes"], *last["sweep_lapsed"]["indexes"],
+                      *last["adopt"]["indexes"]})
+    seq_scans = sorted({*last["sweep_idle"]["seq_scans"], *last["sweep_lapsed"]["seq_scans"],
+                        *last["adopt"]["seq_scans"]})
+    rows.append(_row(
+        "5", f"  plans at {levels[-1]['finished_runs']:,} kept: indexes",
+        ", ".join(indexes) or "none", "seq scans: " + (", ".join(seq_scans) or "none"),
+        "index used", OK if indexes and not seq_scans else MISS, "history.indexes", indexes,
+    ))
+    return rows
+
+
+def _wakeup(res: dict[str, Any]) -> list[dict[str, Any]]:
+    rows = []
+    for mode, label in (("notify", "through NOTIFY"),
+                        ("poll", f"through the poll ({res['poll_interval_s']:g} s, LISTEN off)")):
+        lat = res[mode]["latency_ms"]
+        rows.append(_row("6", f"wake-up {label} p50 / p95 ms",
+                         f"{_f(lat['p50'], 1)} / {_f(lat['p95'], 1)}",
+                         f"max {_f(lat['max'], 1)}, {lat['n']} trials", "", INFO,
+                         f"wakeup.{mode}.latency_ms.p50", lat["p50"]))
+    return rows
+
+
+def _recovery(res: dict[str, Any]) -> list[dict[str, Any]]:
+    if "pending" in res:
+        return [_row("7", "recovery time", res["pending"], "", "<= 15 s", "pending")]
+    stats = res["recovery_s"]
+    return [_row("7", "recovery time p50 / p95 / max s",
+                 f"{_f(stats['p50'])} / {_f(stats['p95'])} / {_f(stats['max'])}",
+                 f"{stats['n']} trials", "<= 15 s",
+                 OK if stats["max"] <= res["target_s"] else MISS, "recovery.recovery_s.max",
+                 stats["max"])]
+
+
+BUILDERS = {
+    "throughput": _throughput,
+    "peer": _peer,
+    "roundtrips": _roundtrips,
+    "lease_scale": _leases,
+    "history": _history,
+    "wakeup": _wakeup,
+    "recovery": _recovery,
+}
+
+
+def build_rows(sections: dict[str, Any]) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for name, builder in BUILDERS.items():
+        res = sections.get(name)
+        if res is None:
+            continue
+        if "error" in res:
+            rows.append(_row("?", name, "ERROR", res["error"].splitlines()[0][:80], "", "error"))
+            continue
+        rows.extend(builder(res))
+    return rows
+
+
+def format_table(rows: list[dict[str, Any]]) -> str:
+    headers = ("#", "figure", "measured", "beside it", "target", "verdict")
+    cells = [(r["section"], r["figure"], r["measured"], r["beside"], r["target"], r["verdict"])
+             for r in rows]
+    widths = [max(len(h), *(len(c[i]) for c in cells)) if cells else len(h)
+              for i, h in enumerate(headers)]
+    line = "  ".join("-" * w for w in widths)
+    out = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)), line]
+    out += ["  ".join(c.ljust(w) for c, w in zip(cell, widths, strict=True)) for cell in cells]
+    return "\n".join(out)
+
+
+def format_markdown(rows: list[dict[str, Any]]) -> str:
+    out = ["| # | figure | measured | beside it | target | verdict |",
+           "| --- | --- | --- | --- | --- | --- |"]
+    for r in rows:
+        cells = [r["section"], r["figure"].strip(), r["measured"], r["beside"], r["target"],
+                 r["verdict"]]
+        out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(out)
