@@ -35,6 +35,8 @@ help:
 	@echo "make pgtap         pg_prove over sql/tests/"
 	@echo "make pytest        pytest (PYTEST_ARGS=... to pass options)"
 	@echo "make demo          run the demo on an embedded PostgreSQL"
+	@echo "make kill-trials   200 kill-trial rounds (KILL_TRIALS=N, LIYAGENT_KILL_MODE=...)"
+	@echo "make bench         the benchmark (docs/performance.md)"
 	@echo "make clean         remove .venv, caches, build output, .ticketiq/"
 
 # DEPS_DONE=1 (set by `make test` for its inner steps) skips the repeated check
@@ -89,6 +91,7 @@ _test-inner:
 	@$(MAKE) lint-plpgsql
 	@$(MAKE) pgtap
 	@$(MAKE) pytest
+	@$(MAKE) kill-trials-smoke
 	@$(MAKE) bench-smoke
 
 demo: $(STAMP_DEMO)
@@ -104,7 +107,19 @@ clean:
 # TICKETIQ_BENCH_DATABASE_URL / TICKETIQ_TEST_DATABASE_URL) and prints the table;
 # TICKETIQ_BENCH_JSON=file writes every figure, TICKETIQ_BENCH_PLOTS=dir the PNG plots.
 # `make bench-smoke` runs the same code with tiny sizes in seconds (the last step of make test).
-.PHONY: bench bench-smoke
+.PHONY: bench bench-smoke kill-trials kill-trials-smoke
+
+# Kill trials (tests/unit/test_kill_trials.py): a 3-round smoke in `make test`,
+# 200 rounds on demand.  LIYAGENT_KILL_MODE=kill|stop|backend|restart,
+# LIYAGENT_KILL_SEED fixes the timings, LIYAGENT_KILL_REPORT=file writes JSON.
+KILL_TRIALS ?= 200
+kill-trials: deps venv
+	$(call banner,kill-trials: $(KILL_TRIALS) rounds ($(or $(LIYAGENT_KILL_MODE),kill)))
+	@LIYAGENT_KILL_TRIALS=$(KILL_TRIALS) $(WITH_SERVER) $(VBIN)/pytest tests/unit/test_kill_trials.py -q -s
+
+kill-trials-smoke: deps venv
+	$(call banner,kill-trials-smoke: 3 rounds)
+	@LIYAGENT_KILL_TRIALS=3 $(WITH_SERVER) $(VBIN)/pytest tests/unit/test_kill_trials.py -q
 STAMP_BENCH := $(VENV)/.stamp-bench
 
 $(STAMP_BENCH): $(STAMP_TEST)

@@ -23,7 +23,8 @@ insert into ticketiq.schema_migrations (version, name) values
 (1, 'core'),
 (2, 'approvals_delegation'),
 (3, 'entry_points'),
-(4, 'jobs');
+(4, 'jobs'),
+(5, 'fast_steps');
 
 -- One-row settings table.  fake_clock_allowed lets the setting
 -- ticketiq.fake_now move the database clock; only test databases turn it on.
@@ -81,7 +82,9 @@ create table ticketiq.runs (
         status in ('running', 'claimed', 'suspended', 'completed', 'failed', 'stopped')
     ),
     constraint runs_check3 check ((status = 'suspended') = (wait_key is not null))
-);
+)
+-- Room for HOT updates: a checkpoint write changes no indexed column.
+with (fillfactor = 80);
 
 -- The sweep reads only leased runs: the index holds running runs alone, so
 -- its size (and the sweep's cost) does not grow with finished runs kept.

@@ -20,6 +20,9 @@ variable                           default   meaning
 ``TICKETIQ_CRASH_RESUME_ENTRIES``  ``true``  write ahead cron, trigger, co-pilot and
                                              Teams runs too (``false``: only runs that
                                              may wait)
+``TICKETIQ_ENTRY_CLAIM_DELAY``     ``0``     seconds an inbox entry waits before this
+                                             process claims it (a recovery-only process
+                                             leaves fresh entries to the others)
 =================================  ========  ==========================================
 
 :func:`Settings.from_env` reads them all and raises one ConfigError naming
@@ -78,6 +81,7 @@ class Settings:
     max_losses: int = 2
     answer_retention: float = 86400.0
     crash_resume_entries: bool = True
+    entry_claim_delay: float = 0.0
 
     def sealer(self) -> Sealer:
         if not self.seal_keys:
@@ -111,6 +115,7 @@ class Settings:
         number("TICKETIQ_POLL_INTERVAL", "poll_interval", 0.05)
         number("TICKETIQ_MAX_LOSSES", "max_losses", 0, integer=True)
         number("TICKETIQ_ANSWER_RETENTION", "answer_retention", 1.0)
+        number("TICKETIQ_ENTRY_CLAIM_DELAY", "entry_claim_delay", 0.0)
 
         url = env.get("TICKETIQ_DATABASE_URL")
         if url:

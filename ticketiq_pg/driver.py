@@ -29,7 +29,7 @@ from . import errors, models
 T = TypeVar("T")
 
 #: Schema versions this driver knows how to talk to.
-KNOWN_SCHEMA_VERSIONS = frozenset({4})
+KNOWN_SCHEMA_VERSIONS = frozenset({5})
 
 #: NOTIFY channels the functions use.
 RESUME_CHANNEL = "ticketiq_resume"
@@ -549,10 +549,11 @@ class TicketIQ:
         ttl: float,
         limit: int = 10,
         *,
+        min_age: float = 0.0,
         conn: psycopg.AsyncConnection | None = None,
     ) -> list[models.ClaimedEntry]:
         return await self._many(
-            models.ClaimedEntry, "claim_entries", (holder, ttl, limit), conn
+            models.ClaimedEntry, "claim_entries", (holder, ttl, limit, min_age), conn
         )
 
     async def get_entry(

@@ -49,6 +49,7 @@ class EntryPump:
         *,
         crash_resume_entries: bool = True,
         fire_crons: bool = True,
+        claim_delay: float = 0.0,
     ) -> None:
         self.db = db
         self.runner = runner
@@ -56,6 +57,7 @@ class EntryPump:
         self.spawn = spawn
         self.crash_resume_entries = crash_resume_entries
         self.fire_crons = fire_crons
+        self.claim_delay = claim_delay
         self.claimed = 0
         self.fired = 0
         self.last_claimed = 0
@@ -69,7 +71,9 @@ class EntryPump:
         if room < 1:
             return 0
         sent = self.leases.sent_at()
-        entries = await self.db.claim_entries(self.leases.holder, self.leases.ttl, room)
+        entries = await self.db.claim_entries(
+            self.leases.holder, self.leases.ttl, room, min_age=self.claim_delay
+        )
         for entry in entries:
             self.leases.hold(entry.run_id, entry.epoch, sent)
             state = self.runner.fresh_state(

@@ -19,7 +19,6 @@ step left without blindly sending a write again (I6, I7), audits the resume
 from __future__ import annotations
 
 import asyncio
-import copy
 import logging
 import uuid
 from collections.abc import Mapping
@@ -252,7 +251,8 @@ class Runner:
                 StepRequest(
                     run_id=state.run_id,
                     step=step_no,
-                    conversation=copy.deepcopy(state.conversation),
+                    # A copy of the list: the model reads it, it must not change it.
+                    conversation=list(state.conversation),
                     input=state.input,
                 )
             )

@@ -29,10 +29,37 @@ from .errors import InvalidPayload, SealMismatch
 
 
 def canonical(value: Any) -> str:
-    """The canonical JSON text of ``value`` (raises InvalidPayload if not JSON)."""
+    """The canonical JSON text of ``value`` (raises InvalidPayload if not JSON).
+
+    A body without floats (the usual case) is encoded by the C encoder of
+    :mod:`json`, which then writes exactly the canonical text; anything
+    else goes through the slower encoder below.
+    """
+    if _plain(value):
+        return _FAST.encode(value)
     parts: list[str] = []
     _encode(value, parts)
     return "".join(parts)
+
+
+_FAST = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+)
+
+
+def _plain(value: Any) -> bool:
+    """True when the C encoder gives the canonical text: no floats, NULs or odd types."""
+    kind = type(value)
+    if kind is str:
+        return "\x00" not in value
+    if kind is dict:
+        return all(
+            type(key) is str and "\x00" not in key and _plain(item)
+            for key, item in value.items()
+        )
+    if kind is list or kind is tuple:
+        return all(_plain(item) for item in value)
+    return kind is int or kind is bool or value is None
 
 
 def _encode(value: Any, out: list[str]) -> None:

@@ -185,6 +185,7 @@ class Worker:
         self.pump = EntryPump(
             self.db, self.runner, self.leases, self._spawn_claimed,
             crash_resume_entries=s.crash_resume_entries,
+            claim_delay=s.entry_claim_delay,
         )
         self.leases.start()
         self.listener.start()

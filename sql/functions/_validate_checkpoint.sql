@@ -12,7 +12,9 @@
 --   history          array   the run's history
 --   delegation_keys  object  delegation keys by call id
 -- and optionally outcomes (object: call_id -> outcome of the previous step).
--- Anything else raises TQ004 invalid_payload naming what is wrong.
+-- Anything else raises TQ004 invalid_payload naming what is wrong.  The
+-- calls are checked in one set-based query; the message is worked out only
+-- for a body that fails it.
 create or replace function ticketiq._validate_checkpoint(p_body jsonb)
 returns void
 language plpgsql
@@ -20,10 +22,10 @@ immutable
 set search_path = pg_catalog, pg_temp
 as $$
 declare
-    v_call jsonb;
-    v_index integer := 0;
-    v_seen text[] := array[]::text[];
-    v_id text;
+    v_position bigint;
+    v_value jsonb;
+    v_repeats boolean;
+    v_what text;
 begin
     if p_body is null or jsonb_typeof(p_body) <> 'object' then
         raise exception 'checkpoint must be a JSON object, got %', coalesce(jsonb_typeof(p_body), 'null')
@@ -47,42 +49,52 @@ begin
     if p_body ? 'outcomes' and jsonb_typeof(p_body -> 'outcomes') <> 'object' then
         raise exception 'checkpoint.outcomes must be an object when present' using errcode = 'TQ004';
     end if;
+    if jsonb_array_length(p_body -> 'calls') = 0 then
+        return;
+    end if;
 
-    for v_call in select e.value from jsonb_array_elements(p_body -> 'calls') as e loop
-        if jsonb_typeof(v_call) <> 'object' then
-            raise exception 'checkpoint.calls[%] must be an object', v_index using errcode = 'TQ004';
-        end if;
-        if jsonb_typeof(v_call -> 'call_id') is distinct from 'string' or v_call ->> 'call_id' = '' then
-            raise exception 'checkpoint.calls[%].call_id must be a non-empty string', v_index
-                using errcode = 'TQ004';
-        end if;
-        v_id := v_call ->> 'call_id';
-        if v_id = any(v_seen) then
-            raise exception 'checkpoint.calls[%].call_id % appears twice in one step', v_index, v_id
-                using errcode = 'TQ004';
-        end if;
-        v_seen := v_seen || v_id;
-        if jsonb_typeof(v_call -> 'tool') is distinct from 'string' or v_call ->> 'tool' = '' then
-            raise exception 'checkpoint.calls[%].tool must be a non-empty string', v_index
-                using errcode = 'TQ004';
-        end if;
-        if jsonb_typeof(v_call -> 'arguments') is distinct from 'object' then
-            raise exception 'checkpoint.calls[%].arguments must be an object', v_index
-                using errcode = 'TQ004';
-        end if;
-        if (v_call ->> 'classification') is null
-            or (v_call ->> 'classification') not in (
+    -- One set-based pass over the calls: the first bad call, if any, and
+    -- whether a call id repeats.
+    select
+        (array_agg(e.ordinality - 1 order by e.ordinality) filter (where not e.ok))[1],
+        (array_agg(e.value order by e.ordinality) filter (where not e.ok))[1],
+        count(distinct e.value ->> 'call_id') <> count(*)
+    into v_position, v_value, v_repeats
+    from (
+        select c.value, c.ordinality, coalesce(
+            jsonb_typeof(c.value) = 'object'
+            and jsonb_typeof(c.value -> 'call_id') = 'string' and c.value ->> 'call_id' <> ''
+            and jsonb_typeof(c.value -> 'tool') = 'string' and c.value ->> 'tool' <> ''
+            and jsonb_typeof(c.value -> 'arguments') = 'object'
+            and c.value ->> 'classification' in (
                 'read', 'write', 'delegation', 'remote_agent', 'subagent_with_tools'
-            ) then
-            raise exception 'checkpoint.calls[%].classification must be one of read, write, delegation, remote_agent, subagent_with_tools', v_index
-                using errcode = 'TQ004';
-        end if;
-        if v_call ? 'step_key' and jsonb_typeof(v_call -> 'step_key') not in ('string', 'null') then
-            raise exception 'checkpoint.calls[%].step_key must be a string or null', v_index
-                using errcode = 'TQ004';
-        end if;
-        v_index := v_index + 1;
-    end loop;
+            )
+            and coalesce(jsonb_typeof(c.value -> 'step_key'), 'null') in ('string', 'null'),
+            false
+        ) as ok
+        from jsonb_array_elements(p_body -> 'calls') with ordinality as c
+    ) as e;
+    if v_position is not null then
+        v_what := case
+            when jsonb_typeof(v_value) <> 'object' then ' must be an object'
+            when jsonb_typeof(v_value -> 'call_id') is distinct from 'string'
+                or v_value ->> 'call_id' = '' then '.call_id must be a non-empty string'
+            when jsonb_typeof(v_value -> 'tool') is distinct from 'string'
+                or v_value ->> 'tool' = '' then '.tool must be a non-empty string'
+            when jsonb_typeof(v_value -> 'arguments') is distinct from 'object'
+                then '.arguments must be an object'
+            when (v_value ->> 'step_key') is not null
+                and jsonb_typeof(v_value -> 'step_key') <> 'string'
+                then '.step_key must be a string or null'
+            else '.classification must be one of read, write, delegation, remote_agent, '
+                || 'subagent_with_tools'
+        end;
+        raise exception 'checkpoint.calls[%]%', v_position, v_what using errcode = 'TQ004';
+    end if;
+    if v_repeats then
+        raise exception 'checkpoint.calls: a call_id appears twice in one step'
+            using errcode = 'TQ004';
+    end if;
 end;
 $$;
 

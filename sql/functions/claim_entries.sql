@@ -7,10 +7,14 @@
 -- kind, input = the payload), held by p_holder.  From then on the run's
 -- lease is the entry's: a process that dies hands the run back through the
 -- sweep, and the entry's outcome is recorded when its run ends.
+-- p_min_age_seconds leaves younger entries to other processes (a process
+-- that should only pick up what others left, e.g. a recovery process).
+-- TQ004 for a limit below 1 or a negative age.
 create or replace function ticketiq.claim_entries(
     p_holder text,
     p_ttl_seconds double precision,
-    p_limit integer default 10
+    p_limit integer default 10,
+    p_min_age_seconds double precision default 0
 )
 returns table (
     entry_id bigint,
@@ -36,8 +40,8 @@ declare
     v_entry ticketiq.entries;
     v_started record;
 begin
-    if p_limit is null or p_limit < 1 then
-        raise exception 'limit must be >= 1' using errcode = 'TQ004';
+    if p_limit is null or p_limit < 1 or p_min_age_seconds is null or p_min_age_seconds < 0 then
+        raise exception 'limit must be >= 1 and min_age >= 0' using errcode = 'TQ004';
     end if;
     perform ticketiq._require_positive('ttl', p_ttl_seconds);
 
@@ -45,6 +49,7 @@ begin
         select e.*
         from ticketiq.entries as e
         where e.state = 'pending'
+            and e.received_at <= v_now - make_interval(secs => p_min_age_seconds)
         order by e.received_at
         limit p_limit
         for update skip locked
@@ -70,5 +75,5 @@ begin
 end;
 $$;
 
-comment on function ticketiq.claim_entries(text, double precision, integer) is
+comment on function ticketiq.claim_entries(text, double precision, integer, double precision) is
 'Claim pending entries (SKIP LOCKED) and start each one''s run held by p_holder, in one statement.';

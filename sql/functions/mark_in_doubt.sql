@@ -60,8 +60,31 @@ begin
     where c.run_id = p_run_id and c.step = p_step and c.call_id = p_call_id
     for update;
     if not found then
-        raise exception 'step % of run % has no call %', p_step, p_run_id, p_call_id
-            using errcode = 'TQ008';
+        -- A call the checkpoint recorded as a read has no row; the tool may
+        -- be a write by now (p_classification): then it is recorded here.
+        select p_run_id, p_step, e.value ->> 'call_id', e.ordinality::integer,
+            e.value ->> 'tool', e.value -> 'arguments', e.value ->> 'classification',
+            e.value ->> 'step_key'
+        into v_call.run_id, v_call.step, v_call.call_id, v_call.ordinal, v_call.tool,
+            v_call.arguments, v_call.classification, v_call.step_key
+        from ticketiq.checkpoints as k
+        cross join lateral jsonb_array_elements(k.body -> 'calls') with ordinality as e
+        where k.run_id = p_run_id and k.step = p_step and e.value ->> 'call_id' = p_call_id;
+        if not found then
+            raise exception 'step % of run % has no call %', p_step, p_run_id, p_call_id
+                using errcode = 'TQ008';
+        end if;
+        if coalesce(p_classification, 'read') = 'read' then
+            raise exception 'call % is a read; reads are never marked in doubt', p_call_id
+                using errcode = 'TQ004';
+        end if;
+        insert into ticketiq.calls (
+            run_id, step, call_id, ordinal, tool, arguments, classification, step_key
+        ) values (
+            v_call.run_id, v_call.step, v_call.call_id, v_call.ordinal, v_call.tool,
+            v_call.arguments, v_call.classification, v_call.step_key
+        );
+        v_call.state := 'pending';
     end if;
 
     if v_call.marked_classification is not null then

@@ -8,7 +8,8 @@
 -- release or a wake-up — with the step, how many times the run was lost,
 -- why it was up for adoption and the settlements, and tells the transcript.  p_settlements is a JSON array of
 -- {call_id, settlement, outcome?}; each call must belong to the last step.
--- A call an earlier attempt already finished keeps its record unchanged.
+-- A call an earlier attempt already finished keeps its record unchanged;
+-- a read has no row (its settlement is in the audit row only).
 -- Fenced (TQ001/TQ002/TQ003/TQ006); TQ004 malformed settlements; TQ008
 -- unknown call; TQ007 when this resume was already audited.
 create or replace function ticketiq.record_resume(
@@ -64,10 +65,12 @@ begin
                 using errcode = 'TQ004';
         end if;
         if not exists (
-            select 1 from ticketiq.calls as c
-            where c.run_id = p_run_id
-                and c.step = v_run.last_step
-                and c.call_id = v_item ->> 'call_id'
+            select 1
+            from ticketiq.checkpoints as k
+            cross join lateral jsonb_array_elements(k.body -> 'calls') as e
+            where k.run_id = p_run_id
+                and k.step = v_run.last_step
+                and e.value ->> 'call_id' = v_item ->> 'call_id'
         ) then
             raise exception 'step % of run % has no call %', v_run.last_step, p_run_id, v_item ->> 'call_id'
                 using errcode = 'TQ008';

@@ -44,6 +44,15 @@ begin
     where c.run_id = p_run_id and c.step = p_step and c.call_id = p_call_id
     for update;
     if not found then
+        if exists (
+            select 1
+            from ticketiq.checkpoints as k
+            cross join lateral jsonb_array_elements(k.body -> 'calls') as e
+            where k.run_id = p_run_id and k.step = p_step and e.value ->> 'call_id' = p_call_id
+        ) then
+            raise exception 'call % is a read; reads are not held for approval', p_call_id
+                using errcode = 'TQ004';
+        end if;
         raise exception 'step % of run % has no call %', p_step, p_run_id, p_call_id
             using errcode = 'TQ008';
     end if;

@@ -31,11 +31,16 @@ begin
                 'text', c.body -> 'conversation' -> -1 ->> 'content',
                 'calls', (
                     select coalesce(jsonb_agg(jsonb_build_object(
-                        'call_id', k.call_id, 'tool', k.tool, 'state', k.state,
+                        'call_id', e.value ->> 'call_id',
+                        'tool', e.value ->> 'tool',
+                        'classification', e.value ->> 'classification',
+                        'state', k.state,
                         'settlement', k.settlement
-                    ) order by k.ordinal), '[]'::jsonb)
-                    from ticketiq.calls as k
-                    where k.run_id = c.run_id and k.step = c.step
+                    ) order by e.ordinality), '[]'::jsonb)
+                    from jsonb_array_elements(c.body -> 'calls') with ordinality as e
+                    left join ticketiq.calls as k
+                        on k.run_id = c.run_id and k.step = c.step
+                            and k.call_id = e.value ->> 'call_id'
                 )
             ) as body,
             0::bigint as seq

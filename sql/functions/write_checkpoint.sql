@@ -5,16 +5,21 @@
 --   * fences the writer (TQ001/TQ002/TQ003/TQ006, see ticketiq._fence),
 --   * refuses a run whose answer is sealed (TQ005 answer_sealed),
 --   * validates the body (TQ004, see ticketiq._validate_checkpoint),
---   * closes the calls of the previous step (their results are in this
---     step's conversation; body.outcomes may carry them per call id): reads
---     and calls marked in doubt as made, a changing call never marked as
+--   * closes the changing calls of the previous step (their results are in
+--     this step's conversation; body.outcomes may carry them per call id):
+--     calls marked in doubt as made, a changing call never marked as
 --     skipped, since it cannot have been made (I5),
---   * stores the sealed checkpoint and one ticketiq.calls row per call.
+--   * stores the sealed checkpoint and one ticketiq.calls row per changing
+--     call (a read needs no row: it is never marked, and made again on
+--     resume; the checkpoint itself lists every call).
 -- p_step must be the run's last step + 1.  Writing the same step again with
 -- the same epoch and seal (a retried statement) returns the stored row and
 -- changes nothing; any other step raises TQ007 step_conflict.
 -- stop_requested tells the loop that a Stop was asked (ticketiq.request_stop),
 -- so it stops before making any call without another round trip.
+-- The common case is one SQL statement inside the function (a fenced UPDATE
+-- of the run with the inserts hanging off it); the error paths are
+-- diagnosed only when that UPDATE matches nothing.
 create or replace function ticketiq.write_checkpoint(
     p_run_id uuid,
     p_epoch bigint,
@@ -40,74 +45,106 @@ declare
     v_now timestamptz := ticketiq.now();
     v_run ticketiq.runs;
     v_prior ticketiq.checkpoints;
+    v_expires timestamptz;
+    v_stop boolean;
 begin
-    v_run := ticketiq._fence(p_run_id, p_epoch, v_now);
-
-    if exists (select 1 from ticketiq.answers as a where a.run_id = p_run_id) then
-        raise exception 'run % has a sealed answer and takes no further step', p_run_id
-            using errcode = 'TQ005';
-    end if;
     if coalesce(p_seal, '') = '' or coalesce(p_seal_key_id, '') = '' then
         raise exception 'seal and seal_key_id must be non-empty' using errcode = 'TQ004';
     end if;
     perform ticketiq._validate_checkpoint(p_body);
 
-    if p_step is not null and p_step = v_run.last_step and p_step >= 1 then
-        select c.* into v_prior
-        from ticketiq.checkpoints as c
-        where c.run_id = p_run_id and c.step = p_step;
-        if v_prior.epoch = p_epoch and v_prior.seal = p_seal then
-            return query select p_run_id, p_step, v_prior.written_at, v_run.lease_expires_at, true,
-                v_run.stop_requested_at is not null;
-            return;
+    -- One statement does every write of the common case: the fenced UPDATE
+    -- of the run (fence, step order and sealed-answer check in its WHERE;
+    -- no indexed column changes, so it can be a HOT update) and, only if it
+    -- matched, the checkpoint, the changing calls' rows and the closing of
+    -- the previous step's calls.
+    with fenced as (
+        update ticketiq.runs as r
+        set last_step = p_step
+        where r.run_id = p_run_id
+            and r.epoch = p_epoch
+            and r.status = 'running'
+            and r.lease_expires_at > v_now
+            and r.last_step = p_step - 1
+            and not exists (select 1 from ticketiq.answers as a where a.run_id = p_run_id)
+        returning r.lease_expires_at, r.stop_requested_at
+    ),
+
+    written as (
+        insert into ticketiq.checkpoints (run_id, step, epoch, body, seal, seal_key_id, written_at)
+        select p_run_id, p_step, p_epoch, p_body, p_seal, p_seal_key_id, v_now
+        from fenced
+    ),
+
+    closed as (
+        update ticketiq.calls as c
+        set state = case when c.state = 'pending' then 'settled' else 'done' end,
+            settlement = case when c.state = 'pending' then 'skipped' else 'made' end,
+            outcome = p_body -> 'outcomes' -> c.call_id,
+            finished_at = v_now,
+            finished_epoch = p_epoch
+        where c.run_id = p_run_id
+            and c.step = p_step - 1
+            and c.state in ('pending', 'in_doubt')
+            and exists (select 1 from fenced)
+    ),
+
+    recorded as (
+        insert into ticketiq.calls (
+            run_id, step, call_id, ordinal, tool, arguments, classification, step_key
+        )
+        select
+            p_run_id,
+            p_step,
+            e.value ->> 'call_id',
+            e.ordinality::integer,
+            e.value ->> 'tool',
+            e.value -> 'arguments',
+            e.value ->> 'classification',
+            e.value ->> 'step_key'
+        from fenced
+        cross join lateral jsonb_array_elements(p_body -> 'calls') with ordinality as e
+        where e.value ->> 'classification' <> 'read'
+    )
+
+    select f.lease_expires_at, f.stop_requested_at is not null into v_expires, v_stop
+    from fenced as f;
+
+    if v_expires is null then
+        v_run := ticketiq._fence(p_run_id, p_epoch, v_now);
+        if exists (select 1 from ticketiq.answers as a where a.run_id = p_run_id) then
+            raise exception 'run % has a sealed answer and takes no further step', p_run_id
+                using errcode = 'TQ005';
         end if;
-    end if;
-    if p_step is null or p_step <> v_run.last_step + 1 then
+        if p_step is not null and p_step = v_run.last_step and p_step >= 1 then
+            select c.* into v_prior
+            from ticketiq.checkpoints as c
+            where c.run_id = p_run_id and c.step = p_step;
+            if v_prior.epoch = p_epoch and v_prior.seal = p_seal then
+                run_id := p_run_id;
+                step := p_step;
+                written_at := v_prior.written_at;
+                lease_expires_at := v_run.lease_expires_at;
+                replayed := true;
+                stop_requested := v_run.stop_requested_at is not null;
+                return next;
+                return;
+            end if;
+        end if;
         raise exception 'run % expects checkpoint of step %, got step %', p_run_id,
             v_run.last_step + 1, coalesce(p_step::text, 'null')
             using errcode = 'TQ007';
     end if;
 
-    if v_run.last_step >= 1 then
-        update ticketiq.calls as c
-        set state = case when c.state = 'pending' and c.classification <> 'read'
-                then 'settled' else 'done' end,
-            settlement = case when c.state = 'pending' and c.classification <> 'read'
-                then 'skipped' else 'made' end,
-            outcome = p_body -> 'outcomes' -> c.call_id,
-            finished_at = v_now,
-            finished_epoch = p_epoch
-        where c.run_id = p_run_id
-            and c.step = v_run.last_step
-            and c.state in ('pending', 'in_doubt');
-    end if;
-
-    insert into ticketiq.checkpoints (run_id, step, epoch, body, seal, seal_key_id, written_at)
-    values (p_run_id, p_step, p_epoch, p_body, p_seal, p_seal_key_id, v_now);
-
-    insert into ticketiq.calls (
-        run_id, step, call_id, ordinal, tool, arguments, classification, step_key
-    )
-    select
-        p_run_id,
-        p_step,
-        e.value ->> 'call_id',
-        e.ordinality::integer,
-        e.value ->> 'tool',
-        e.value -> 'arguments',
-        e.value ->> 'classification',
-        e.value ->> 'step_key'
-    from jsonb_array_elements(p_body -> 'calls') with ordinality as e;
-
-    update ticketiq.runs as r
-    set last_step = p_step,
-        updated_at = v_now
-    where r.run_id = p_run_id;
-
-    return query select p_run_id, p_step, v_now, v_run.lease_expires_at, false,
-        v_run.stop_requested_at is not null;
+    run_id := p_run_id;
+    step := p_step;
+    written_at := v_now;
+    lease_expires_at := v_expires;
+    replayed := false;
+    stop_requested := v_stop;
+    return next;
 end;
 $$;
 
 comment on function ticketiq.write_checkpoint(uuid, bigint, integer, jsonb, text, text) is
-'Write-ahead checkpoint of step p_step (= last step + 1), fenced by epoch and lease, with its calls; closes the previous step''s calls. TQ001-TQ007.';
+'Write-ahead checkpoint of step p_step (= last step + 1), fenced by epoch and lease, with a row per changing call; closes the previous step''s calls. TQ001-TQ007.';

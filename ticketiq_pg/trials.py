@@ -1,0 +1,432 @@
+"""Kill trials: two app processes over one PostgreSQL, a victim faulted at random.
+
+Each round starts a fresh *victim* app process (``ticketiq-pg worker`` with
+the scripted app and the HTTP front) that begins a cron fire, a Teams turn
+from the durable inbox and a webhook call, then faults it at a random moment
+between 0.2 s and 4 s after it is up:
+
+==========  ==============================================================
+``kill``    SIGKILL
+``stop``    SIGSTOP past its lease, SIGCONT after the takeover; the stalled
+            process must write nothing and call nobody after the takeover
+``backend`` ``pg_terminate_backend`` of every session of the victim
+``restart`` a restart of the private PostgreSQL cluster mid-round
+==========  ==============================================================
+
+The *survivor* runs the app's own recovery jobs throughout (leader sweep,
+resume worker; it leaves fresh inbox entries to the victim for 2 s).  A
+request cut off by the fault is retried on the survivor, as the edge in
+front of the two processes would.  Every trial is judged from the database
+and from the vendor service's own record:
+
+* lost: the trial's record never reaches its end, ends failed, or a Teams
+  turn ends with no reply;
+* duplicate writes: more than one incident from one create key, a Jira
+  comment sent more than once, a Teams reply posted more than once;
+* recovery time: from the fault to the trial's end, for every trial caught
+  in flight.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+from psycopg.types.json import Jsonb
+
+from .vendors.process import VendorService
+
+MODES = ("kill", "stop", "backend", "restart")
+KINDS = ("cron", "teams", "webhook")
+SEAL_KEYS = "trials:" + base64.b64encode(b"ticketiq-kill-trials-seal-key-01").decode()
+SCRIPT = {"steps": 3, "plan": "mixed", "model_delay": 0.4}
+
+
+@dataclass
+class Trial:
+    round: int
+    kind: str
+    sender_id: str
+    kill_after: float  # seconds after the victim was up
+    outcome: str = "pending"  # answered | failed | lost
+    in_flight: bool = False
+    recovery_seconds: float | None = None
+    loss_count: int = 0
+    retried: bool = False
+    detail: str = ""
+
+
+@dataclass
+class Report:
+    mode: str
+    seed: int
+    rounds: int = 0
+    trials: list[Trial] = field(default_factory=list)
+    duplicates: dict[str, int] = field(default_factory=dict)
+    stalled_writes: int = 0
+
+    @property
+    def lost(self) -> int:
+        return sum(1 for t in self.trials if t.outcome != "answered")
+
+    @property
+    def recovery_seconds(self) -> list[float]:
+        return [t.recovery_seconds for t in self.trials if t.recovery_seconds is not None]
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode,
+            "rounds": self.rounds,
+            "seed": self.seed,
+            "lost": self.lost,
+            "duplicates": sum(self.duplicates.values()),
+            "duplicate_keys": self.duplicates,
+            "stalled_writes": self.stalled_writes,
+            "recovery_seconds": self.recovery_seconds,
+            "trials": [asdict(t) for t in self.trials],
+        }
+
+
+class Proc:
+    """A worker process whose stdout JSON events are read on a thread."""
+
+    def __init__(self, name: str, argv: list[str], env: dict[str, str], log: Path) -> None:
+        self.name = name
+        with open(log, "ab") as err:
+            self.popen = subprocess.Popen(
+                argv, env=env, stdout=subprocess.PIPE, stderr=err, text=True
+            )
+        self.events: list[dict[str, Any]] = []
+        self._seen = threading.Condition()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.popen.stdout is not None
+        for line in self.popen.stdout:
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            with self._seen:
+                self.events.append(event)
+                self._seen.notify_all()
+
+    def wait_event(self, kind: str, timeout: float = 30.0) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        with self._seen:
+            while True:
+                for event in self.events:
+                    if event.get("event") == kind:
+                        return event
+                left = deadline - time.monotonic()
+                if left <= 0 or self.popen.poll() is not None:
+                    raise RuntimeError(f"{self.name}: no {kind!r} event (exit {self.popen.poll()})")
+                self._seen.wait(min(left, 0.1))
+
+    def signal(self, signum: int) -> None:
+        if self.popen.poll() is None:
+            os.kill(self.popen.pid, signum)
+
+    def stop(self, timeout: float = 20.0) -> None:
+        if self.popen.poll() is None:
+            self.signal(signal.SIGCONT)
+            self.signal(signal.SIGTERM)
+            try:
+                self.popen.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.popen.kill()
+                self.popen.wait(10)
+
+
+class Arena:
+    """The world of a trial run: a database, the vendor service, the survivor."""
+
+    def __init__(
+        self,
+        db_url: str,
+        workdir: Path,
+        *,
+        restart_cluster: Callable[[], None] | None = None,
+        env: dict[str, str] | None = None,
+        say: Callable[[str], None] = lambda _: None,
+    ) -> None:
+        self.db_url = db_url
+        self.workdir = workdir
+        self.restart_cluster = restart_cluster
+        self.extra_env = dict(env or {})
+        self.say = say
+        self.vendor: VendorService | None = None
+        self.survivor: Proc | None = None
+        self.survivor_url = ""
+        self._counter = 0
+
+    # -- processes --------------------------------------------------------
+
+    def env(self, name: str, **extra: str) -> dict[str, str]:
+        assert self.vendor is not None
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TICKETIQ_")}
+        scheme, _, rest = self.vendor.base_url.partition("://")
+        env.update(
+            TICKETIQ_DATABASE_URL=self.db_url,
+            TICKETIQ_SEAL_KEYS=SEAL_KEYS,
+            # The vendor records who sent each request (Basic auth user).
+            TICKETIQ_VENDOR_URL=f"{scheme}://{name}@{rest}",
+            TICKETIQ_MODEL_LOG=str(self.workdir / "model.log"),
+            PGAPPNAME=f"ticketiq-worker:{name}",
+        )
+        env.update(self.extra_env)
+        env.update(extra)
+        return env
+
+    def spawn(self, name: str, **extra: str) -> tuple[Proc, str]:
+        argv = [sys.executable, "-m", "ticketiq_pg.cli", "worker", "--app",
+                "ticketiq_pg.scripted:app", "--process-id", name, "--http-port", "0",
+                "--log-level", "WARNING"]
+        proc = Proc(name, argv, self.env(name, **extra), self.workdir / f"{name}.log")
+        port = proc.wait_event("http")["port"]
+        return proc, f"http://127.0.0.1:{port}"
+
+    def start(self) -> None:
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.vendor = VendorService.start(self.workdir / "vendor")
+        self.survivor, self.survivor_url = self.spawn("survivor", TICKETIQ_ENTRY_CLAIM_DELAY="2")
+
+    def close(self) -> None:
+        if self.survivor is not None:
+            self.survivor.stop()
+        if self.vendor is not None:
+            self.vendor.stop()
+
+    # -- database ---------------------------------------------------------
+
+    def query(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+        for attempt in range(50):
+            try:
+                with psycopg.connect(self.db_url, autocommit=True, connect_timeout=5) as conn:
+                    cur = conn.execute(sql, params)
+                    return cur.fetchall() if cur.description is not None else []
+            except psycopg.OperationalError:
+                if attempt == 49:
+                    raise
+                time.sleep(0.2)  # the cluster may be restarting
+        return []
+
+    # -- one round --------------------------------------------------------
+
+    def round(self, index: int, rng: random.Random, mode: str, report: Report) -> list[Trial]:
+        name = f"victim-{index}"
+        victim, victim_url = self.spawn(name)
+        up = time.time()
+        kill_after = rng.uniform(0.2, 4.0)
+        trials = self._begin(index, rng, victim_url, kill_after)
+        time.sleep(max(0.0, up + kill_after - time.time()))
+        fault_at = time.time()
+        in_flight = {t.sender_id: self._open(t) for t in trials}
+        takeover_at = self._fault(mode, victim, name)
+        for trial in trials:
+            trial.in_flight = in_flight[trial.sender_id]
+            if trial.retried:
+                self._retry_on_survivor(trial, index)
+        self._await(trials, fault_at)
+        if mode == "stop":
+            report.stalled_writes += self._stalled_writes(name, takeover_at)
+        victim.stop()
+        victim.signal(signal.SIGKILL)
+        return trials
+
+    def _begin(self, index: int, rng: random.Random, url: str, kill_after: float) -> list[Trial]:
+        seed = rng.randrange(1 << 30)
+        cron = Trial(index, "cron", "", kill_after)
+        name = f"trial-{index}"
+        self.query(
+            "select * from ticketiq.upsert_cron_schedule(%s, 86400, %s, 'ops', 'ops', 'cron', "
+            "clock_timestamp())",
+            name, Jsonb({**SCRIPT, "seed": seed}),
+        )
+        cron.sender_id = name  # completed to name@fire_at once fired
+        teams = Trial(index, "teams", f"act-{index}", kill_after)
+        webhook = Trial(index, "webhook", f"trials:del-{index}", kill_after)
+        for trial, path, kwargs in (
+            (teams, "/teams/messages", {"json": {
+                "type": "message", "id": f"act-{index}", "conversation": {"id": f"conv-{index}"},
+                "from": {"id": "user-ops"}, "text": f"trial {index}"}}),
+            (webhook, "/webhooks/trials", {"json": {**SCRIPT, "seed": seed + 1},
+                                           "headers": {"X-Delivery-Id": f"del-{index}"}}),
+        ):
+            try:
+                response = httpx.post(url + path, timeout=5, **kwargs)
+                response.raise_for_status()
+            except httpx.HTTPError:
+                trial.retried = True  # cut off: the edge retries on the survivor
+            trial.detail = json.dumps({"path": path, **kwargs})
+        return [cron, teams, webhook]
+
+    def _retry_on_survivor(self, trial: Trial, index: int) -> None:
+        request = json.loads(trial.detail)
+        path = request.pop("path")
+        for _ in range(20):
+            try:
+                httpx.post(self.survivor_url + path, timeout=5, **request).raise_for_status()
+                return
+            except httpx.HTTPError:
+                time.sleep(0.5)
+
+    def _entry(self, trial: Trial) -> tuple[Any, ...] | None:
+        if trial.kind == "cron":
+            rows = self.query(
+                "select state, run_id, extract(epoch from finished_at), sender_id "
+                "from ticketiq.entries where kind = 'cron' and sender_id like %s",
+                trial.sender_id + "@%",
+            )
+        else:
+            rows = self.query(
+                "select state, run_id, extract(epoch from finished_at), sender_id "
+                "from ticketiq.entries where kind = %s and sender_id = %s",
+                trial.kind, trial.sender_id,
+            )
+        return rows[0] if rows else None
+
+    def _open(self, trial: Trial) -> bool:
+        entry = self._entry(trial)
+        return entry is None or entry[0] in ("pending", "running")
+
+    def _fault(self, mode: str, victim: Proc, name: str) -> float:
+        if mode == "kill":
+            victim.signal(signal.SIGKILL)
+        elif mode == "stop":
+            victim.signal(signal.SIGSTOP)
+            # Past its lease: the survivor sweeps and takes its runs over.
+            deadline = time.time() + 20
+            while time.time() < deadline:
+                held = self.query("select count(*) from ticketiq.runs where lease_holder = %s "
+                                  "and status = 'running'", name)[0][0]
+                if not held:
+                    break
+                time.sleep(0.2)
+            takeover = time.time()
+            time.sleep(0.5)
+            victim.signal(signal.SIGCONT)
+            time.sleep(2.0)  # let the stalled process try to go on
+            return takeover
+        elif mode == "backend":
+            self.query("select pg_terminate_backend(pid) from pg_stat_activity "
+                       "where application_name like %s", f"%:{name}")
+        elif mode == "restart":
+            if self.restart_cluster is None:
+                raise RuntimeError("restart mode needs a private cluster")
+            self.restart_cluster()
+        return time.time()
+
+    def _await(self, trials: list[Trial], fault_at: float, timeout: float = 40.0) -> None:
+        deadline = fault_at + timeout
+        while True:
+            open_trials = []
+            for trial in trials:
+                entry = self._entry(trial)
+                if entry is None or entry[0] in ("pending", "running"):
+                    open_trials.append(trial)
+                    continue
+                state, run_id, finished, sender_id = entry
+                trial.sender_id = sender_id
+                trial.outcome = state
+                losses = self.query("select loss_count from ticketiq.runs where run_id = %s",
+                                    run_id)
+                trial.loss_count = losses[0][0] if losses else 0
+                if trial.in_flight and finished is not None:
+                    trial.recovery_seconds = max(0.0, float(finished) - fault_at)
+            if not open_trials or time.time() > deadline:
+                for trial in open_trials:
+                    trial.outcome = "lost"
+                    trial.detail = "never reached its end"
+                break
+            time.sleep(0.1)
+        for trial in trials:
+            if trial.kind == "teams" and trial.outcome == "answered":
+                if not self._teams_replies(trial.round):
+                    trial.outcome = "lost"
+                    trial.detail = "the Teams turn ended with no reply"
+            if trial.outcome != "lost":
+                trial.detail = ""
+
+    def _teams_replies(self, index: int) -> int:
+        assert self.vendor is not None
+        return sum(1 for r in self.vendor.requests("teams", path_prefix=(
+            f"/teams/v3/conversations/conv-{index}/")) if r["method"] == "POST"
+            and r["effect"] == "created")
+
+    def _stalled_writes(self, name: str, takeover_at: float) -> int:
+        """Writes by the stalled process after the takeover: vendor calls and DB rows."""
+        assert self.vendor is not None
+        calls = 0
+        for request in self.vendor.requests():
+            auth = next((v for k, v in request["headers"].items()
+                         if k.lower() == "authorization"), "")
+            who = base64.b64decode(auth[6:]).decode().partition(":")[0] if auth else ""
+            if who == name and request["wall_at"] > takeover_at:
+                calls += 1
+        return calls
+
+    def duplicates(self) -> dict[str, int]:
+        """Keys written more than once where they landed (incidents, comments, replies)."""
+        assert self.vendor is not None
+        per_key: Counter[str] = Counter()
+        for request in self.vendor.requests():
+            if request["method"] != "POST" or request["effect"] != "created":
+                continue
+            if request["vendor"] == "teams":
+                per_key["teams:" + request["path"]] += 1
+            elif request["key"]:
+                per_key[f"{request['vendor']}:{request['key']}"] += 1
+        return {k: n for k, n in per_key.items() if n > 1}
+
+
+def run_trials(
+    db_url: str,
+    workdir: Path,
+    *,
+    rounds: int,
+    seed: int,
+    mode: str = "kill",
+    restart_cluster: Callable[[], None] | None = None,
+    env: dict[str, str] | None = None,
+    on_round: Callable[[int, list[Trial], Report], None] | None = None,
+) -> Report:
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}")
+    rng = random.Random(seed)
+    report = Report(mode=mode, seed=seed)
+    arena = Arena(db_url, workdir, restart_cluster=restart_cluster, env=env)
+    arena.start()
+    try:
+        for index in range(rounds):
+            trials = arena.round(index, rng, mode, report)
+            report.trials.extend(trials)
+            report.rounds += 1
+            if on_round is not None:
+                on_round(index, trials, report)
+        report.duplicates = arena.duplicates()
+    finally:
+        arena.close()
+    return report
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = max(0, min(len(ordered) - 1, round(q * (len(ordered) - 1))))
+    return ordered[rank]
