@@ -68,6 +68,8 @@ class Trial:
     loss_count: int = 0
     retried: bool = False
     detail: str = ""
+    run_id: str | None = None
+    resumed_by: str | None = None
 
 
 @dataclass
@@ -232,11 +234,14 @@ class Arena:
         victim, victim_url = self.spawn(name)
         up = time.time()
         kill_after = rng.uniform(0.2, 4.0)
+        self.say(f"round {index + 1}: {name} is up; {mode} in {kill_after:.1f} s")
         trials = self._begin(index, rng, victim_url, kill_after)
         time.sleep(max(0.0, up + kill_after - time.time()))
         fault_at = time.time()
         in_flight = {t.sender_id: self._open(t) for t in trials}
         takeover_at = self._fault(mode, victim, name)
+        caught = [t.kind for t in trials if in_flight[t.sender_id]]
+        self.say(f"round {index + 1}: {mode} done; in flight: {', '.join(caught) or 'nothing'}")
         for trial in trials:
             trial.in_flight = in_flight[trial.sender_id]
             if trial.retried:
@@ -343,6 +348,11 @@ class Arena:
                 state, run_id, finished, sender_id = entry
                 trial.sender_id = sender_id
                 trial.outcome = state
+                trial.run_id = str(run_id) if run_id else None
+                adopters = self.query(
+                    "select actor from ticketiq.audit where run_id = %s "
+                    "and event = 'agent.run.adopted' order by audit_id", run_id)
+                trial.resumed_by = ", ".join(a for (a,) in adopters) or None
                 losses = self.query("select loss_count from ticketiq.runs where run_id = %s",
                                     run_id)
                 trial.loss_count = losses[0][0] if losses else 0
@@ -404,12 +414,13 @@ def run_trials(
     restart_cluster: Callable[[], None] | None = None,
     env: dict[str, str] | None = None,
     on_round: Callable[[int, list[Trial], Report], None] | None = None,
+    say: Callable[[str], None] = lambda _: None,
 ) -> Report:
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}")
     rng = random.Random(seed)
     report = Report(mode=mode, seed=seed)
-    arena = Arena(db_url, workdir, restart_cluster=restart_cluster, env=env)
+    arena = Arena(db_url, workdir, restart_cluster=restart_cluster, env=env, say=say)
     arena.start()
     try:
         for index in range(rounds):
