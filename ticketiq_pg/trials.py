@@ -174,7 +174,9 @@ class Arena:
         self.vendor: VendorService | None = None
         self.survivor: Proc | None = None
         self.survivor_url = ""
-        self._counter = 0
+        # Trial ids are unique per arena, so a database used before (the
+        # demo's embedded server keeps its data) never answers for them.
+        self.tag = os.urandom(4).hex()
 
     # -- processes --------------------------------------------------------
 
@@ -256,21 +258,22 @@ class Arena:
     def _begin(self, index: int, rng: random.Random, url: str, kill_after: float) -> list[Trial]:
         seed = rng.randrange(1 << 30)
         cron = Trial(index, "cron", "", kill_after)
-        name = f"trial-{index}"
+        name = f"trial-{self.tag}-{index}"
         self.query(
             "select * from ticketiq.upsert_cron_schedule(%s, 86400, %s, 'ops', 'ops', 'cron', "
             "clock_timestamp())",
             name, Jsonb({**SCRIPT, "seed": seed}),
         )
         cron.sender_id = name  # completed to name@fire_at once fired
-        teams = Trial(index, "teams", f"act-{index}", kill_after)
-        webhook = Trial(index, "webhook", f"trials:del-{index}", kill_after)
+        tag = f"{self.tag}-{index}"
+        teams = Trial(index, "teams", f"act-{tag}", kill_after)
+        webhook = Trial(index, "webhook", f"trials:del-{tag}", kill_after)
         for trial, path, kwargs in (
             (teams, "/teams/messages", {"json": {
-                "type": "message", "id": f"act-{index}", "conversation": {"id": f"conv-{index}"},
+                "type": "message", "id": f"act-{tag}", "conversation": {"id": f"conv-{tag}"},
                 "from": {"id": "user-ops"}, "text": f"trial {index}"}}),
             (webhook, "/webhooks/trials", {"json": {**SCRIPT, "seed": seed + 1},
-                                           "headers": {"X-Delivery-Id": f"del-{index}"}}),
+                                           "headers": {"X-Delivery-Id": f"del-{tag}"}}),
         ):
             try:
                 response = httpx.post(url + path, timeout=5, **kwargs)
@@ -375,7 +378,7 @@ class Arena:
     def _teams_replies(self, index: int) -> int:
         assert self.vendor is not None
         return sum(1 for r in self.vendor.requests("teams", path_prefix=(
-            f"/teams/v3/conversations/conv-{index}/")) if r["method"] == "POST"
+            f"/teams/v3/conversations/conv-{self.tag}-{index}/")) if r["method"] == "POST"
             and r["effect"] == "created")
 
     def _stalled_writes(self, name: str, takeover_at: float) -> int:
