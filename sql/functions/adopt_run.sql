@@ -4,9 +4,10 @@
 -- SKIP LOCKED, so of several resume workers exactly one adopts it, raises
 -- its epoch by one (I2), gives p_holder its lease for p_ttl_seconds and
 -- returns in the same statement everything a resume needs: the run, its
--- last checkpoint with its seal, the state of each call of that step (as
--- recorded in the database, e.g. in doubt, with the classification its mark
--- recorded), and a sealed answer not yet handed on.  When the answer is
+-- last checkpoint with its seal (which lists every call of that step), the
+-- state of each changing call of that step (as recorded in the database,
+-- e.g. in doubt, with the classification its mark recorded; reads have no
+-- row and are made again), and a sealed answer not yet handed on.  When the answer is
 -- sealed, last_step is the answer's step, of which there is no checkpoint:
 -- the checkpoint columns are null and calls is empty (a resume then only
 -- hands the answer on).  The caller verifies the seal before executing anything (I9).  Returns no

@@ -2,9 +2,10 @@
 --
 -- Called once after model step p_step answered with tool calls and before
 -- any of them is made (invariant I5).  In this one statement it
+--   * validates the seal and the body (TQ004, see
+--     ticketiq._validate_checkpoint) — checked first, as they need no lock,
 --   * fences the writer (TQ001/TQ002/TQ003/TQ006, see ticketiq._fence),
 --   * refuses a run whose answer is sealed (TQ005 answer_sealed),
---   * validates the body (TQ004, see ticketiq._validate_checkpoint),
 --   * closes the changing calls of the previous step (their results are in
 --     this step's conversation; body.outcomes may carry them per call id):
 --     calls marked in doubt as made, a changing call never marked as
@@ -78,8 +79,12 @@ begin
 
     closed as (
         update ticketiq.calls as c
-        set state = case when c.state = 'pending' then 'settled' else 'done' end,
-            settlement = case when c.state = 'pending' then 'skipped' else 'made' end,
+        set state = case
+                when c.state = 'pending' and c.classification <> 'read' then 'settled' else 'done'
+            end,
+            settlement = case
+                when c.state = 'pending' and c.classification <> 'read' then 'skipped' else 'made'
+            end,
             outcome = p_body -> 'outcomes' -> c.call_id,
             finished_at = v_now,
             finished_epoch = p_epoch

@@ -199,6 +199,41 @@ $$;
 
 comment on function tiq_test.epoch(uuid) is 'The run''s current epoch.';
 
+-- The call ids of a step that have a ticketiq.calls row, in the step's
+-- order ('{}' when none).  write_checkpoint stores a row for each changing
+-- call only: a read has none until mark_in_doubt records it as a write.
+create or replace function tiq_test.call_rows(run_id uuid, step integer)
+returns text[]
+language sql
+stable
+as $$
+    select coalesce(array_agg(c.call_id order by c.ordinal), array[]::text[])
+    from ticketiq.calls as c
+    where c.run_id = $1 and c.step = $2;
+$$;
+
+comment on function tiq_test.call_rows(uuid, integer) is
+'Call ids of the run''s step that have a ticketiq.calls row, in order (a read has none); ''{}'' when none.';
+
+-- The call ids a step's checkpoint body lists, in order (every call,
+-- reads included), or null when the step has no checkpoint.
+create or replace function tiq_test.body_call_ids(run_id uuid, step integer)
+returns text[]
+language sql
+stable
+as $$
+    select array(
+        select e.value ->> 'call_id'
+        from jsonb_array_elements(k.body -> 'calls') with ordinality as e
+        order by e.ordinality
+    )
+    from ticketiq.checkpoints as k
+    where k.run_id = $1 and k.step = $2;
+$$;
+
+comment on function tiq_test.body_call_ids(uuid, integer) is
+'Call ids listed in the checkpoint body of the run''s step (reads included), in order; null without a checkpoint.';
+
 -- The approval request filed for a run's call (any step), or null.
 create or replace function tiq_test.approval_id(run_id uuid, call_id text)
 returns uuid

@@ -1,8 +1,10 @@
 -- record_resume: the adopter records how each call the last step left was
 -- settled and writes the one agent.run.crash_resumed audit row of this
 -- resume (I14), with the step and loss count; the transcript is told.
+-- A read of the last step is a known call (the checkpoint lists it) but has
+-- no row: its settlement lives in the audit row only.
 begin;
-select plan(7);
+select plan(9);
 
 select tiq_test.use_fake_clock('2030-01-01 00:00:00+00');
 select tiq_test.new_run('p1', 8, tiq_test.rid(1));
@@ -36,11 +38,19 @@ select results_eq(
 select results_eq(
     $$select c.call_id, c.state, c.settlement, c.outcome, c.finished_epoch
       from ticketiq.calls as c where c.run_id = tiq_test.rid(1) and c.step = 2 order by c.ordinal$$,
-    $$values ('r1'::text, 'settled'::text, 'redone'::text, '{"rows": 1}'::jsonb, 3::bigint),
-             ('w1', 'settled', 'unknown', null, 3),
+    $$values ('w1'::text, 'settled'::text, 'unknown'::text, null::jsonb, 3::bigint),
              ('w2', 'settled', 'resent_same_key', '{"id": "INC-1"}', 3),
              ('w3', 'done', 'made', '{"id": "JIRA-3"}', 3)$$,
     'each settlement is recorded on its call (made leaves it done)'
+);
+select is(tiq_test.call_rows(tiq_test.rid(1), 2), array['w1', 'w2', 'w3'], 'the read r1 has no row');
+select is(
+    (
+        select a.detail -> 'settlements' -> 0 from ticketiq.audit as a
+        where a.audit_id = (select r.audit_id from resumed as r)
+    ),
+    '{"call_id": "r1", "settlement": "redone", "outcome": {"rows": 1}}'::jsonb,
+    'the read''s settlement is in the audit row'
 );
 select results_eq(
     $$select a.event, a.epoch, a.actor, (a.detail ->> 'step')::integer, (a.detail ->> 'loss_count')::integer,

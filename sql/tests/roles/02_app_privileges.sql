@@ -53,7 +53,7 @@ from (values
         'accept_entry',
         array['text', 'text', 'jsonb', 'text', 'text', 'text', 'boolean', 'boolean']::name[]
     ),
-    ('claim_entries', array['text', 'double precision', 'integer']::name[]),
+    ('claim_entries', array['text', 'double precision', 'integer', 'double precision']::name[]),
     ('get_entry', array['text', 'text']::name[]),
     (
         'upsert_cron_schedule',

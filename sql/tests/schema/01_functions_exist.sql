@@ -93,7 +93,7 @@ select has_function('ticketiq', 'answers_write_once', array[]::name[]);
 select has_function(
     'ticketiq', 'accept_entry', array['text', 'text', 'jsonb', 'text', 'text', 'text', 'boolean', 'boolean']
 );
-select has_function('ticketiq', 'claim_entries', array['text', 'double precision', 'integer']);
+select has_function('ticketiq', 'claim_entries', array['text', 'double precision', 'integer', 'double precision']);
 select has_function('ticketiq', 'get_entry', array['text', 'text']);
 select has_function(
     'ticketiq', 'upsert_cron_schedule',

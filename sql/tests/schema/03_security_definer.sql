@@ -43,7 +43,7 @@ select is_definer(
 select is_definer(
     'ticketiq', 'accept_entry', array['text', 'text', 'jsonb', 'text', 'text', 'text', 'boolean', 'boolean']
 );
-select is_definer('ticketiq', 'claim_entries', array['text', 'double precision', 'integer']);
+select is_definer('ticketiq', 'claim_entries', array['text', 'double precision', 'integer', 'double precision']);
 select is_definer('ticketiq', 'get_entry', array['text', 'text']);
 select is_definer(
     'ticketiq', 'upsert_cron_schedule',

@@ -1,12 +1,13 @@
 -- schema: the tables, operator views and the adopted_run type exist, and
--- schema_version() is 4 with the four migrations recorded (4 adds the table
--- jobs and the view jobs_open).  Version 3 adds
+-- schema_version() is 5 with the five migrations recorded (5 leaves room for
+-- HOT updates of runs: fillfactor 80; 4 adds the table jobs and the view
+-- jobs_open).  Version 3 adds
 -- the tables entries and cron_schedules, the view entries_open, the columns
 -- runs.durable, runs.wait_key, runs.claim_reason and
 -- answers.delivery_started_at, the run status 'suspended', and no attribute
 -- to ticketiq.adopted_run.
 begin;
-select plan(22);
+select plan(23);
 
 select tables_are(
     'ticketiq',
@@ -21,11 +22,16 @@ select views_are(
         'runs_in_flight', 'calls_in_doubt', 'resume_audit', 'approvals_waiting', 'entries_open', 'jobs_open'
     ]
 );
-select is(ticketiq.schema_version(), 4, 'schema_version() is 4');
+select is(ticketiq.schema_version(), 5, 'schema_version() is 5');
 select results_eq(
     $$select m.version, m.name from ticketiq.schema_migrations as m order by m.version$$,
-    $$values (1, 'core'::text), (2, 'approvals_delegation'), (3, 'entry_points'), (4, 'jobs')$$,
-    'migrations 1 (core), 2 (approvals_delegation), 3 (entry_points) and 4 (jobs) are recorded'
+    $$values (1, 'core'::text), (2, 'approvals_delegation'), (3, 'entry_points'), (4, 'jobs'), (5, 'fast_steps')$$,
+    'migrations 1 to 5 are recorded'
+);
+select is(
+    (select c.reloptions from pg_catalog.pg_class as c where c.oid = 'ticketiq.runs'::regclass),
+    array['fillfactor=80'],
+    'runs has fillfactor 80 (migration 5), room for HOT updates'
 );
 select results_eq(
     $$select c.id, c.fake_clock_allowed from ticketiq.config as c$$,

@@ -1,6 +1,8 @@
--- write_checkpoint: step 1 is written with its seal and one calls row per call.
+-- write_checkpoint: step 1 is written with its seal and one calls row per
+-- changing call; a read gets no row (the checkpoint body lists every call).
+-- The run's last_step moves on; its updated_at is left alone.
 begin;
-select plan(12);
+select plan(13);
 
 select tiq_test.use_fake_clock('2030-01-01 00:00:00+00');
 select tiq_test.new_run('p1', 8, tiq_test.rid(1));
@@ -39,10 +41,13 @@ select results_eq(
 select results_eq(
     $$select c.call_id, c.ordinal, c.tool, c.classification, c.step_key, c.state
       from ticketiq.calls as c where c.run_id = tiq_test.rid(1) and c.step = 1 order by c.ordinal$$,
-    $$values ('c1'::text, 1, 'tool_read'::text, 'read'::text, null::text, 'pending'::text),
-             ('c2', 2, 'tool_write', 'write', 'key-2', 'pending'),
+    $$values ('c2'::text, 2, 'tool_write'::text, 'write'::text, 'key-2'::text, 'pending'::text),
              ('c3', 3, 'tool_delegation', 'delegation', null, 'pending')$$,
-    'one pending calls row per call, in order, with tool, classification and step key'
+    'one pending calls row per changing call, with its ordinal in the step, tool, classification and step key'
+);
+select is(
+    (select count(*) from ticketiq.calls as c where c.run_id = tiq_test.rid(1) and c.call_id = 'c1'), 0::bigint,
+    'the read c1 gets no row (it is listed in the checkpoint body)'
 );
 select is(
     (select c.arguments from ticketiq.calls as c where c.run_id = tiq_test.rid(1) and c.call_id = 'c2'),
@@ -60,8 +65,8 @@ select is(
 select is((select r.last_step from ticketiq.runs as r where r.run_id = tiq_test.rid(1)), 1, 'last_step is 1');
 select is(
     (select r.updated_at from ticketiq.runs as r where r.run_id = tiq_test.rid(1)),
-    '2030-01-01 00:00:01+00'::timestamptz,
-    'run updated_at is the database clock'
+    '2030-01-01 00:00:00+00'::timestamptz,
+    'run updated_at is left as start_run set it'
 );
 select is(
     tiq_test.checkpoint(tiq_test.rid(1), 1, 2),
