@@ -295,10 +295,11 @@ class Arena:
 
     def _entry(self, trial: Trial) -> tuple[Any, ...] | None:
         if trial.kind == "cron":
+            schedule = trial.sender_id.partition("@")[0]
             rows = self.query(
                 "select state, run_id, extract(epoch from finished_at), sender_id "
                 "from ticketiq.entries where kind = 'cron' and sender_id like %s",
-                trial.sender_id + "@%",
+                schedule + "@%",
             )
         else:
             rows = self.query(
@@ -341,13 +342,17 @@ class Arena:
 
     def _await(self, trials: list[Trial], fault_at: float, timeout: float = 40.0) -> None:
         deadline = fault_at + timeout
+        done: set[int] = set()
         while True:
             open_trials = []
             for trial in trials:
+                if id(trial) in done:
+                    continue
                 entry = self._entry(trial)
                 if entry is None or entry[0] in ("pending", "running"):
                     open_trials.append(trial)
                     continue
+                done.add(id(trial))
                 state, run_id, finished, sender_id = entry
                 trial.sender_id = sender_id
                 trial.outcome = state
