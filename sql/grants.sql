@@ -81,7 +81,12 @@ ticketiq.sweep_jobs(text, integer, integer),
 ticketiq.get_job(uuid)
 to ticketiq_app;
 
-grant execute on function ticketiq.now(), ticketiq.schema_version() to ticketiq_operator;
+grant execute on function
+ticketiq.now(),
+ticketiq.schema_version(),
+ticketiq.get_run(uuid),
+ticketiq.run_transcript(uuid)
+to ticketiq_operator;
 
 grant select on
 ticketiq.runs_in_flight,

@@ -15,7 +15,7 @@ import time
 import pytest
 from procs import KILLED, Stack
 
-from ticketiq_pg import keys
+from ticketiq_pg import cli, keys
 
 # plan -> (vendor, tool, settlement when received, when lost)
 ROUTES = {
@@ -171,7 +171,10 @@ def test_a_held_write_coalesces_with_the_waiting_request(stack: Stack) -> None:
              "'agent.run.adopted'", run_id)
     time.sleep(0.5)
     assert stack.query("select count(*) from ticketiq.approval_requests") == [(1,)]
-    stack.query("select * from ticketiq.decide_approval(%s, true, 'carol', 'ok')", approval_id)
+    # a person approves through the CLI
+    assert cli.main(["approvals", "--database-url", stack.db_url]) == 0
+    assert cli.main(["approve", approval_id, "--actor", "carol", "--reason", "ok",
+                     "--database-url", stack.db_url]) == 0
     assert resumer.wait(60) == 0, resumer.stderr
     assert resumer.outcomes()[0]["status"] == "completed"
     assert stack.query("select count(*) from ticketiq.approval_requests") == [(1,)]
@@ -275,3 +278,9 @@ def test_a_run_that_may_wait_suspends_and_is_woken_elsewhere(stack: Stack) -> No
         "select event from ticketiq.audit where run_id = %s order by audit_id", run_id)]
     assert "agent.run.suspended" in events and "agent.run.woken" in events
     assert "agent.run.resumed" in events and "agent.run.crash_resumed" not in events
+
+
+def test_deciding_an_unknown_approval_is_a_clear_error(stack: Stack, capsys) -> None:
+    assert cli.main(["reject", "00000000-0000-0000-0000-000000000009",
+                     "--database-url", stack.db_url]) == 1
+    assert "unknown approval request" in capsys.readouterr().err

@@ -29,7 +29,8 @@ from typing import Any
 
 import psycopg
 
-from ticketiq_pg.errors import TicketIQError
+from ticketiq_pg import operator as operator_view
+from ticketiq_pg.errors import TicketIQError, translate
 from ticketiq_pg.migrate import InstallError, install_sync, schema_version_sync
 
 ENV_URL = "TICKETIQ_DATABASE_URL"
@@ -186,6 +187,82 @@ async def _serve(settings: Any, app: Any, opts: argparse.Namespace) -> int:
     return 0
 
 
+# -- the operator's view (ticketiq_pg/operator.py, docs/operators.md) --------------------------
+
+
+def cmd_status(opts: argparse.Namespace) -> int:
+    print(operator_view.status_text(
+        str(_url(opts)), opts.json, lapse_within=opts.lapse_within,
+        seen_within=opts.seen_within, limit=opts.limit,
+    ))
+    return 0
+
+
+def cmd_runs(opts: argparse.Namespace) -> int:
+    print(operator_view.runs_text(
+        str(_url(opts)), opts.json, statuses=opts.status, entry_point=opts.entry_point,
+        holder=opts.holder, since=opts.since, limit=opts.limit,
+    ))
+    return 0
+
+
+def cmd_show(opts: argparse.Namespace) -> int:
+    print(operator_view.show_text(str(_url(opts)), opts.run_id, opts.json))
+    return 0
+
+
+def cmd_audit(opts: argparse.Namespace) -> int:
+    print(operator_view.audit_text(
+        str(_url(opts)), opts.json, events=opts.event, run_id=opts.run, since=opts.since,
+        limit=opts.limit,
+    ))
+    return 0
+
+
+def cmd_decide(opts: argparse.Namespace) -> int:
+    """Approve or reject a write held for approval (ticketiq.decide_approval)."""
+    url = str(_url(opts))
+    with psycopg.connect(url, autocommit=True) as conn:
+        try:
+            row = conn.execute(
+                "select approval_id, run_id, state, decided_by, decided_at "
+                "from ticketiq.decide_approval(%s, %s, %s, %s)",
+                (opts.approval_id, opts.command == "approve", opts.actor, opts.reason),
+            ).fetchone()
+        except psycopg.Error as exc:
+            translated = translate(exc)
+            raise (translated if translated is not exc else exc) from exc
+    assert row is not None
+    result = {"approval_id": str(row[0]), "run_id": str(row[1]), "state": row[2],
+              "decided_by": row[3], "decided_at": row[4].isoformat()}
+    if opts.json:
+        print(json.dumps(result))
+    else:
+        print(f"approval {result['approval_id']} {result['state']} by {result['decided_by']} "
+              f"(run {result['run_id']})")
+    return 0
+
+
+def cmd_approvals(opts: argparse.Namespace) -> int:
+    """The writes held for approval that nobody decided yet (view approvals_waiting)."""
+    with psycopg.connect(str(_url(opts))) as conn:
+        rows = conn.execute(
+            "select approval_id, run_id, step, call_id, tool, requested_at "
+            "from ticketiq.approvals_waiting order by requested_at"
+        ).fetchall()
+    items = [{"approval_id": str(r[0]), "run_id": str(r[1]), "step": r[2], "call_id": r[3],
+              "tool": r[4], "requested_at": r[5].isoformat()} for r in rows]
+    if opts.json:
+        print(json.dumps(items))
+    elif not items:
+        print("no approvals waiting")
+    else:
+        for item in items:
+            print(f"{item['approval_id']}  {item['tool']:24}  run {item['run_id']} "
+                  f"step {item['step']}  since {item['requested_at']}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ticketiq-pg", description=__doc__)
     parser.add_argument("--version", action="version", version=f"%(prog)s {_package_version()}")
@@ -222,6 +299,66 @@ def build_parser() -> argparse.ArgumentParser:
                    help="serve the HTTP front on 127.0.0.1:PORT (0: any free port; "
                    "default: $TICKETIQ_HTTP_PORT, else no HTTP)")
     p.set_defaults(func=cmd_worker)
+
+    def operator_common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--database-url", help=f"default: ${ENV_URL}")
+        p.add_argument("--json", action="store_true",
+                       help="JSON for scripts (stable keys, ISO 8601 timestamps)")
+
+    ov = operator_view
+    p = sub.add_parser("status", help="processes, the sweep leader, leases about to lapse, "
+                       "runs in flight, calls in doubt, approvals, entries and jobs open")
+    operator_common(p)
+    p.add_argument("--lapse-within", type=ov.seconds_arg, default=ov.LAPSE_WITHIN,
+                   metavar="SECONDS", help="list leases expiring within SECONDS (default 3)")
+    p.add_argument("--seen-within", type=ov.seconds_arg, default=ov.SEEN_WITHIN,
+                   metavar="SECONDS", help="list processes seen within SECONDS, connected or "
+                   "holding a lease (default 300; 0: every process)")
+    p.add_argument("--limit", type=ov.positive_int, default=ov.STATUS_LIMIT,
+                   help="rows per section (default 20; the counts are always complete)")
+    p.set_defaults(func=cmd_status)
+
+    p = sub.add_parser("runs", help="runs, newest first (filterable)")
+    operator_common(p)
+    p.add_argument("--status", action="append", choices=ov.RUN_STATUSES,
+                   help="only runs in this status (repeat for several)")
+    p.add_argument("--entry-point", help="only runs of this entry point")
+    p.add_argument("--holder", help="only runs whose lease this process holds")
+    p.add_argument("--since", type=ov.since_arg, metavar="WHEN",
+                   help="only runs started since WHEN: an age (15m, 2h, 3d) or ISO timestamp")
+    p.add_argument("--limit", type=ov.positive_int, default=ov.LIST_LIMIT,
+                   help="at most this many runs (default 50)")
+    p.set_defaults(func=cmd_runs)
+
+    p = sub.add_parser("show", help="one run: checkpoints, calls, answer, transcript, audit")
+    operator_common(p)
+    p.add_argument("run_id", type=ov.run_id_arg, metavar="RUN_ID")
+    p.set_defaults(func=cmd_show)
+
+    p = sub.add_parser("audit", help="audit rows, newest first (filterable)")
+    operator_common(p)
+    p.add_argument("--event", action="append",
+                   help="only this event; * matches any text (agent.run.*); repeat for several")
+    p.add_argument("--run", type=ov.run_id_arg, metavar="RUN_ID", help="only this run's rows")
+    p.add_argument("--since", type=ov.since_arg, metavar="WHEN",
+                   help="only rows since WHEN: an age (15m, 2h, 3d) or ISO timestamp")
+    p.add_argument("--limit", type=ov.positive_int, default=ov.LIST_LIMIT,
+                   help="at most this many rows (default 50)")
+    p.set_defaults(func=cmd_audit)
+
+    p = sub.add_parser("approvals", help="writes held for approval that nobody decided yet")
+    p.add_argument("--database-url", help=f"default: ${ENV_URL}")
+    p.add_argument("--json", action="store_true", help="JSON for scripts")
+    p.set_defaults(func=cmd_approvals)
+    for name, verb in (("approve", "approve"), ("reject", "reject")):
+        p = sub.add_parser(name, help=f"{verb} a write held for approval")
+        p.add_argument("approval_id", type=ov.run_id_arg, metavar="APPROVAL_ID")
+        p.add_argument("--actor", default=os.environ.get("USER") or "operator",
+                       help="who decides (default: $USER)")
+        p.add_argument("--reason", help="why")
+        p.add_argument("--database-url", help=f"default: ${ENV_URL}")
+        p.add_argument("--json", action="store_true", help="JSON for scripts")
+        p.set_defaults(func=cmd_decide)
     return parser
 
 

@@ -4,7 +4,7 @@
 -- but now() and schema_version(); it cannot decide an approval nor write,
 -- claim or read an entry through the API.
 begin;
-select plan(52);
+select plan(54);
 
 select tiq_test.use_fake_clock('2030-01-01 00:00:00+00');
 select tiq_test.new_run('p1', 8, tiq_test.rid(1));
@@ -109,6 +109,15 @@ select throws_ok(
 select is(ticketiq.schema_version(), 5, 'operator calls schema_version()');
 
 reset role;
+
+select ok(
+    has_function_privilege('ticketiq_operator', 'ticketiq.run_transcript(uuid)', 'execute'),
+    'operator may read a run''s transcript'
+);
+select ok(
+    has_function_privilege('ticketiq_operator', 'ticketiq.get_run(uuid)', 'execute'),
+    'operator may read a run''s state'
+);
 
 select * from finish();
 rollback;
