@@ -21,7 +21,11 @@ import psycopg
 from psycopg import sql
 
 from ticketiq_pg.driver import TicketIQ
+from ticketiq_pg.migrate import load_tree
 from ticketiq_pg.models import StartedRun
+
+#: The schema version an install of this checkout's SQL tree arrives at.
+NEWEST = max(load_tree().latest_migration, 1)
 
 TABLES_SQL = """
 select c.relname

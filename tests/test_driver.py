@@ -25,6 +25,7 @@ from typing import Any
 import psycopg
 import pytest
 from helpers import (
+    NEWEST,
     allow_fake_clock,
     body,
     call,
@@ -50,6 +51,7 @@ from ticketiq_pg.errors import (
     RunNotRunning,
     SchemaVersionMismatch,
     StepConflict,
+    UnknownApproval,
     UnknownCall,
     UnknownRun,
 )
@@ -79,8 +81,8 @@ async def tiq(db_url: str) -> Any:
 
 
 async def test_schema_version_check_schema_and_now(tiq: TicketIQ, aconn) -> None:
-    assert await tiq.schema_version() == 1
-    assert await tiq.check_schema() == 1
+    assert await tiq.schema_version() == NEWEST
+    assert await tiq.check_schema() == NEWEST
     before = await db_now(aconn)
     now = await tiq.now()
     assert isinstance(now, datetime) and now.tzinfo is not None
@@ -149,7 +151,7 @@ async def test_start_run(tiq: TicketIQ, aconn) -> None:
 
 async def test_write_checkpoint(tiq: TicketIQ, aconn) -> None:
     run = await start(tiq)
-    b1 = body(call("w1", "write", step_key="k-1"), call("r1", "read"))
+    b1 = body(call("w1", "write", step_key="k-1"), call("r1", "read"), call("w2", "write"))
     written = await tiq.write_checkpoint(run.run_id, 1, 1, b1, "seal-1", "key-a")
     assert_fields_typed(written, models.CheckpointWritten)
     assert written.run_id == run.run_id and written.step == 1
@@ -165,7 +167,8 @@ async def test_write_checkpoint(tiq: TicketIQ, aconn) -> None:
         "select call_id, ordinal, classification, step_key, state from ticketiq.calls"
         " where run_id = %s order by ordinal",
         (run.run_id,),
-    ) == [("w1", 1, "write", "k-1", "pending"), ("r1", 2, "read", None, "pending")]
+    ) == [("w1", 1, "write", "k-1", "pending"), ("w2", 3, "write", None, "pending")]
+    # a read has no row: it is never marked and is made again on resume
 
     # the same statement again (same epoch and seal) replays and changes nothing
     fp = await fingerprint(aconn)
@@ -173,7 +176,8 @@ async def test_write_checkpoint(tiq: TicketIQ, aconn) -> None:
     assert replay.replayed is True and replay.written_at == written.written_at
     assert await fingerprint(aconn) == fp
 
-    # step 2 closes step 1's calls as done, with the outcomes carried in the body
+    # step 2 closes step 1's changing calls, with the outcomes carried in the body: the write
+    # in doubt as made, the write never marked as skipped (it cannot have been made)
     await tiq.mark_in_doubt(run.run_id, 1, 1, "w1")
     b2 = body(outcomes={"w1": {"ticket": 7}, "r1": {"rows": []}})
     second = await tiq.write_checkpoint(run.run_id, 1, 2, b2, "seal-2", "key-a")
@@ -183,7 +187,7 @@ async def test_write_checkpoint(tiq: TicketIQ, aconn) -> None:
         "select call_id, state, settlement, outcome, finished_epoch from ticketiq.calls"
         " where run_id = %s and step = 1 order by ordinal",
         (run.run_id,),
-    ) == [("w1", "done", "made", {"ticket": 7}, 1), ("r1", "done", "made", {"rows": []}, 1)]
+    ) == [("w1", "done", "made", {"ticket": 7}, 1), ("w2", "settled", "skipped", None, 1)]
     assert await scalar(
         aconn, "select last_step from ticketiq.runs where run_id = %s", (run.run_id,)
     ) == 2
@@ -210,24 +214,28 @@ async def test_mark_in_doubt(tiq: TicketIQ, aconn) -> None:
     assert again.marked_classification == "write"
     assert await fingerprint(aconn) == fp
 
-    # a read the tool now calls a write is marked as a write (I7)
+    # a read the tool now calls a write is marked as a write (I7): it gets its row then
     reclassified = await tiq.mark_in_doubt(run.run_id, 1, 1, "r1", "write")
     assert reclassified.marked_classification == "write"
+    assert reclassified.already_marked is False
     assert await rows(
         aconn,
-        "select call_id, state, marked_classification, marked_epoch from ticketiq.calls"
-        " where run_id = %s order by ordinal",
+        "select call_id, ordinal, classification, state, marked_classification, marked_epoch"
+        " from ticketiq.calls where run_id = %s order by ordinal",
         (run.run_id,),
-    ) == [
-        ("w1", "in_doubt", "write", 1),
-        ("r1", "in_doubt", "write", 1),
-        ("r2", "pending", None, None),
-    ]
+    ) == [("w1", 1, "write", "in_doubt", "write", 1), ("r1", 2, "read", "in_doubt", "write", 1)]
+    # a read stays unmarked (TQ004), a call the step never asked for is unknown (TQ008)
+    fp = await fingerprint(aconn)
+    with pytest.raises(InvalidPayload):
+        await tiq.mark_in_doubt(run.run_id, 1, 1, "r2")
+    with pytest.raises(UnknownCall):
+        await tiq.mark_in_doubt(run.run_id, 1, 1, "r3", "write")
+    assert await fingerprint(aconn) == fp
 
 
 async def test_record_outcome(tiq: TicketIQ, aconn) -> None:
     run = await start(tiq)
-    b = body(call("w1", "write"), call("r1", "read"))
+    b = body(call("w1", "write"), call("r1", "read"), call("w2", "write"))
     await tiq.write_checkpoint(run.run_id, 1, 1, b, "s1", "k")
     await tiq.mark_in_doubt(run.run_id, 1, 1, "w1")
     made = await tiq.record_outcome(run.run_id, 1, 1, "w1", {"id": 9})
@@ -237,14 +245,19 @@ async def test_record_outcome(tiq: TicketIQ, aconn) -> None:
     again = await tiq.record_outcome(run.run_id, 1, 1, "w1", {"id": 9})
     assert again.replayed is True and again.finished_at == made.finished_at
 
-    redone = await tiq.record_outcome(run.run_id, 1, 1, "r1", None, "redone")
-    assert (redone.state, redone.settlement) == ("settled", "redone")
+    skipped = await tiq.record_outcome(run.run_id, 1, 1, "w2", None, "skipped")
+    assert (skipped.state, skipped.settlement) == ("settled", "skipped")
     assert await rows(
         aconn,
         "select call_id, state, settlement, outcome from ticketiq.calls where run_id = %s"
         " order by ordinal",
         (run.run_id,),
-    ) == [("w1", "done", "made", {"id": 9}), ("r1", "settled", "redone", None)]
+    ) == [("w1", "done", "made", {"id": 9}), ("w2", "settled", "skipped", None)]
+    # a read has no row, so no outcome is recorded for it
+    fp = await fingerprint(aconn)
+    with pytest.raises(UnknownCall):
+        await tiq.record_outcome(run.run_id, 1, 1, "r1", {"rows": 1}, "redone")
+    assert await fingerprint(aconn) == fp
 
 
 async def test_renew_leases(tiq: TicketIQ, aconn) -> None:
@@ -284,11 +297,20 @@ async def test_renew_leases(tiq: TicketIQ, aconn) -> None:
     assert await tiq.renew_leases("p1", [], 30) == []
 
 
-async def test_renew_leases_reports_each_listed_epoch(tiq: TicketIQ) -> None:
-    """A run listed twice, at its epoch and at an older one: only the current one is held."""
+async def test_renew_leases_reports_each_listed_epoch(tiq: TicketIQ, aconn) -> None:
+    """A run listed twice, at its epoch and at an older one: only the current one is held.
+    Listed alone, a stale epoch renews nothing, even when the same holder owns the run now."""
     run = await start(tiq, holder="p1")
     result = await tiq.renew_leases("p1", [(run.run_id, 1), (run.run_id, 7)], 30)
     assert sorted((r.epoch, r.held) for r in result) == [(1, True), (7, False)]
+
+    await tiq.release_run(run.run_id, 1)
+    again = await tiq.adopt_run("p1", 30, run.run_id)
+    assert again is not None and again.epoch == 3
+    fp = await fingerprint(aconn)
+    stale = await tiq.renew_leases("p1", [(run.run_id, 1)], 600)
+    assert [(r.epoch, r.held, r.lease_expires_at) for r in stale] == [(1, False, None)]
+    assert await fingerprint(aconn) == fp
 
 
 async def test_sweep_lapsed_and_adopt_run(tiq: TicketIQ, aconn, db_url: str) -> None:
@@ -354,7 +376,7 @@ async def test_sweep_lapsed_and_adopt_run(tiq: TicketIQ, aconn, db_url: str) -> 
     assert adopted.checkpoint_body == b
     assert (adopted.checkpoint_seal, adopted.checkpoint_seal_key_id) == ("seal-1", "key-1")
     assert [(c["call_id"], c["state"], c["marked_classification"], c["step_key"]) for c in
-            adopted.calls] == [("w1", "in_doubt", "write", "sk-1"), ("r1", "pending", None, None)]
+            adopted.calls] == [("w1", "in_doubt", "write", "sk-1")]  # the read: no row
     assert adopted.answer_body is None and adopted.answer_seal is None
     assert await rows(
         aconn,
@@ -506,31 +528,52 @@ async def test_request_stop(tiq: TicketIQ, aconn) -> None:
 
 
 async def test_record_resume(tiq: TicketIQ, aconn) -> None:
+    """After a loss: one agent.run.crash_resumed row (I14) with step, loss count and how each
+    call was settled; after a graceful release: agent.run.resumed instead."""
+    await allow_fake_clock(aconn)
     run = await start(tiq, holder="p1")
     await tiq.write_checkpoint(run.run_id, 1, 1, body(call("w1"), call("r1", "read")), "s", "k")
     await tiq.mark_in_doubt(run.run_id, 1, 1, "w1")
-    await tiq.release_run(run.run_id, 1)
-    adopted = await tiq.adopt_run("p2", 30, run.run_id)
+    await set_fake_now(aconn, run.lease_expires_at + timedelta(seconds=1))
+    assert len(await tiq.sweep_lapsed("leader", conn=aconn)) == 1
+    adopted = await tiq.adopt_run("p2", 30, conn=aconn)
     assert adopted is not None and adopted.epoch == 3
     settlements = [
         {"call_id": "w1", "settlement": "unknown"},
         {"call_id": "r1", "settlement": "redone", "outcome": {"rows": 3}},
     ]
-    audited = await tiq.record_resume(run.run_id, 3, settlements)
+    audited = await tiq.record_resume(run.run_id, 3, settlements, conn=aconn)
     assert_fields_typed(audited, models.ResumeAudited)
-    assert (audited.run_id, audited.step, audited.loss_count) == (run.run_id, 1, 0)
+    assert (audited.run_id, audited.step, audited.loss_count) == (run.run_id, 1, 1)
     assert await rows(
         aconn,
         "select audit_id, epoch, step, loss_count, settlements from ticketiq.resume_audit"
         " where run_id = %s",
         (run.run_id,),
-    ) == [(audited.audit_id, 3, 1, 0, settlements)]
+    ) == [(audited.audit_id, 3, 1, 1, settlements)]
     assert await rows(
         aconn,
         "select call_id, state, settlement, outcome, finished_epoch from ticketiq.calls"
         " where run_id = %s order by ordinal",
         (run.run_id,),
-    ) == [("w1", "settled", "unknown", None, 3), ("r1", "settled", "redone", {"rows": 3}, 3)]
+    ) == [("w1", "settled", "unknown", None, 3)]  # the read's settlement: in the audit only
+    assert await scalar(
+        aconn,
+        "select count(*) from ticketiq.transcript_entries where run_id = %s and kind = 'resumed'",
+        (run.run_id,),
+    ) == 1
+
+    released = await start(tiq, holder="p1")
+    await tiq.release_run(released.run_id, 1)
+    again = await tiq.adopt_run("p2", 30, released.run_id)
+    assert again is not None
+    resumed = await tiq.record_resume(released.run_id, 2 + 1)
+    assert resumed.loss_count == 0
+    assert await rows(
+        aconn,
+        "select event, epoch, detail->>'reason' from ticketiq.audit where audit_id = %s",
+        (resumed.audit_id,),
+    ) == [("agent.run.resumed", 3, "released")]
 
 
 async def test_register_process(tiq: TicketIQ, aconn) -> None:
@@ -555,14 +598,17 @@ async def test_leader_lease(tiq: TicketIQ, aconn) -> None:
     assert await tiq.renew_leader("sweep", "p2", 1, 30) is False
     assert await tiq.resign_leader("sweep", "p2") is False
     assert await tiq.resign_leader("sweep", "p1") is True
+    assert await tiq.resign_leader("sweep", "p1") is False  # already resigned
+    assert await tiq.renew_leader("sweep", "p1", 1, 30) is False  # resigned means gone
+    # the epoch grows across a resignation: the next leader's claim raises it
     taken = await tiq.claim_leader("sweep", "p2", 30)
-    assert (taken.is_leader, taken.holder, taken.epoch) == (True, "p2", 1)
+    assert (taken.is_leader, taken.holder, taken.epoch) == (True, "p2", 2)
     # a lapsed leader lease is taken over with the epoch raised
     await allow_fake_clock(aconn)
     await set_fake_now(aconn, taken.expires_at + timedelta(seconds=1))
     over = await tiq.claim_leader("sweep", "p3", 30, conn=aconn)
-    assert (over.is_leader, over.holder, over.epoch) == (True, "p3", 2)
-    assert await tiq.renew_leader("sweep", "p2", 1, 30) is False
+    assert (over.is_leader, over.holder, over.epoch) == (True, "p3", 3)
+    assert await tiq.renew_leader("sweep", "p2", 2, 30) is False
 
 
 async def test_purge_answers(tiq: TicketIQ, aconn) -> None:
@@ -575,6 +621,194 @@ async def test_purge_answers(tiq: TicketIQ, aconn) -> None:
     await set_fake_now(aconn, sealed.retain_until + timedelta(seconds=1))
     assert await tiq.purge_answers(10, conn=aconn) == 1
     assert await scalar(aconn, "select count(*) from ticketiq.answers") == 0
+
+
+async def test_approvals(tiq: TicketIQ, aconn, db_url: str) -> None:
+    run = await start(tiq)
+    await tiq.write_checkpoint(run.run_id, 1, 1, body(call("w"), call("r", "read")), "s", "k")
+    listener = await psycopg.AsyncConnection.connect(db_url, autocommit=True)
+    try:
+        await listener.execute("listen ticketiq_approval")
+        req = await tiq.request_approval(run.run_id, 1, 1, "w", {"title": "close ticket"})
+        assert_fields_typed(req, models.Approval)
+        assert (req.state, req.coalesced, req.decided_by) == ("waiting", False, None)
+        notes = [n.payload async for n in listener.notifies(timeout=5, stop_after=1)]
+        assert notes == [str(req.approval_id)]
+        # filing again coalesces with the request already there: no second request
+        fp = await fingerprint(aconn)
+        again = await tiq.request_approval(run.run_id, 1, 1, "w", {"title": "other"})
+        assert (again.approval_id, again.state, again.coalesced) == (
+            req.approval_id, "waiting", True
+        )
+        assert await fingerprint(aconn) == fp
+        got = await tiq.get_approval(req.approval_id)
+        assert (got.approval_id, got.run_id, got.state) == (req.approval_id, run.run_id, "waiting")
+
+        decided = await tiq.decide_approval(req.approval_id, True, "bob", "fine")
+        assert (decided.approval_id, decided.run_id, decided.state, decided.decided_by) == (
+            req.approval_id, run.run_id, "approved", "bob"
+        )
+        notes = [n.payload async for n in listener.notifies(timeout=5, stop_after=1)]
+        assert notes == [str(req.approval_id)]
+    finally:
+        await listener.close()
+    same = await tiq.decide_approval(req.approval_id, True, "carol")
+    assert (same.state, same.decided_by, same.decided_at) == (
+        "approved", "bob", decided.decided_at
+    )
+    read = await tiq.get_approval(req.approval_id)
+    assert (read.state, read.decided_by, read.reason) == ("approved", "bob", "fine")
+    # a resumed run routing the call again reads the decision instead of asking again
+    coalesced = await tiq.request_approval(run.run_id, 1, 1, "w")
+    assert (coalesced.approval_id, coalesced.state, coalesced.coalesced) == (
+        req.approval_id, "approved", True
+    )
+    assert coalesced.decided_by == "bob"
+    assert await rows(
+        aconn,
+        "select call_id, approval_id from ticketiq.calls where run_id = %s order by ordinal",
+        (run.run_id,),
+    ) == [("w", req.approval_id)]
+    assert await rows(
+        aconn,
+        "select state, summary, tool from ticketiq.approval_requests",
+    ) == [("approved", {"title": "close ticket"}, "crm.update")]
+    await tiq.release_run(run.run_id, 1)
+    adopted = await tiq.adopt_run("p2", 30)
+    assert adopted is not None
+    assert [(c["call_id"], c["approval_id"]) for c in adopted.calls] == [
+        ("w", str(req.approval_id))
+    ]
+
+
+async def test_delegation_status_and_take_over_child(tiq: TicketIQ, aconn) -> None:
+    await allow_fake_clock(aconn)
+    parent = await start(tiq, holder="p1", ttl=DAY)
+    assert await tiq.delegation_status("deleg-1") is None
+    child = await start(
+        tiq, holder="c1", ttl=30, parent_run_id=parent.run_id, idempotency_key="deleg-1"
+    )
+    status = await tiq.delegation_status("deleg-1")
+    assert_fields_typed(status, models.ChildRun)
+    assert status == models.ChildRun(
+        child.run_id, parent.run_id, "running", 1, False, None, None, None
+    )
+    # asking again with the same delegation key finds the same child
+    again = await start(
+        tiq, holder="c2", ttl=30, parent_run_id=parent.run_id, idempotency_key="deleg-1"
+    )
+    assert (again.run_id, again.created, again.epoch) == (child.run_id, False, None)
+
+    # alive with its holder: the parent takes nothing over
+    fp = await fingerprint(aconn)
+    assert await tiq.take_over_child(parent.run_id, 1, child.run_id, "p1", 30) is None
+    assert await fingerprint(aconn) == fp
+
+    lapsed_at = child.lease_expires_at + timedelta(seconds=1)
+    await set_fake_now(aconn, lapsed_at)
+    assert (await tiq.delegation_status("deleg-1", conn=aconn)).lease_lapsed is True
+    taken = await tiq.take_over_child(parent.run_id, 1, child.run_id, "p1", 60, conn=aconn)
+    assert taken is not None
+    assert_fields_typed(taken, models.AdoptedRun)
+    assert (taken.run_id, taken.epoch, taken.loss_count) == (child.run_id, 3, 1)
+    assert taken.lease_expires_at == lapsed_at + timedelta(seconds=60)
+    assert await lease_lapsed_epochs(aconn, child.run_id) == [2]  # claimed once, like a sweep
+    assert await rows(
+        aconn,
+        "select status, epoch, loss_count, lease_holder from ticketiq.runs where run_id = %s",
+        (child.run_id,),
+    ) == [("running", 3, 1, "p1")]
+    # once: a second take-over finds the child alive with its new holder
+    assert await tiq.take_over_child(parent.run_id, 1, child.run_id, "p1", 60, conn=aconn) is None
+    assert await tiq.sweep_lapsed("s", conn=aconn) == []
+
+    # the child answers; the parent reads the answer by the delegation key
+    await tiq.seal_answer(child.run_id, 3, 1, {"found": 3}, "a", "k", 60, conn=aconn)
+    done = await tiq.delegation_status("deleg-1", conn=aconn)
+    assert (done.answer, done.answer_step, done.lease_lapsed) == ({"found": 3}, 1, False)
+
+
+async def lease_lapsed_epochs(conn: psycopg.AsyncConnection, run_id: uuid.UUID) -> list[int]:
+    return [
+        e for (e,) in await rows(
+            conn,
+            "select epoch from ticketiq.audit where run_id = %s"
+            " and event = 'agent.run.lease_lapsed' order by audit_id",
+            (run_id,),
+        )
+    ]
+
+
+async def test_a_child_failed_by_take_over_ends_as_a_sweep_ends_it(
+    tiq: TicketIQ, aconn, db_url: str
+) -> None:
+    """take_over_child claims a lapsed child "exactly as a sweep would" (I4): lost more than
+    max_losses times, the child is failed with its reason, audited agent.run.failed, its
+    transcript told that reason, and ticketiq_run_finished NOTIFYed.  Two children lapse
+    together (max_losses 0: the first loss is the last); the sweep fails one, the parent's
+    take-over the other; both must end the same way."""
+    await allow_fake_clock(aconn)
+    t = datetime(2034, 1, 1, tzinfo=UTC)
+    await set_fake_now(aconn, t)
+    parent = await start(tiq, holder="p1", ttl=DAY, conn=aconn)
+    by_sweep, by_parent = [
+        await start(
+            tiq, holder="c1", ttl=10, conn=aconn, parent_run_id=parent.run_id,
+            idempotency_key=key,
+        )
+        for key in ("deleg-s", "deleg-t")
+    ]
+    await aconn.execute(
+        "update ticketiq.runs set lease_expires_at = lease_expires_at + interval '1 hour'"
+        " where run_id = %s",
+        (by_parent.run_id,),
+    )
+    await set_fake_now(aconn, t + timedelta(seconds=11))
+    listener = await psycopg.AsyncConnection.connect(db_url, autocommit=True)
+    try:
+        await listener.execute("listen ticketiq_run_finished")
+        swept = await tiq.sweep_lapsed("leader", max_losses=0, conn=aconn)
+        assert [(s.run_id, s.status) for s in swept] == [(by_sweep.run_id, "failed")]
+        await set_fake_now(aconn, t + timedelta(hours=1, seconds=11))
+        got = await tiq.take_over_child(
+            parent.run_id, 1, by_parent.run_id, "p1", 30, max_losses=0, conn=aconn
+        )
+        assert got is None
+        finished = [n.payload async for n in listener.notifies(timeout=2, stop_after=2)]
+    finally:
+        await listener.close()
+
+    async def ending(run_id: uuid.UUID) -> tuple:
+        status, epoch, loss_count, reason = (await rows(
+            aconn,
+            "select status, epoch, loss_count, failure_reason from ticketiq.runs"
+            " where run_id = %s",
+            (run_id,),
+        ))[0]
+        events = [
+            e for (e,) in await rows(
+                aconn,
+                "select event from ticketiq.audit where run_id = %s"
+                " and event <> 'agent.run.started' order by audit_id",
+                (run_id,),
+            )
+        ]
+        told = await scalar(
+            aconn,
+            "select body->>'reason' from ticketiq.transcript_entries where run_id = %s"
+            " and kind = 'failed'",
+            (run_id,),
+        )
+        return (status, epoch, loss_count, reason.split(":")[0], events, told == reason,
+                str(run_id) in finished)
+
+    expected = (
+        "failed", 2, 1, "lost 1 times (more than 0)",
+        ["agent.run.lease_lapsed", "agent.run.failed"], True, True,
+    )
+    assert await ending(by_sweep.run_id) == expected
+    actual = await ending(by_parent.run_id)
+    assert actual == expected, actual
 
 
 async def test_answers_table_is_write_once(tiq: TicketIQ, aconn) -> None:
@@ -606,7 +840,7 @@ async def test_answers_table_is_write_once(tiq: TicketIQ, aconn) -> None:
 @dataclass
 class World:
     url: str
-    live: uuid.UUID  # running, epoch 1, step 1: w (write), r (read), m (write, in doubt), d (done)
+    live: uuid.UUID  # running, epoch 1, step 1: w (write), r (read), m (in doubt), d (done)
     lapsed: uuid.UUID  # running at epoch 1, lease lapsed long ago (by the real clock)
     taken: uuid.UUID  # released and adopted: epoch 3, the writer still at 1 is fenced
     claimed: uuid.UUID  # released, not adopted: claimed at epoch 2
@@ -614,6 +848,9 @@ class World:
     sealed: uuid.UUID  # running at epoch 1 with a sealed answer (step 1)
     done: uuid.UUID  # answer handed on: completed at epoch 1
     resumed: uuid.UUID  # adopted at epoch 3 and its resume already audited
+    waiting: uuid.UUID  # approval request of live's call w, waiting
+    approved: uuid.UUID  # approval request of live's call m, approved
+    child: uuid.UUID  # child run of live (delegation key "deleg-w")
 
 
 def _one(conn: psycopg.Connection, query: str, *params: Any) -> Any:
@@ -646,13 +883,13 @@ def world(pg_server_url: str) -> Iterator[World]:
         _checkpoint_sync(
             c,
             live,
-            body(call("w"), call("r", "read"), call("m"), call("d", "read")),
+            body(call("w"), call("r", "read"), call("m"), call("d")),
             "seal-1",
         )
         c.execute("select * from ticketiq.mark_in_doubt(%s, 1, 1, 'm')", (live,))
+        c.execute("select * from ticketiq.mark_in_doubt(%s, 1, 1, 'd')", (live,))
         c.execute(
-            "select * from ticketiq.record_outcome(%s, 1, 1, 'd', '{\"ok\": 1}', 'redone')",
-            (live,),
+            "select * from ticketiq.record_outcome(%s, 1, 1, 'd', '{\"ok\": 1}')", (live,)
         )
 
         c.execute("set ticketiq.fake_now = '2000-01-01T00:00:00Z'")
@@ -693,6 +930,20 @@ def world(pg_server_url: str) -> Iterator[World]:
             " '[{\"call_id\": \"w\", \"settlement\": \"unknown\"}]')",
             (resumed,),
         )
+        waiting = _one(
+            c, "select approval_id from ticketiq.request_approval(%s, 1, 1, 'w')", live
+        )
+        approved = _one(
+            c, "select approval_id from ticketiq.request_approval(%s, 1, 1, 'm')", live
+        )
+        c.execute("select * from ticketiq.decide_approval(%s, true, 'bob')", (approved,))
+        child = _one(
+            c,
+            "select run_id from ticketiq.start_run('c1', 'o', 'ra', 'ch', 'ep', false, %s,"
+            " p_idempotency_key => 'deleg-w', p_parent_run_id => %s)",
+            DAY,
+            live,
+        )
         statuses = dict(c.execute("select run_id, status from ticketiq.runs").fetchall())
         assert statuses == {
             live: "running",
@@ -703,8 +954,12 @@ def world(pg_server_url: str) -> Iterator[World]:
             sealed: "running",
             done: "completed",
             resumed: "running",
+            child: "running",
         }
-        yield World(url, live, lapsed, taken, claimed, failed, sealed, done, resumed)
+        yield World(
+            url, live, lapsed, taken, claimed, failed, sealed, done, resumed, waiting, approved,
+            child,
+        )
 
 
 Case = Callable[[TicketIQ, World], Awaitable[Any]]
@@ -723,6 +978,11 @@ CASES: list[tuple[str, type[errors.TicketIQError], Case]] = [
     ("release-unknown", UnknownRun, lambda t, w: t.release_run(NOWHERE, 1)),
     ("resume-unknown", UnknownRun, lambda t, w: t.record_resume(NOWHERE, 1)),
     ("request-stop-unknown", UnknownRun, lambda t, w: t.request_stop(NOWHERE, "bob")),
+    ("start-unknown-parent", UnknownRun,
+     lambda t, w: start(t, parent_run_id=NOWHERE, idempotency_key="deleg-x")),
+    ("approval-unknown-run", UnknownRun, lambda t, w: t.request_approval(NOWHERE, 1, 1, "w")),
+    ("take-over-unknown-parent", UnknownRun,
+     lambda t, w: t.take_over_child(NOWHERE, 1, w.child, "p9", 30)),
     # TQ002 fenced: the run was taken over (epoch 3), the writer holds epoch 1
     ("checkpoint-fenced", Fenced,
      lambda t, w: t.write_checkpoint(w.taken, 1, 2, GOOD, "s", "k")),
@@ -734,6 +994,9 @@ CASES: list[tuple[str, type[errors.TicketIQError], Case]] = [
     ("stop-fenced", Fenced, lambda t, w: t.stop_run(w.taken, 1)),
     ("release-fenced", Fenced, lambda t, w: t.release_run(w.taken, 1)),
     ("resume-fenced", Fenced, lambda t, w: t.record_resume(w.taken, 2)),
+    ("approval-fenced", Fenced, lambda t, w: t.request_approval(w.taken, 1, 1, "w")),
+    ("take-over-by-fenced-parent", Fenced,
+     lambda t, w: t.take_over_child(w.live, 2, w.child, "p9", 30)),
     ("checkpoint-future-epoch", Fenced,
      lambda t, w: t.write_checkpoint(w.live, 2, 2, GOOD, "s", "k")),
     ("checkpoint-fenced-on-claimed", Fenced,
@@ -749,6 +1012,7 @@ CASES: list[tuple[str, type[errors.TicketIQError], Case]] = [
     ("stop-lapsed", LeaseLapsed, lambda t, w: t.stop_run(w.lapsed, 1)),
     ("release-lapsed", LeaseLapsed, lambda t, w: t.release_run(w.lapsed, 1)),
     ("resume-lapsed", LeaseLapsed, lambda t, w: t.record_resume(w.lapsed, 1)),
+    ("approval-lapsed", LeaseLapsed, lambda t, w: t.request_approval(w.lapsed, 1, 1, "x")),
     # TQ004 invalid payload
     ("start-ttl-zero", InvalidPayload, lambda t, w: start(t, ttl=0)),
     ("start-ttl-negative", InvalidPayload, lambda t, w: start(t, ttl=-5)),
@@ -817,6 +1081,15 @@ CASES: list[tuple[str, type[errors.TicketIQError], Case]] = [
     ("claim-leader-empty", InvalidPayload, lambda t, w: t.claim_leader("", "p1", 30)),
     ("renew-leader-ttl", InvalidPayload, lambda t, w: t.renew_leader("sweep", "p1", 1, -1)),
     ("purge-limit-zero", InvalidPayload, lambda t, w: t.purge_answers(0)),
+    ("approval-for-a-read", InvalidPayload, lambda t, w: t.request_approval(w.live, 1, 1, "r")),
+    ("approval-summary-array", InvalidPayload,
+     lambda t, w: t.request_approval(w.live, 1, 1, "w", [1])),  # type: ignore[arg-type]
+    ("decide-empty-actor", InvalidPayload, lambda t, w: t.decide_approval(w.waiting, True, "")),
+    ("delegation-empty-key", InvalidPayload, lambda t, w: t.delegation_status("")),
+    ("take-over-not-a-child", InvalidPayload,
+     lambda t, w: t.take_over_child(w.live, 1, w.taken, "p9", 30)),
+    ("take-over-ttl-zero", InvalidPayload,
+     lambda t, w: t.take_over_child(w.live, 1, w.child, "p9", 0)),
     # TQ005 the answer is sealed
     ("checkpoint-after-answer", AnswerSealed,
      lambda t, w: t.write_checkpoint(w.sealed, 1, 2, GOOD, "s", "k")),
@@ -852,12 +1125,22 @@ CASES: list[tuple[str, type[errors.TicketIQError], Case]] = [
     ("outcome-made-unmarked-write", StepConflict,
      lambda t, w: t.record_outcome(w.live, 1, 1, "w", {"id": 1})),
     ("outcome-second-different", StepConflict,
-     lambda t, w: t.record_outcome(w.live, 1, 1, "d", {"ok": 2}, "redone")),
+     lambda t, w: t.record_outcome(w.live, 1, 1, "d", {"ok": 2})),
     ("resume-audited-twice", StepConflict, lambda t, w: t.record_resume(w.resumed, 3)),
+    ("decide-the-other-way", StepConflict,
+     lambda t, w: t.decide_approval(w.approved, False, "carol")),
     # TQ008 unknown call
     ("mark-unknown-call", UnknownCall, lambda t, w: t.mark_in_doubt(w.live, 1, 1, "nope")),
     ("outcome-unknown-call", UnknownCall,
      lambda t, w: t.record_outcome(w.live, 1, 1, "nope", {})),
+    ("outcome-of-a-read", UnknownCall,
+     lambda t, w: t.record_outcome(w.live, 1, 1, "r", {}, "redone")),
+    ("approval-unknown-call", UnknownCall,
+     lambda t, w: t.request_approval(w.live, 1, 1, "nope")),
+    # TQ009 unknown approval
+    ("get-unknown-approval", UnknownApproval, lambda t, w: t.get_approval(NOWHERE)),
+    ("decide-unknown-approval", UnknownApproval,
+     lambda t, w: t.decide_approval(NOWHERE, True, "bob")),
     ("resume-unknown-call-after-a-good-one", UnknownCall,
      lambda t, w: t.record_resume(
          w.live, 1,
@@ -890,9 +1173,34 @@ async def test_documented_error_is_typed_and_changes_nothing(
             await tiq.close()
 
 
-def test_every_documented_sqlstate_has_a_case() -> None:
-    assert {exc for _, exc, _ in CASES} == set(errors.BY_SQLSTATE.values())
-    assert sorted(errors.BY_SQLSTATE) == [f"TQ00{i}" for i in range(1, 9)]
+def test_the_cases_cover_tq001_to_tq009() -> None:
+    covered = {exc.sqlstate for _, exc, _ in CASES}
+    assert covered == {f"TQ00{i}" for i in range(1, 10)}
+    for code, cls in errors.BY_SQLSTATE.items():
+        assert cls.sqlstate == code
+
+
+async def test_every_documented_sqlstate_is_translated(tiq: TicketIQ, aconn) -> None:
+    """Whatever raises it, each SQLSTATE of errors.BY_SQLSTATE reaches the caller as its typed
+    exception (message and hint kept, the psycopg error as __cause__); any other error
+    passes through untouched."""
+    await aconn.execute(
+        "create function ticketiq.tq_raise(p_code text) returns void language plpgsql as $$"
+        " begin raise exception 'raised %', p_code using errcode = p_code, hint = 'a hint';"
+        " end $$"
+    )
+    assert errors.BY_SQLSTATE
+    for code, cls in errors.BY_SQLSTATE.items():
+        with pytest.raises(errors.TicketIQError) as info:
+            await tiq._rows("tq_raise", (code,), None)
+        assert type(info.value) is cls, code
+        assert info.value.sqlstate == code
+        assert str(info.value) == f"raised {code} (a hint)"
+        assert isinstance(info.value.__cause__, psycopg.Error)
+    for code in ("TQ999", "22012"):
+        with pytest.raises(psycopg.Error) as raw:
+            await tiq._rows("tq_raise", (code,), None)
+        assert raw.value.sqlstate == code and not isinstance(raw.value, errors.TicketIQError)
 
 
 async def test_lapsed_lease_by_the_fake_clock_is_refused(tiq: TicketIQ, aconn) -> None:
@@ -1011,7 +1319,7 @@ async def test_statements_counts_one_per_call(db_url: str, aconn) -> None:
             assert len(CountingCursor.executed) == sent_before + 1, name
             assert f"ticketiq.{name}(" in CountingCursor.executed[-1], name
         # check_schema is schema_version, one statement more
-        assert await tiq.check_schema(conn=conn) == 1
+        assert await tiq.check_schema(conn=conn) == NEWEST
         assert tiq.statements["schema_version"] == 2
         assert len(CountingCursor.executed) == sum(tiq.statements.values())
     finally:
@@ -1023,7 +1331,7 @@ async def test_statements_counts_one_per_call(db_url: str, aconn) -> None:
 
 async def test_connect_refuses_an_unknown_schema_version(db_url: str, aconn) -> None:
     client = await TicketIQ.connect(db_url)
-    assert await client.check_schema() == 1
+    assert await client.check_schema() == NEWEST
     await client.close()
 
     await aconn.execute("insert into ticketiq.schema_migrations values (999, 'future')")
@@ -1107,7 +1415,7 @@ def app_login(db_url: str, pg_server_url: str) -> Iterator[str]:
 async def test_app_role_runs_the_whole_flow(app_login: str, aconn) -> None:
     tiq = await TicketIQ.connect(app_login)
     try:
-        assert await tiq.check_schema() == 1
+        assert await tiq.check_schema() == NEWEST
         await tiq.register_process("app-1")
         run = await start(tiq, holder="app-1")
         await tiq.write_checkpoint(run.run_id, 1, 1, body(call("w")), "s1", "k")

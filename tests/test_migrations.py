@@ -1,0 +1,295 @@
+"""Both install paths give the same schema; installing is idempotent; unknown versions are
+refused.
+
+* a database installed fresh from ``schema.sql`` (``install_sync``) and one built from the
+  migrations alone (``install_from_migrations_only_sync``) dump the same
+  ``pg_dump --schema-only --schema=ticketiq`` (tables, columns, defaults, constraints,
+  indexes, views, functions, triggers, comments, grants);
+* the comparison is not blind: a copy of the SQL tree whose migration lacks a column, an
+  index, a default or a comment makes the dumps differ;
+* installing again (either way, or twice at once) changes nothing and keeps the data;
+* the driver refuses a schema version it does not know, and the installer refuses to
+  downgrade.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import shutil
+import subprocess
+import threading
+from pathlib import Path
+
+import psycopg
+import pytest
+from psycopg.types.json import Jsonb
+
+from ticketiq_pg import migrate, sqlfiles
+from ticketiq_pg.driver import KNOWN_SCHEMA_VERSIONS, TicketIQ
+from ticketiq_pg.errors import SchemaVersionMismatch
+from ticketiq_pg.migrate import InstallError
+from ticketiq_pg.testing.cluster import find_bindir, temporary_database
+
+NEWEST = max(migrate.load_tree().latest_migration, 1)
+ALL_VERSIONS = [(m.version, m.name) for m in migrate.load_tree().migrations]
+
+TABLES = (
+    "schema_migrations",
+    "config",
+    "processes",
+    "runs",
+    "checkpoints",
+    "calls",
+    "answers",
+    "transcript_entries",
+    "audit",
+    "leader_leases",
+)
+VIEWS = ("runs_in_flight", "calls_in_doubt", "resume_audit")
+
+
+def pg_dump_path() -> str:
+    """pg_dump of the server's major version (15): the server's bindir first, then PATH."""
+    candidates = []
+    try:
+        candidates.append(str(find_bindir() / "pg_dump"))
+    except Exception:  # noqa: BLE001 - no server binaries: fall back to PATH
+        pass
+    candidates += ["/usr/lib/postgresql/15/bin/pg_dump", shutil.which("pg_dump") or ""]
+    for path in candidates:
+        if path and os.access(path, os.X_OK):
+            return path
+    pytest.skip("pg_dump not found")
+
+
+SKIP_LINE = re.compile(
+    r"^(--.*|SET .*|SELECT pg_catalog\.set_config\(.*|\\restrict .*|\\unrestrict .*|)$"
+)
+
+
+def normalise(dump: str) -> str:
+    """Drop what differs between two dumps of equal schemas: comments (``--`` lines, with the
+    dump's own header and each object's "Name: ...; Owner: ..." banner), SET lines, the
+    search_path reset, the ``\\restrict`` keys of recent pg_dump, blank lines."""
+    lines = [line.rstrip() for line in dump.splitlines()]
+    return "\n".join(line for line in lines if not SKIP_LINE.match(line)) + "\n"
+
+
+def dump_schema(url: str) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+    out = subprocess.run(
+        [pg_dump_path(), "--schema-only", "--schema=ticketiq", f"--dbname={url}"],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    return normalise(out.stdout)
+
+
+def diff(a: str, b: str, names: tuple[str, str] = ("schema.sql", "migrations")) -> str:
+    return "".join(
+        difflib.unified_diff(
+            a.splitlines(keepends=True), b.splitlines(keepends=True), *names, n=2
+        )
+    )
+
+
+def data(url: str) -> list:
+    """The rows an install writes itself (schema.sql / migrations), not the applied_at."""
+    with psycopg.connect(url) as conn:
+        return [
+            conn.execute(
+                "select version, name from ticketiq.schema_migrations order by 1"
+            ).fetchall(),
+            conn.execute("select * from ticketiq.config").fetchall(),
+        ]
+
+
+def install_fresh(url: str, root: Path | None = None) -> int:
+    with psycopg.connect(url) as conn:
+        return migrate.install_sync(conn, root)
+
+
+def install_migrations(url: str, root: Path | None = None) -> int:
+    with psycopg.connect(url) as conn:
+        return migrate.install_from_migrations_only_sync(conn, root)
+
+
+def assert_dump_is_complete(dump: str) -> None:
+    """The dump holds the whole schema, so comparing two of them compares something."""
+    for table in TABLES:
+        assert f"CREATE TABLE ticketiq.{table} (" in dump, table
+    for view in VIEWS:
+        assert f"CREATE VIEW ticketiq.{view} AS" in dump, view
+    for name in migrate.load_tree().function_names:
+        assert f"FUNCTION ticketiq.{name}(" in dump, name
+    assert "CREATE TRIGGER answers_write_once" in dump
+    assert "CREATE INDEX runs_running_lease_idx" in dump
+    assert re.search(r"GRANT .* ON FUNCTION ticketiq\.start_run\(.*TO ticketiq_app;", dump)
+    assert "COMMENT ON VIEW ticketiq.resume_audit IS" in dump
+
+
+def test_schema_sql_and_migrations_give_the_same_schema(pg_server_url: str) -> None:
+    with temporary_database(pg_server_url) as fresh, temporary_database(pg_server_url) as migr:
+        assert install_fresh(fresh) == NEWEST
+        assert install_migrations(migr) == NEWEST
+        a, b = dump_schema(fresh), dump_schema(migr)
+        assert_dump_is_complete(a)
+        assert a == b, "schema.sql and the migrations disagree:\n" + diff(a, b)
+        assert data(fresh) == data(migr)
+        assert data(fresh)[0] == ALL_VERSIONS
+        # and the driver knows the version both paths arrive at
+        assert NEWEST in KNOWN_SCHEMA_VERSIONS, (
+            f"the SQL tree installs version {NEWEST}; the driver knows {KNOWN_SCHEMA_VERSIONS}"
+        )
+
+
+# Each mutation takes something out of a copy of the first migration only.
+MUTATIONS = {
+    "missing-column": (
+        "    meta jsonb not null default '{}' check (jsonb_typeof(meta) = 'object'),\n",
+        "",
+        "meta jsonb",
+    ),
+    "missing-index": (
+        "create index runs_holder_idx on ticketiq.runs (lease_holder)\nwhere status = 'running';\n",
+        "",
+        "runs_holder_idx",
+    ),
+    "other-default": (
+        "    loss_count integer not null default 0 check (loss_count >= 0),\n",
+        "    loss_count integer not null default 1 check (loss_count >= 0),\n",
+        "loss_count integer DEFAULT",
+    ),
+    "missing-comment": (
+        "comment on view ticketiq.calls_in_doubt is\n"
+        "'Changing calls marked in doubt whose outcome is not yet recorded or settled.';\n",
+        "",
+        "COMMENT ON VIEW ticketiq.calls_in_doubt",
+    ),
+}
+
+
+@pytest.mark.parametrize("mutation", sorted(MUTATIONS))
+def test_the_comparison_catches_a_migration_that_differs(
+    pg_server_url: str, tmp_path: Path, mutation: str
+) -> None:
+    old, new, shows = MUTATIONS[mutation]
+    root = tmp_path / "sql"
+    shutil.copytree(sqlfiles.sql_dir(), root)
+    first = sorted((root / "migrations").glob("0001_*.sql"))[0]
+    text = first.read_text()
+    assert text.count(old) == 1, f"{mutation}: the migration no longer has {old!r}"
+    first.write_text(text.replace(old, new))
+    with temporary_database(pg_server_url) as fresh, temporary_database(pg_server_url) as migr:
+        install_fresh(fresh)
+        install_migrations(migr, root)
+        a, b = dump_schema(fresh), dump_schema(migr)
+    assert a != b
+    changed = [
+        line for line in diff(a, b).splitlines() if line[:1] in "+-" and line[:3] not in "+++---"
+    ]
+    assert any(shows in line for line in changed), diff(a, b)
+
+
+def test_installing_again_changes_nothing(db_url: str) -> None:
+    before = dump_schema(db_url)
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        versions = conn.execute("select * from ticketiq.schema_migrations").fetchall()
+        run_id = conn.execute(
+            "select run_id from ticketiq.start_run('p1', 'o', 'r', 'c', 'e', false, 60,"
+            " %s)",
+            (Jsonb({"keep": "me"}),),
+        ).fetchone()[0]
+        run = conn.execute("select * from ticketiq.runs").fetchall()
+        audit = conn.execute("select * from ticketiq.audit").fetchall()
+    assert install_fresh(db_url) == NEWEST
+    assert install_migrations(db_url) == NEWEST
+    assert install_fresh(db_url) == NEWEST
+    assert dump_schema(db_url) == before
+    with psycopg.connect(db_url, autocommit=True) as conn:
+        assert conn.execute("select * from ticketiq.schema_migrations").fetchall() == versions
+        assert conn.execute("select * from ticketiq.runs").fetchall() == run
+        assert conn.execute("select * from ticketiq.audit").fetchall() == audit
+        # the functions were replaced, not duplicated, and still work on the old data
+        assert conn.execute(
+            "select count(*) from pg_proc where pronamespace = 'ticketiq'::regnamespace"
+        ).fetchone()[0] == len(migrate.load_tree().function_names)
+        assert conn.execute(
+            "select held from ticketiq.renew_leases('p1', array[%s]::uuid[], '{1}', 60)",
+            (run_id,),
+        ).fetchone() == (True,)
+
+
+def test_migrations_only_installs_again_and_matches(pg_server_url: str) -> None:
+    with temporary_database(pg_server_url) as migr:
+        assert install_migrations(migr) == NEWEST
+        first = dump_schema(migr)
+        assert install_migrations(migr) == NEWEST
+        assert install_fresh(migr) == NEWEST
+        assert dump_schema(migr) == first
+
+
+def test_two_installs_at_once_serialise(empty_db_url: str) -> None:
+    """The advisory lock makes a concurrent second install wait, then find the schema."""
+    barrier = threading.Barrier(2)
+    results: list[object] = []
+
+    def install() -> None:
+        try:
+            with psycopg.connect(empty_db_url) as conn:
+                barrier.wait(timeout=30)
+                results.append(migrate.install_sync(conn))
+        except Exception as exc:  # noqa: BLE001 - reported below
+            results.append(exc)
+
+    threads = [threading.Thread(target=install) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert results == [NEWEST, NEWEST]
+    with psycopg.connect(empty_db_url) as conn:
+        assert conn.execute(
+            "select version, name from ticketiq.schema_migrations order by 1"
+        ).fetchall() == ALL_VERSIONS
+
+
+async def test_driver_accepts_both_installs_and_refuses_unknown_versions(
+    pg_server_url: str,
+) -> None:
+    with temporary_database(pg_server_url) as fresh, temporary_database(pg_server_url) as migr:
+        install_fresh(fresh)
+        install_migrations(migr)
+        for url in (fresh, migr):
+            tiq = await TicketIQ.connect(url)
+            try:
+                assert await tiq.check_schema() == NEWEST
+                run = await tiq.start_run(
+                    holder="p1", owner="o", run_as="r", channel="c", entry_point="e",
+                    may_wait=False, ttl=30,
+                )
+                assert run.epoch == 1
+            finally:
+                await tiq.close()
+            with psycopg.connect(url, autocommit=True) as conn:
+                conn.execute("insert into ticketiq.schema_migrations values (999, 'future')")
+            with pytest.raises(SchemaVersionMismatch, match="999"):
+                await TicketIQ.connect(url)
+            # and the installer will not take a newer database back to version 1
+            with pytest.raises(InstallError, match="newer than the newest migration"):
+                install_fresh(url)
+            with psycopg.connect(url) as conn:
+                assert migrate.schema_version_sync(conn) == 999
+
+
+def test_schema_version_sync_without_the_schema(empty_db_url: str) -> None:
+    with psycopg.connect(empty_db_url) as conn:
+        assert migrate.schema_version_sync(conn) is None
+        assert migrate.install_from_migrations_only_sync(conn) == NEWEST
+        assert migrate.schema_version_sync(conn) == NEWEST
