@@ -709,7 +709,8 @@ REACH = (
     "mark_in_doubt: ok", "mark_in_doubt: Fenced", "mark_in_doubt: InvalidPayload",
     "seal_answer: ok", "seal_answer: Fenced", "hand_on_answer: ok", "hand_on_answer: Fenced",
     "renew: held False", "renew: held True", "adopt: loss 1, answer False",
-    "adopt: loss 2, answer True", "sweep: 1 claimed",
+    "adopt: loss 2, answer True", "sweep: 1 claimed", "mark_in_doubt: AnswerSealed",
+    "write_checkpoint: AnswerSealed",
 )
 
 
@@ -1249,6 +1250,10 @@ def test_a_scripted_tour_of_the_model(db_url: str) -> None:
             ("checkpoint", {"i": 0, "current": True, "offset": 1, "kinds": ["write"],
                             "then_mark": True, "c": 2}),
             ("seal", {"i": 0, "current": True, "offset": 1, "c": 0}),
+            ("seal", {"i": 0, "current": True, "offset": 0, "c": 1}),  # the same again: replay
+            ("mark", {"i": 0, "current": True, "n": 0, "c": 1}),  # sealed: no further call
+            ("checkpoint", {"i": 0, "current": True, "offset": 1, "kinds": [],
+                            "then_mark": False, "c": 2}),  # sealed: no further step
             ("lose_the_leases", {"c": 1}),
             ("adopt", {"holder": "p3", "pick": 0, "c": 2}),
             ("hand_on", {"i": 0, "current": True, "c": 0}),

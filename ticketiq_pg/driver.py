@@ -67,6 +67,7 @@ class TicketIQ:
         check_schema: bool = True,
         **pool_kwargs: Any,
     ) -> TicketIQ:
+        pool_kwargs.setdefault("check", AsyncConnectionPool.check_connection)
         pool = AsyncConnectionPool(
             conninfo,
             min_size=min_size,

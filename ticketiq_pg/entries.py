@@ -64,10 +64,10 @@ class EntryPump:
 
     async def tick(self, room: int) -> int:
         """Fire due crons, then claim up to ``room`` entries and start their runs."""
+        self.last_claimed = 0
         if self.fire_crons:
             fires = await self.db.fire_due_crons(durable=self.crash_resume_entries)
             self.fired += len(fires)
-        self.last_claimed = 0
         if room < 1:
             return 0
         sent = self.leases.sent_at()

@@ -72,8 +72,11 @@ class LeaseKeeper:
         """Record a lease granted by a statement sent at ``sent_at``."""
         self._leases[run_id] = HeldLease(run_id, epoch, sent_at + self.ttl - self.margin)
 
-    def drop(self, run_id: uuid.UUID) -> None:
-        self._leases.pop(run_id, None)
+    def drop(self, run_id: uuid.UUID, epoch: int | None = None) -> None:
+        """Forget the lease; with ``epoch``, only if it is still that attempt's."""
+        lease = self._leases.get(run_id)
+        if lease is not None and (epoch is None or lease.epoch == epoch):
+            del self._leases[run_id]
 
     def held(self) -> list[uuid.UUID]:
         return [r for r, lease in self._leases.items() if lease.lost is None]
@@ -82,11 +85,19 @@ class LeaseKeeper:
         lease = self._leases.get(run_id)
         return lease.epoch if lease else None
 
-    def check(self, run_id: uuid.UUID) -> None:
-        """Raise LeaseLost unless the process may still act for this run."""
+    def check(self, run_id: uuid.UUID, epoch: int | None = None) -> None:
+        """Raise LeaseLost unless the process may still act for this run (at ``epoch``).
+
+        With ``epoch``, an attempt whose run was taken over and adopted
+        again by this very process (a newer epoch) is refused too.
+        """
         lease = self._leases.get(run_id)
         if lease is None:
             raise LeaseLost(f"this process holds no lease on run {run_id}")
+        if epoch is not None and lease.epoch != epoch:
+            raise LeaseLost(
+                f"run {run_id} is held at epoch {lease.epoch}, not by this attempt ({epoch})"
+            )
         if lease.lost is not None:
             raise LeaseLost(f"lease on run {run_id} lost: {lease.lost}")
         if self.clock() >= lease.deadline:
@@ -94,9 +105,9 @@ class LeaseKeeper:
                 f"lease on run {run_id} could have lapsed: no renewal confirmed in time"
             )
 
-    def may_act(self, run_id: uuid.UUID) -> bool:
+    def may_act(self, run_id: uuid.UUID, epoch: int | None = None) -> bool:
         try:
-            self.check(run_id)
+            self.check(run_id, epoch)
         except LeaseLost:
             return False
         return True

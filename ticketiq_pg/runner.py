@@ -25,6 +25,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import psycopg
+
 from . import keys
 from .agent import (
     AllowAll,
@@ -45,7 +47,7 @@ from .agent import (
     user_message,
 )
 from .driver import TicketIQ
-from .errors import NotOwner, SealMismatch
+from .errors import InvalidPayload, NotOwner, SealMismatch, StepConflict, TicketIQError
 from .faults import FaultPoints
 from .leases import LeaseKeeper
 from .models import AdoptedRun
@@ -102,6 +104,10 @@ class _StopRequested(Exception):
 
 class _Suspended(Exception):
     pass
+
+
+class _Drained(Exception):
+    """The process is shutting down while the run waits: it was released."""
 
 
 class Runner:
@@ -217,9 +223,9 @@ class Runner:
 
     async def run(self, state: RunState) -> RunOutcome:
         """Drive the run to its end in this process, or until it is no longer ours."""
-        return await self._guarded(state.run_id, self._drive(state))
+        return await self._guarded(state.run_id, state.epoch, self._drive(state))
 
-    async def _guarded(self, run_id: uuid.UUID, work: Any) -> RunOutcome:
+    async def _guarded(self, run_id: uuid.UUID, epoch: int, work: Any) -> RunOutcome:
         try:
             return await work
         except NotOwner as exc:
@@ -227,13 +233,24 @@ class Runner:
             return RunOutcome(run_id, "lost", reason=str(exc))
         except _Suspended as exc:
             return RunOutcome(run_id, "suspended", reason=str(exc))
+        except _Drained as exc:
+            return RunOutcome(run_id, "released", reason=str(exc))
+        except (InvalidPayload, StepConflict) as exc:
+            # The same step would fail the same way on every resume: fail now.
+            reason = f"{type(exc).__name__}: {exc}"
+            log.error("run %s failed: %s", run_id, reason)
+            try:
+                await self.db.fail_run(run_id, epoch, reason)
+            except NotOwner:
+                return RunOutcome(run_id, "lost", reason=reason)
+            return RunOutcome(run_id, "failed", reason=reason)
         except Exception:
             # Stop renewing: the lease lapses, the sweep counts a loss and
             # another attempt resumes from the last checkpoint.
             log.exception("run %s abandoned after an error", run_id)
             raise
         finally:
-            self.leases.drop(run_id)
+            self.leases.drop(run_id, epoch)
 
     async def _drive(self, state: RunState) -> RunOutcome:
         while True:
@@ -246,7 +263,7 @@ class Runner:
             if not verdict.allowed:
                 return await self._fail(state, verdict.reason, "agent.run.gate_refused")
             step_no = state.step + 1
-            self.leases.check(state.run_id)
+            self.leases.check(state.run_id, state.epoch)
             answer = await self.model.step(
                 StepRequest(
                     run_id=state.run_id,
@@ -261,7 +278,7 @@ class Runner:
             calls = self._plan_calls(state, step_no, answer)
             body = self._checkpoint_body(state, step_no, answer, calls)
             self.faults.reach("before_checkpoint", step_no)
-            self.leases.check(state.run_id)
+            self.leases.check(state.run_id, state.epoch)
             if state.durable:
                 seal, key_id = self.sealer.seal("checkpoint", state.run_id, step_no, body)
                 written = await self.db.write_checkpoint(
@@ -272,10 +289,19 @@ class Runner:
                     self._adopt_body(state, step_no, body)
                     return await self._stop(state)
             self._adopt_body(state, step_no, body)
+            results: list[tuple[Any, str]] = []
             try:
-                results = [await self._make_call(state, step_no, call) for call in calls]
+                for call in calls:
+                    results.append(await self._make_call(state, step_no, call))
             except _StopRequested:
                 return await self._stop(state)
+            except _Drained:
+                # Shutting down while a call waits (an approval, a child): hand
+                # the run over with the results it has; the waiting call stays
+                # as it is, for the adopter to route or ask again.
+                made = {c["call_id"]: r for c, (r, _) in zip(calls, results, strict=False)}
+                await self.db.release_run(state.run_id, state.epoch, "shutdown", made)
+                raise
             self._carry_results(state, calls, [result for result, _ in results])
 
     def _plan_calls(
@@ -386,7 +412,7 @@ class Runner:
             approval_id = approval.approval_id
         classification = recorded
         if state.durable and (is_changing(recorded) or is_changing(current)):
-            self.leases.check(state.run_id)
+            self.leases.check(state.run_id, state.epoch)
             mark = await self.db.mark_in_doubt(
                 state.run_id, state.epoch, step_no, call["call_id"], current
             )
@@ -394,7 +420,7 @@ class Runner:
             if mark.stop_requested:
                 raise _StopRequested
             classification = mark.marked_classification
-        self.leases.check(state.run_id)
+        self.leases.check(state.run_id, state.epoch)
         context = self._context(state, step_no, call, classification, resumed, approval_id)
         result = await self._invoke(state, tool, context)
         self.faults.reach("after_call", step_no)
@@ -406,8 +432,14 @@ class Runner:
                 return await self._delegate(state, tool, context)
             assert tool.invoke is not None
             return await tool.invoke(context)
-        except NotOwner:
+        except (NotOwner, _Drained, _Suspended):
             raise
+        except (psycopg.Error, TicketIQError):
+            if tool.subagent:
+                # The child may be alive: never turn that into a final
+                # outcome; the run is resumed and asks again by its key.
+                raise
+            return {"error": "the database failed during the call", "outcome": "unknown"}
         except Exception as exc:  # noqa: BLE001 - the model is told what happened
             result: dict[str, Any] = {"error": f"{type(exc).__name__}: {exc}"}
             if is_changing(context.classification):
@@ -425,7 +457,7 @@ class Runner:
         run lost meanwhile is resumed elsewhere, where filing again
         coalesces with this request.
         """
-        self.leases.check(state.run_id)
+        self.leases.check(state.run_id, state.epoch)
         filed = await self.db.request_approval(
             state.run_id, state.epoch, step_no, call["call_id"],
             {"reason": reason, "tool": call["tool"]},
@@ -439,8 +471,10 @@ class Runner:
             )
             raise _Suspended(f"waiting for approval {filed.approval_id}")
         while approval.state == "waiting":
+            if self.draining:
+                raise _Drained(f"shut down while waiting for approval {filed.approval_id}")
             await asyncio.sleep(self.poll_interval)
-            self.leases.check(state.run_id)
+            self.leases.check(state.run_id, state.epoch)
             approval = await self.db.get_approval(filed.approval_id)
         return _Decision(
             approval_id=filed.approval_id,
@@ -476,15 +510,25 @@ class Runner:
         )
         if isinstance(started, RunState):
             outcome = await self.run(started)
-            if outcome.status == "lost":
-                self.leases.check(state.run_id)
-            return _child_result(started.run_id, outcome.status, outcome.answer, outcome.reason)
-        assert key is not None
+            if outcome.status in ("completed", "failed", "stopped"):
+                return _child_result(started.run_id, outcome.status, outcome.answer,
+                                     outcome.reason)
+            # Released, lost or suspended: the child is not finished; its
+            # answer is found by its key (and a lost parent stops here).
+            self.leases.check(state.run_id, state.epoch)
+            if outcome.status == "released":
+                raise _Drained(f"child run {started.run_id} was released")
+        if key is None:
+            # A positional call id gives no delegation key: nothing to ask again by.
+            return {"error": "the child run did not finish here and has no delegation key",
+                    "outcome": "unknown"}
         return await self._await_child(state, key)
 
     async def _await_child(self, state: RunState, key: str) -> Any:
         while True:
-            self.leases.check(state.run_id)
+            self.leases.check(state.run_id, state.epoch)
+            if self.draining:
+                raise _Drained("shut down while waiting for a child run")
             child = await self.db.delegation_status(key)
             if child is None:
                 return {"error": f"no child run for delegation key {key}", "outcome": "unknown"}
@@ -511,7 +555,7 @@ class Runner:
 
     async def _finish(self, state: RunState, step_no: int, answer: ModelStep) -> RunOutcome:
         body = {"text": answer.text, "step": step_no}
-        self.leases.check(state.run_id)
+        self.leases.check(state.run_id, state.epoch)
         seal, key_id = self.sealer.seal("answer", state.run_id, step_no, body)
         await self.db.seal_answer(
             state.run_id, state.epoch, step_no, body, seal, key_id, self.answer_retention
@@ -532,21 +576,21 @@ class Runner:
         delivery = self.deliveries.get(info.entry_point)
         key = f"answer:{info.run_id}"
         if delivery is not None and delivery.read_back is not None:
-            self.leases.check(info.run_id)
+            self.leases.check(info.run_id, epoch)
             mark = await self.db.mark_delivery(info.run_id, epoch)
             landed = mark.already_started and await delivery.read_back(info, request, key)
             if not landed:
-                self.leases.check(info.run_id)
+                self.leases.check(info.run_id, epoch)
                 await delivery.send(info, request, answer, key)
             self.faults.reach("after_deliver", step_no)
-            self.leases.check(info.run_id)
+            self.leases.check(info.run_id, epoch)
             handed = await self.db.hand_on_answer(info.run_id, epoch)
-            self.leases.drop(info.run_id)
+            self.leases.drop(info.run_id, epoch)
             self.faults.reach("after_hand_on", step_no)
             return RunOutcome(info.run_id, "completed", answer=handed.body)
-        self.leases.check(info.run_id)
+        self.leases.check(info.run_id, epoch)
         handed = await self.db.hand_on_answer(info.run_id, epoch)
-        self.leases.drop(info.run_id)
+        self.leases.drop(info.run_id, epoch)
         self.faults.reach("after_hand_on", step_no)
         if info.entry_point != "delegation":
             if delivery is not None:
@@ -568,7 +612,7 @@ class Runner:
     async def resume(self, adopted: AdoptedRun, sent_at: float) -> RunOutcome:
         """Continue a run this process adopted, from its last written step."""
         self.leases.hold(adopted.run_id, adopted.epoch, sent_at)
-        return await self._guarded(adopted.run_id, self._resume(adopted))
+        return await self._guarded(adopted.run_id, adopted.epoch, self._resume(adopted))
 
     async def _resume(self, adopted: AdoptedRun) -> RunOutcome:
         info = RunInfo(
@@ -626,6 +670,9 @@ class Runner:
                 settlements = await self._settle(state, body["calls"], adopted.calls)
             except _StopRequested:
                 return await self._stop(state)
+            except _Drained:
+                await self.db.release_run(state.run_id, state.epoch, "shutdown", {})
+                raise
         await self.db.record_resume(adopted.run_id, adopted.epoch, settlements)
         return await self._drive(state)
 
@@ -675,16 +722,16 @@ class Runner:
         context = self._context(state, state.step, call, marked, True, approval_id)
         if verdict.allowed and tool is not None and context.step_key:
             if tool.subagent and marked in ("delegation", "subagent_with_tools"):
-                self.leases.check(state.run_id)
+                self.leases.check(state.run_id, state.epoch)
                 return await self._invoke(state, tool, context), "asked_again"
             if tool.resend_safe:
-                self.leases.check(state.run_id)
+                self.leases.check(state.run_id, state.epoch)
                 result = await self._invoke(state, tool, context)
                 if isinstance(result, dict) and result.get("outcome") == "unknown":
                     result["sent_again"] = True
                 return result, "resent_same_key"
         if tool is not None and tool.read_back is not None:
-            self.leases.check(state.run_id)
+            self.leases.check(state.run_id, state.epoch)
             try:
                 found = await tool.read_back(context)
             except NotOwner:

@@ -265,7 +265,8 @@ class Worker:
                 outcome = await work
             finally:
                 self._slots.release()
-                self._runs.pop(run_id, None)
+                if self._runs.get(run_id) is task:
+                    del self._runs[run_id]
             self.outcomes.append(outcome)
             if self.on_outcome is not None:
                 maybe = self.on_outcome(outcome)
@@ -402,7 +403,7 @@ class Worker:
                 log.exception("entry pump tick failed")
             finally:
                 # Each run the pump started holds one slot; give back the rest.
-                for _ in range(room - self.pump.last_claimed):
+                for _ in range(max(0, room - self.pump.last_claimed)):
                     self._slots.release()
             if self._stopping.is_set():
                 break

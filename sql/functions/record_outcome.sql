@@ -3,7 +3,8 @@
 -- p_settlement says how the outcome was obtained:
 --   made             the call was made by this attempt (a changing call must
 --                    have been marked in doubt first: TQ007 otherwise, I5)
---   redone           a read made again on resume
+--   redone           made again on resume (a read has no row: its outcome is
+--                    carried in the next checkpoint and the resume's audit row)
 --   coalesced        an approval request coalesced with the waiting one
 --   read_decision    a person's decision read instead of filing again
 --   resent_same_key  a keyed write sent again with the same step key
@@ -12,7 +13,8 @@
 --   unknown          not sent again; the outcome is unknown
 --   skipped          not made (a gate refused it)
 -- 'made' leaves the call done; every other value leaves it settled.
--- Fenced (TQ001/TQ002/TQ003/TQ006); TQ008 unknown_call; TQ004 for an unknown
+-- Fenced (TQ001/TQ002/TQ003/TQ006); TQ008 unknown_call (also for a read,
+-- which has no row); TQ004 for an unknown
 -- settlement.  Recording the same outcome again changes nothing; a different
 -- one for a finished call raises TQ007 step_conflict.
 create or replace function ticketiq.record_outcome(

@@ -1,0 +1,64 @@
+"""The lease keeper: self-fencing deadlines and attempts told apart by epoch."""
+
+from __future__ import annotations
+
+import signal
+import time
+import uuid
+
+import pytest
+from procs import Stack
+
+from ticketiq_pg.leases import LeaseKeeper, LeaseLost
+
+RUN = uuid.UUID(int=7)
+
+
+def keeper(now: list[float]) -> LeaseKeeper:
+    return LeaseKeeper(None, "p", ttl=8, renew_interval=2, margin=1,  # type: ignore[arg-type]
+                       clock=lambda: now[0])
+
+
+def test_a_newer_attempt_of_the_same_run_fences_the_older_one() -> None:
+    now = [0.0]
+    leases = keeper(now)
+    leases.hold(RUN, 3, now[0])
+    leases.check(RUN, 3)
+    # the run was taken over and adopted again by this very process
+    leases.hold(RUN, 5, now[0])
+    with pytest.raises(LeaseLost, match="epoch 5"):
+        leases.check(RUN, 3)
+    leases.check(RUN, 5)
+    leases.drop(RUN, 3)  # the old attempt ending must not drop the new lease
+    leases.check(RUN, 5)
+    leases.drop(RUN, 5)
+    with pytest.raises(LeaseLost):
+        leases.check(RUN, 5)
+
+
+def test_past_the_deadline_nothing_may_act() -> None:
+    now = [100.0]
+    leases = keeper(now)
+    leases.hold(RUN, 1, now[0])
+    now[0] = 106.9
+    assert leases.may_act(RUN, 1)
+    now[0] = 107.0  # sent at 100, ttl 8, margin 1
+    assert not leases.may_act(RUN, 1)
+
+
+def test_sigterm_while_waiting_for_an_approval_hands_the_run_over_without_a_loss(
+    stack: Stack,
+) -> None:
+    worker = stack.spawn("--start", "1", "--seed", "3", "--steps", "2", "--plan", "approval",
+                         "--no-may-wait")
+    run_id = worker.read_event("started")["run_id"]
+    deadline = time.monotonic() + 20
+    while not stack.query("select 1 from ticketiq.approval_requests where run_id = %s", run_id):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    worker.popen.send_signal(signal.SIGTERM)
+    assert worker.wait(30) == 0, worker.stderr
+    ((status, losses, reason),) = stack.query(
+        "select status, loss_count, claim_reason from ticketiq.runs where run_id = %s", run_id)
+    assert (status, losses, reason) == ("claimed", 0, "released")
+    assert [o["status"] for o in worker.outcomes()] == ["released"]
