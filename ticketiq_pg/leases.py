@@ -18,8 +18,11 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import psycopg
+
 from .driver import TicketIQ
 from .errors import NotOwner
+from .listener import KEEPALIVE_KWARGS
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +51,7 @@ class LeaseKeeper:
         renew_interval: float,
         margin: float,
         clock: Callable[[], float] = time.monotonic,
+        conninfo: str | None = None,
     ) -> None:
         if not 0 < renew_interval < ttl:
             raise ValueError("renew_interval must be positive and shorter than the TTL")
@@ -59,6 +63,10 @@ class LeaseKeeper:
         self.clock = clock
         self._leases: dict[uuid.UUID, HeldLease] = {}
         self._task: asyncio.Task[None] | None = None
+        #: With ``conninfo``, renewals use a connection of their own, so a
+        #: burst of other work cannot starve them of a pooled connection.
+        self.conninfo = conninfo
+        self._conn: psycopg.AsyncConnection | None = None
         self.renewals = 0
         self.failed_renewals = 0
 
@@ -124,9 +132,10 @@ class LeaseKeeper:
         live = [lease for lease in self._leases.values() if lease.lost is None]
         if not live:
             return []
+        conn = await self._connection()
         sent = self.clock()
         rows = await self.db.renew_leases(
-            self.holder, [(lease.run_id, lease.epoch) for lease in live], self.ttl
+            self.holder, [(lease.run_id, lease.epoch) for lease in live], self.ttl, conn=conn
         )
         self.renewals += 1
         lost: list[uuid.UUID] = []
@@ -141,6 +150,24 @@ class LeaseKeeper:
                 lost.append(row.run_id)
         return lost
 
+    async def _connection(self) -> psycopg.AsyncConnection | None:
+        if self.conninfo is None:
+            return None
+        if self._conn is None or self._conn.closed:
+            self._conn = await psycopg.AsyncConnection.connect(
+                self.conninfo, autocommit=True, connect_timeout=max(1, int(self.renew_interval)),
+                **KEEPALIVE_KWARGS,
+            )
+        return self._conn
+
+    async def _drop_connection(self) -> None:
+        if self._conn is not None:
+            try:
+                await self._conn.close()
+            except Exception:  # noqa: BLE001 - it is broken anyway
+                pass
+            self._conn = None
+
     async def run_forever(self) -> None:
         while True:
             try:
@@ -151,6 +178,7 @@ class LeaseKeeper:
                 raise
             except Exception:  # noqa: BLE001 - keep renewing; deadlines self-fence meanwhile
                 self.failed_renewals += 1
+                await self._drop_connection()  # reconnect at the next tick
                 log.exception("lease renewal failed; runs self-fence at their deadlines")
             await asyncio.sleep(self.renew_interval)
 
@@ -167,3 +195,4 @@ class LeaseKeeper:
             except asyncio.CancelledError:
                 pass
             self._task = None
+        await self._drop_connection()

@@ -166,6 +166,7 @@ class Worker:
             ttl=s.lease_ttl,
             renew_interval=s.renew_interval,
             margin=s.self_fence_margin,
+            conninfo=s.database_url,
         )
         self.runner = Runner(
             self.db,
