@@ -387,7 +387,11 @@ class Arena:
             and r["effect"] == "created")
 
     def _stalled_writes(self, name: str, takeover_at: float) -> int:
-        """Writes by the stalled process after the takeover: vendor calls and DB rows."""
+        """Outside calls the stalled process made after the takeover, counted at the vendor.
+
+        (Database writes after a takeover are refused by the fence; the
+        worker tests count those separately.)
+        """
         assert self.vendor is not None
         calls = 0
         for request in self.vendor.requests():
