@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import uuid
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -241,6 +241,3 @@ def assistant_message(step: ModelStep) -> dict[str, Any]:
 def user_message(content: Any) -> dict[str, Any]:
     return {"role": "user", "content": content}
 
-
-def as_mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}

@@ -30,7 +30,7 @@ from typing import Any
 import psycopg
 
 from ticketiq_pg import operator as operator_view
-from ticketiq_pg.errors import TicketIQError, translate
+from ticketiq_pg.errors import TicketIQError
 from ticketiq_pg.migrate import InstallError, install_sync, schema_version_sync
 
 ENV_URL = "TICKETIQ_DATABASE_URL"
@@ -221,20 +221,21 @@ def cmd_audit(opts: argparse.Namespace) -> int:
 
 def cmd_decide(opts: argparse.Namespace) -> int:
     """Approve or reject a write held for approval (ticketiq.decide_approval)."""
-    url = str(_url(opts))
-    with psycopg.connect(url, autocommit=True) as conn:
+    from ticketiq_pg.driver import TicketIQ
+
+    async def decide() -> Any:
+        db = await TicketIQ.connect(str(_url(opts)), min_size=1, max_size=1)
         try:
-            row = conn.execute(
-                "select approval_id, run_id, state, decided_by, decided_at "
-                "from ticketiq.decide_approval(%s, %s, %s, %s)",
-                (opts.approval_id, opts.command == "approve", opts.actor, opts.reason),
-            ).fetchone()
-        except psycopg.Error as exc:
-            translated = translate(exc)
-            raise (translated if translated is not exc else exc) from exc
-    assert row is not None
-    result = {"approval_id": str(row[0]), "run_id": str(row[1]), "state": row[2],
-              "decided_by": row[3], "decided_at": row[4].isoformat()}
+            return await db.decide_approval(
+                opts.approval_id, opts.command == "approve", opts.actor, opts.reason
+            )
+        finally:
+            await db.close()
+
+    decided = asyncio.run(decide())
+    result = {"approval_id": str(decided.approval_id), "run_id": str(decided.run_id),
+              "state": decided.state, "decided_by": decided.decided_by,
+              "decided_at": decided.decided_at.isoformat() if decided.decided_at else None}
     if opts.json:
         print(json.dumps(result))
     else:

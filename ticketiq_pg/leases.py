@@ -120,11 +120,6 @@ class LeaseKeeper:
             return False
         return True
 
-    def mark_lost(self, run_id: uuid.UUID, reason: str) -> None:
-        lease = self._leases.get(run_id)
-        if lease is not None and lease.lost is None:
-            lease.lost = reason
-
     # -- renewal ----------------------------------------------------------
 
     async def renew_once(self) -> list[uuid.UUID]:

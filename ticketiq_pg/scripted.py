@@ -201,19 +201,21 @@ def vendor_tools(base_url: str) -> Tools:
         await clients.sqs.send_message(queue, ctx.arguments["body"], "ops", ctx.step_key or "")
         return {"message": "queued"}
 
-    route = {c.vendor: c for c in (clients.discord, clients.sqs)}
+    # Each vendor client declares its route: whether it takes our key and how
+    # long the vendor dedupes on it.  Those, not the tool names, decide how a
+    # call in doubt is settled.
+    def route(client: Any) -> dict[str, Any]:
+        return {"takes_key": client.takes_key, "dedupe_window": client.dedupe_window_seconds}
+
     return Tools([
         Tool("jira.get_issue", "read", get_issue),
-        Tool("incident.create", "write", create_incident, takes_key=True,
-             dedupe_window=float("inf")),
+        Tool("incident.create", "write", create_incident, **route(incident_io)),
         Tool("jira.comment", "write", add_comment, read_back=find_comment),
         Tool("jira.comment_approved", "write", add_comment, read_back=find_comment),
         Tool("teams.reply", "write", reply),
         # Short dedupe windows (minutes): settled, never resent (I6).
-        Tool("discord.post", "write", discord_post, takes_key=True,
-             dedupe_window=route["discord"].dedupe_window_seconds),
-        Tool("sqs.send", "write", sqs_send, takes_key=True,
-             dedupe_window=route["sqs"].dedupe_window_seconds),
+        Tool("discord.post", "write", discord_post, **route(clients.discord)),
+        Tool("sqs.send", "write", sqs_send, **route(clients.sqs)),
         Tool("agent.delegate", "delegation", subagent=True),
     ])
 

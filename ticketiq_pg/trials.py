@@ -51,7 +51,6 @@ from psycopg.types.json import Jsonb
 from .vendors.process import VendorService
 
 MODES = ("kill", "stop", "backend", "restart")
-KINDS = ("cron", "teams", "webhook")
 SEAL_KEYS = "trials:" + base64.b64encode(b"ticketiq-kill-trials-seal-key-01").decode()
 SCRIPT = {"steps": 3, "plan": "mixed", "model_delay": 0.4}
 

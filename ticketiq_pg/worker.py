@@ -184,7 +184,7 @@ class Worker:
             poll_interval=s.poll_interval,
         )
         self.pump = EntryPump(
-            self.db, self.runner, self.leases, self._spawn_claimed,
+            self.db, self.runner, self.leases, self._spawn,
             crash_resume_entries=s.crash_resume_entries,
             claim_delay=s.entry_claim_delay,
         )
@@ -382,10 +382,6 @@ class Worker:
         return adopted_count
 
     # -- entry points -----------------------------------------------------
-
-    def _spawn_claimed(self, run_id: uuid.UUID, work: Awaitable[RunOutcome]) -> None:
-        # A slot was taken for this run in _entries_forever.
-        self._spawn(run_id, work)
 
     async def _entries_forever(self) -> None:
         """Fire due crons and claim pending entries while this process has room."""

@@ -10,6 +10,7 @@
 -- failure audited.  Rows locked by a racing sweep are skipped.
 -- Only the partial index of running runs is read, so the cost does not grow
 -- with the finished runs kept.  Returns one row per run claimed or failed.
+-- The claim itself is ticketiq._claim_lapsed, shared with take_over_child.
 create or replace function ticketiq.sweep_lapsed(
     p_sweeper text,
     p_max_losses integer default 2,
@@ -28,10 +29,6 @@ security definer
 set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
-declare
-    v_now timestamptz := ticketiq.now();
-    v_row record;
-    v_reason text;
 begin
     if coalesce(p_sweeper, '') = '' then
         raise exception 'sweeper must be non-empty' using errcode = 'TQ004';
@@ -40,69 +37,9 @@ begin
         raise exception 'max_losses must be >= 0 and limit >= 1' using errcode = 'TQ004';
     end if;
 
-    for v_row in
-        with lapsed as (
-            select r.run_id, r.epoch, r.lease_holder, r.lease_expires_at
-            from ticketiq.runs as r
-            where r.status = 'running' and r.lease_expires_at <= v_now
-            order by r.lease_expires_at
-            limit p_limit
-            for update skip locked
-        )
-
-        update ticketiq.runs as r
-        set epoch = r.epoch + 1,
-            loss_count = r.loss_count + 1,
-            status = case
-                when r.loss_count + 1 > p_max_losses or not r.durable then 'failed' else 'claimed'
-            end,
-            failure_reason = case
-                when not r.durable
-                    then format('interrupted: not written ahead, lease lapsed at %s held by %s',
-                        l.lease_expires_at, l.lease_holder)
-                when r.loss_count + 1 > p_max_losses
-                    then format('lost %s times (more than %s): lease lapsed at %s held by %s',
-                        r.loss_count + 1, p_max_losses, l.lease_expires_at, l.lease_holder)
-            end,
-            finished_at = case
-                when r.loss_count + 1 > p_max_losses or not r.durable then v_now
-            end,
-            claim_reason = 'lease_lapsed',
-            lease_holder = null,
-            lease_expires_at = null,
-            updated_at = v_now
-        from lapsed as l
-        where r.run_id = l.run_id
-            and r.epoch = l.epoch
-            and r.status = 'running'
-            and r.lease_expires_at <= v_now
-        returning r.run_id, r.epoch, r.loss_count, r.status, r.failure_reason,
-            l.lease_holder, l.lease_expires_at
-    loop
-        insert into ticketiq.audit (at, event, run_id, epoch, actor, detail)
-        values (v_now, 'agent.run.lease_lapsed', v_row.run_id, v_row.epoch, p_sweeper,
-            jsonb_build_object(
-                'lapsed_holder', v_row.lease_holder,
-                'lapsed_at', v_row.lease_expires_at,
-                'loss_count', v_row.loss_count,
-                'outcome', v_row.status
-            ));
-        if v_row.status = 'failed' then
-            v_reason := v_row.failure_reason;
-            insert into ticketiq.audit (at, event, run_id, epoch, actor, detail)
-            values (v_now, 'agent.run.failed', v_row.run_id, v_row.epoch, p_sweeper,
-                jsonb_build_object('reason', v_reason, 'loss_count', v_row.loss_count));
-            insert into ticketiq.transcript_entries (run_id, kind, body, at)
-            values (v_row.run_id, 'failed', jsonb_build_object('reason', v_reason), v_now);
-            perform ticketiq._finish_entry(v_row.run_id, 'failed',
-                jsonb_build_object('reason', v_reason), v_now);
-            perform pg_notify('ticketiq_run_finished', v_row.run_id::text);
-        else
-            perform pg_notify('ticketiq_resume', v_row.run_id::text);
-        end if;
-        return query select v_row.run_id, v_row.epoch, v_row.loss_count, v_row.status,
-            v_row.lease_holder, v_row.lease_expires_at;
-    end loop;
+    return query
+    select c.run_id, c.epoch, c.loss_count, c.status, c.lapsed_holder, c.lapsed_at
+    from ticketiq._claim_lapsed(p_sweeper, p_max_losses, p_limit, null, '{}'::jsonb) as c;
 end;
 $$;
 

@@ -2,8 +2,9 @@
 --
 -- Fenced by the parent's own epoch (the parent attempt must still own the
 -- parent run).  When the child's lease lapsed by the database clock, a
--- compare-and-swap on the child's epoch claims it exactly as a sweep would
--- (epoch + 1, the loss counted, failed past p_max_losses, audited): of a
+-- compare-and-swap on the child's epoch claims it exactly as a sweep would,
+-- through the same body (ticketiq._claim_lapsed: epoch + 1, the loss
+-- counted, failed past p_max_losses, audited): of a
 -- racing sweep and parent, one wins.  A claimed child (lapsed and swept,
 -- or released) is then adopted by p_holder through ticketiq.adopt_run
 -- (epoch + 1) and returned; no row when the child is alive with another
@@ -26,9 +27,6 @@ as $$
 declare
     v_now timestamptz := ticketiq.now();
     v_child ticketiq.runs;
-    v_lost integer;
-    v_failed boolean;
-    v_reason text;
 begin
     perform ticketiq._fence(p_parent_run_id, p_parent_epoch, v_now);
     perform ticketiq._require_positive('ttl', p_ttl_seconds);
@@ -46,45 +44,12 @@ begin
     end if;
 
     if v_child.status = 'running' and v_child.lease_expires_at <= v_now then
-        v_lost := v_child.loss_count + 1;
-        v_failed := v_lost > p_max_losses or not v_child.durable;
-        update ticketiq.runs as r
-        set epoch = r.epoch + 1,
-            loss_count = v_lost,
-            status = case when v_failed then 'failed' else 'claimed' end,
-            failure_reason = case
-                when not v_child.durable
-                    then format('interrupted: not written ahead, lease lapsed at %s held by %s',
-                        v_child.lease_expires_at, v_child.lease_holder)
-                when v_failed then format('lost %s times (more than %s): lease lapsed at %s held by %s',
-                    v_lost, p_max_losses, v_child.lease_expires_at, v_child.lease_holder)
-            end,
-            finished_at = case when v_failed then v_now end,
-            claim_reason = 'lease_lapsed',
-            lease_holder = null,
-            lease_expires_at = null,
-            updated_at = v_now
-        where r.run_id = p_child_run_id and r.epoch = v_child.epoch;
-        insert into ticketiq.audit (at, event, run_id, epoch, actor, detail)
-        values (v_now, 'agent.run.lease_lapsed', p_child_run_id, v_child.epoch + 1, p_holder,
-            jsonb_build_object(
-                'lapsed_holder', v_child.lease_holder,
-                'lapsed_at', v_child.lease_expires_at,
-                'loss_count', v_lost,
-                'outcome', case when v_failed then 'failed' else 'claimed' end,
-                'taken_over_by_parent', p_parent_run_id
-            ));
-        if v_failed then
-            select r.failure_reason into v_reason from ticketiq.runs as r
-            where r.run_id = p_child_run_id;
-            insert into ticketiq.audit (at, event, run_id, epoch, actor, detail)
-            values (v_now, 'agent.run.failed', p_child_run_id, v_child.epoch + 1, p_holder,
-                jsonb_build_object('reason', v_reason, 'loss_count', v_lost));
-            insert into ticketiq.transcript_entries (run_id, kind, body, at)
-            values (p_child_run_id, 'failed', jsonb_build_object('reason', v_reason), v_now);
-            perform ticketiq._finish_entry(p_child_run_id, 'failed',
-                jsonb_build_object('reason', v_reason), v_now);
-            perform pg_notify('ticketiq_run_finished', p_child_run_id::text);
+        -- Claimed exactly as a sweep claims it: the same body, for this run.
+        perform ticketiq._claim_lapsed(
+            p_holder, p_max_losses, 1, p_child_run_id,
+            jsonb_build_object('taken_over_by_parent', p_parent_run_id)
+        );
+        if (select r.status from ticketiq.runs as r where r.run_id = p_child_run_id) <> 'claimed' then
             return;
         end if;
     elsif v_child.status <> 'claimed' then

@@ -9,7 +9,8 @@ select has_schema('ticketiq');
 select functions_are(
     'ticketiq',
     array[
-        '_fence', '_fence_job', '_finish_entry', '_require_positive', '_validate_checkpoint', '_wake', 'accept_entry',
+        '_claim_lapsed', '_fence', '_fence_job', '_finish_entry', '_require_positive',
+        '_validate_checkpoint', '_wake', 'accept_entry',
         'adopt_run', 'answers_write_once', 'claim_entries', 'claim_leader', 'decide_approval',
         'delegation_status', 'fail_run', 'fire_due_crons', 'get_approval', 'get_entry', 'get_run',
         'hand_on_answer', 'mark_delivery', 'mark_in_doubt', 'now', 'purge_answers', 'record_outcome',

@@ -2,7 +2,7 @@
 -- table privilege, so every change goes through them); the internal helpers
 -- and the trigger function do not.
 begin;
-select plan(42);
+select plan(43);
 
 select is_definer('ticketiq', 'schema_version', array[]::name[]);
 select is_definer('ticketiq', 'now', array[]::name[]);
@@ -57,6 +57,7 @@ select is_definer('ticketiq', 'get_run', array['uuid']);
 select is_definer('ticketiq', 'run_transcript', array['uuid']);
 
 select isnt_definer('ticketiq', '_fence', array['uuid', 'bigint', 'timestamp with time zone']);
+select isnt_definer('ticketiq', '_claim_lapsed', array['text', 'integer', 'integer', 'uuid', 'jsonb']);
 select isnt_definer('ticketiq', '_require_positive', array['text', 'double precision']);
 select isnt_definer('ticketiq', '_validate_checkpoint', array['jsonb']);
 select isnt_definer('ticketiq', 'answers_write_once', array[]::name[]);

@@ -1,0 +1,104 @@
+-- ticketiq._claim_lapsed(sweeper, max losses, limit, run, detail): the lapse claim.
+--
+-- The one body of every claim of a lapsed lease: ticketiq.sweep_lapsed (all
+-- lapsed runs) and ticketiq.take_over_child (one child, p_run_id).  For each
+-- running run whose lease expired by the database clock: a compare-and-swap
+-- on the epoch it saw raises the epoch by one (I2), so of two racing claims
+-- exactly one wins (I3); the loss is counted (I4); the run becomes 'claimed'
+-- and channel ticketiq_resume is NOTIFYed, or, lost more than p_max_losses
+-- times or not written ahead, it is failed with the reason, its transcript
+-- and entry told and the failure audited.  p_detail is added to the
+-- agent.run.lease_lapsed audit row.  The caller validates the arguments.
+create or replace function ticketiq._claim_lapsed(
+    p_sweeper text,
+    p_max_losses integer,
+    p_limit integer,
+    p_run_id uuid,
+    p_detail jsonb
+)
+returns table (
+    run_id uuid,
+    epoch bigint,
+    loss_count integer,
+    status text,
+    lapsed_holder text,
+    lapsed_at timestamptz
+)
+language plpgsql
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+    v_now timestamptz := ticketiq.now();
+    v_row record;
+    v_reason text;
+begin
+    for v_row in
+        with lapsed as (
+            select r.run_id, r.epoch, r.lease_holder, r.lease_expires_at
+            from ticketiq.runs as r
+            where r.status = 'running' and r.lease_expires_at <= v_now
+                and (p_run_id is null or r.run_id = p_run_id)
+            order by r.lease_expires_at
+            limit p_limit
+            for update skip locked
+        )
+
+        update ticketiq.runs as r
+        set epoch = r.epoch + 1,
+            loss_count = r.loss_count + 1,
+            status = case
+                when r.loss_count + 1 > p_max_losses or not r.durable then 'failed' else 'claimed'
+            end,
+            failure_reason = case
+                when not r.durable
+                    then format('interrupted: not written ahead, lease lapsed at %s held by %s',
+                        l.lease_expires_at, l.lease_holder)
+                when r.loss_count + 1 > p_max_losses
+                    then format('lost %s times (more than %s): lease lapsed at %s held by %s',
+                        r.loss_count + 1, p_max_losses, l.lease_expires_at, l.lease_holder)
+            end,
+            finished_at = case
+                when r.loss_count + 1 > p_max_losses or not r.durable then v_now
+            end,
+            claim_reason = 'lease_lapsed',
+            lease_holder = null,
+            lease_expires_at = null,
+            updated_at = v_now
+        from lapsed as l
+        where r.run_id = l.run_id
+            and r.epoch = l.epoch
+            and r.status = 'running'
+            and r.lease_expires_at <= v_now
+        returning r.run_id, r.epoch, r.loss_count, r.status, r.failure_reason,
+            l.lease_holder, l.lease_expires_at
+    loop
+        insert into ticketiq.audit (at, event, run_id, epoch, actor, detail)
+        values (v_now, 'agent.run.lease_lapsed', v_row.run_id, v_row.epoch, p_sweeper,
+            jsonb_build_object(
+                'lapsed_holder', v_row.lease_holder,
+                'lapsed_at', v_row.lease_expires_at,
+                'loss_count', v_row.loss_count,
+                'outcome', v_row.status
+            ) || p_detail);
+        if v_row.status = 'failed' then
+            v_reason := v_row.failure_reason;
+            insert into ticketiq.audit (at, event, run_id, epoch, actor, detail)
+            values (v_now, 'agent.run.failed', v_row.run_id, v_row.epoch, p_sweeper,
+                jsonb_build_object('reason', v_reason, 'loss_count', v_row.loss_count));
+            insert into ticketiq.transcript_entries (run_id, kind, body, at)
+            values (v_row.run_id, 'failed', jsonb_build_object('reason', v_reason), v_now);
+            perform ticketiq._finish_entry(v_row.run_id, 'failed',
+                jsonb_build_object('reason', v_reason), v_now);
+            perform pg_notify('ticketiq_run_finished', v_row.run_id::text);
+        else
+            perform pg_notify('ticketiq_resume', v_row.run_id::text);
+        end if;
+        return query select v_row.run_id, v_row.epoch, v_row.loss_count, v_row.status,
+            v_row.lease_holder, v_row.lease_expires_at;
+    end loop;
+end;
+$$;
+
+comment on function ticketiq._claim_lapsed(text, integer, integer, uuid, jsonb) is
+'Internal: claim lapsed runs (all, or p_run_id) once each by epoch CAS; count the loss; fail past max losses; audit and NOTIFY.';
