@@ -116,13 +116,27 @@ def wakeup(res: dict[str, Any], path: Path) -> None:
 
 def recovery(res: dict[str, Any], path: Path) -> None:
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(7, 3.8))
+    resume = res.get("resume_samples_s") or {}
+    fig, axes = plt.subplots(1, 2 if resume else 1, figsize=(11 if resume else 7, 3.8),
+                             squeeze=False)
+    ax = axes[0][0]
     ax.hist(res["samples_s"], bins=30, color="#3b6ea8")
     ax.axvline(res["target_s"], color="red", linestyle="--", label="target")
     ax.set_xlabel("kill -> trial end, s")
     ax.set_ylabel("trials")
     ax.set_title("Recovery time from the kill trials")
     ax.legend()
+    if resume:
+        ax = axes[0][1]
+        colors = {"session": "#2f8f4e", "lease": "#c0782c"}
+        for detection, values in sorted(resume.items()):
+            label = "by session (liveness)" if detection == "session" else "by lease alone"
+            ax.hist(values, bins=40, range=(0, max(12.0, max(values))), alpha=0.75,
+                    color=colors.get(detection), label=f"{label}, n={len(values)}")
+        ax.axvline(2.0, color="red", linestyle="--", label="p99 target (session)")
+        ax.set_xlabel("kill -> taken-over run's next step written, s")
+        ax.set_title("Resume time, both detections in one run")
+        ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

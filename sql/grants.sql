@@ -55,6 +55,9 @@ ticketiq.stop_run(uuid, bigint, text),
 ticketiq.request_stop(uuid, text, text),
 ticketiq.record_resume(uuid, bigint, jsonb),
 ticketiq.register_process(text, text, integer),
+ticketiq.hold_liveness(text),
+ticketiq.release_liveness(text),
+ticketiq.watch_processes(text, text, text[], integer),
 ticketiq.purge_answers(integer),
 ticketiq.request_approval(uuid, bigint, integer, text, jsonb),
 ticketiq.decide_approval(uuid, boolean, text, text),
@@ -80,6 +83,9 @@ ticketiq.fail_job(uuid, bigint, text),
 ticketiq.sweep_jobs(text, integer, integer),
 ticketiq.get_job(uuid)
 to ticketiq_app;
+
+-- Retention: ticketiq.purge_history (finished runs' history), beside purge_answers.
+grant execute on function ticketiq.purge_history(double precision, integer) to ticketiq_app;
 
 grant execute on function
 ticketiq.now(),

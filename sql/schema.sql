@@ -24,7 +24,8 @@ insert into ticketiq.schema_migrations (version, name) values
 (2, 'approvals_delegation'),
 (3, 'entry_points'),
 (4, 'jobs'),
-(5, 'fast_steps');
+(5, 'fast_steps'),
+(6, 'liveness');
 
 -- One-row settings table.  fake_clock_allowed lets the setting
 -- ticketiq.fake_now move the database clock; only test databases turn it on.
@@ -43,8 +44,18 @@ create table ticketiq.processes (
     backend_pid integer,
     started_at timestamptz not null,
     last_seen_at timestamptz not null,
-    stopped_at timestamptz
+    stopped_at timestamptz,
+    -- The liveness token: a session-level advisory lock
+    -- (classid 29809, objid liveness_key) held by liveness_backend_pid.
+    liveness_key integer,
+    liveness_backend_pid integer,
+    liveness_since timestamptz,
+    ended_reason text
 );
+
+-- A fresh key per hold: a reconnecting process never waits for its old
+-- session's lock to go.
+create sequence ticketiq.liveness_keys as integer minvalue 1 cycle;
 
 -- One agent run.  Its lease `checkpoint:<run id>` lives on the row:
 -- lease_holder/lease_expires_at, fenced by epoch.
@@ -104,6 +115,10 @@ where status = 'running';
 -- Adoption picks claimed runs oldest first.
 create index runs_claimed_idx on ticketiq.runs (updated_at)
 where status = 'claimed';
+
+-- Retention (ticketiq.purge_history) finds finished runs by age.
+create index runs_finished_idx on ticketiq.runs (finished_at)
+where finished_at is not null;
 
 -- One write-ahead checkpoint per model step, written once.
 create table ticketiq.checkpoints (

@@ -139,13 +139,17 @@ def lease_expiry(stack: Stack, run_id: str) -> float | None:
 
 
 def test_sigkill_owner_mid_run_other_process_finishes_within_15s(stack: Stack) -> None:
-    """I3, I4, I8, I14 with the default 8 s leases, at their worst.
+    """I3, I4, I8, I14 with the default 8 s leases, at their worst, by lease alone.
 
-    The victim is also the sweep leader, and it is killed just after it renewed the
-    run's lease, so the lease runs a full 8 s after the kill before anybody may take
-    the run over.  Then the survivor must take the leadership, sweep, adopt and
-    finish the run: its last step (the answer, 2.2 s of model time) is asked again.
+    Liveness tokens are off here (``TICKETIQ_LIVENESS_INTERVAL=0``: the fallback a
+    host that vanishes without closing its sockets gets; tests/test_liveness.py has
+    the same kill noticed by its session).  The victim is also the sweep leader, and
+    it is killed just after it renewed the run's lease, so the lease runs a full 8 s
+    after the kill before anybody may take the run over.  Then the survivor must take
+    the leadership, sweep, adopt and finish the run: its last step (the answer, 2.2 s
+    of model time) is asked again.
     """
+    stack.settings["TICKETIQ_LIVENESS_INTERVAL"] = "0"
     owner = up(spawn_worker(stack, "owner"))
     wait_until("the first process to lead", lambda: leader(stack) == "owner", 10)
     survivor = up(spawn_worker(stack, "survivor"))
@@ -173,6 +177,8 @@ def test_sigkill_owner_mid_run_other_process_finishes_within_15s(stack: Stack) -
           f"{lapse['at'] - killed_at:.2f}s, adopted {adopted['at'] - killed_at:.2f}s, "
           f"completed in the database {recovery:.2f}s")
     assert lease_expiry_at(lapse) - killed_at > LEASE_TTL - 1  # the worst case, really
+    assert lapse["at"] >= lease_expiry_at(lapse)  # swept once lapsed, not before
+    assert "reason" not in lapse["detail"]
     assert recovery <= RECOVERY_BOUND, recovery
 
     # The loss counted once, one resume audited, by the survivor, from step 1.

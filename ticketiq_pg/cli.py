@@ -264,6 +264,58 @@ def cmd_approvals(opts: argparse.Namespace) -> int:
     return 0
 
 
+# -- retention (ticketiq.purge_answers, ticketiq.purge_history; docs/operations.md) ------------
+
+_AGE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def age_arg(text: str) -> float:
+    """``--older-than``: seconds, or a number with a unit (``90s``, ``15m``, ``2h``, ``30d``)."""
+    raw = text.strip().lower()
+    unit = _AGE_UNITS.get(raw[-1:], 0) if raw else 0
+    try:
+        value = float(raw[:-1] if unit else raw) * (unit or 1)
+    except ValueError:
+        value = 0.0
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(
+            f"not an age > 0 (seconds, or 90s, 15m, 2h, 30d, 1w): {text!r}"
+        )
+    return value
+
+
+def cmd_purge(opts: argparse.Namespace) -> int:
+    """Sealed answers past retain_until, then the history of runs finished --older-than ago."""
+    from ticketiq_pg.driver import TicketIQ
+
+    async def purge() -> dict[str, int]:
+        db = await TicketIQ.connect(str(_url(opts)), min_size=1, max_size=1)
+        totals: dict[str, int] = {"answers_purged": 0}
+        try:
+            while True:
+                deleted = await db.purge_answers(opts.limit)
+                totals["answers_purged"] += deleted
+                if opts.once or deleted < opts.limit:
+                    break
+            while True:
+                counts = await db.purge_history(opts.older_than, opts.limit)
+                for name, value in counts.items():
+                    totals[name] = totals.get(name, 0) + value
+                if opts.once or not any(counts.values()):
+                    break
+        finally:
+            await db.close()
+        return totals
+
+    totals = asyncio.run(purge())
+    if opts.json:
+        print(json.dumps(totals))
+    else:
+        print(", ".join(f"{value} {name.removesuffix('_purged')}" for name, value in totals.items())
+              + " purged")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ticketiq-pg", description=__doc__)
     parser.add_argument("--version", action="version", version=f"%(prog)s {_package_version()}")
@@ -360,6 +412,19 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--database-url", help=f"default: ${ENV_URL}")
         p.add_argument("--json", action="store_true", help="JSON for scripts")
         p.set_defaults(func=cmd_decide)
+
+    p = sub.add_parser("purge", help="retention: sealed answers past retain_until, then the "
+                       "history of runs finished --older-than ago (audit rows that old too)")
+    p.add_argument("--older-than", type=age_arg, required=True, metavar="AGE",
+                   help="finished at least this long ago by the database clock: seconds or "
+                   "90s, 15m, 2h, 30d, 1w")
+    p.add_argument("--limit", type=ov.positive_int, default=1000,
+                   help="rows per statement (default 1000); each is its own transaction")
+    p.add_argument("--once", action="store_true",
+                   help="one statement of each instead of repeating until nothing is left")
+    p.add_argument("--database-url", help=f"default: ${ENV_URL}")
+    p.add_argument("--json", action="store_true", help="JSON for scripts")
+    p.set_defaults(func=cmd_purge)
     return parser
 
 

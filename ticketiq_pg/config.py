@@ -23,6 +23,10 @@ variable                           default   meaning
 ``TICKETIQ_ENTRY_CLAIM_DELAY``     ``0``     seconds an inbox entry waits before this
                                              process claims it (a recovery-only process
                                              leaves fresh entries to the others)
+``TICKETIQ_LIVENESS_INTERVAL``     ``0.2``   seconds between looks at the peers'
+                                             liveness tokens; ``0`` turns liveness off
+                                             (lease expiry alone, e.g. behind a
+                                             transaction-mode pooler)
 =================================  ========  ==========================================
 
 :func:`Settings.from_env` reads them all and raises one ConfigError naming
@@ -82,6 +86,7 @@ class Settings:
     answer_retention: float = 86400.0
     crash_resume_entries: bool = True
     entry_claim_delay: float = 0.0
+    liveness_interval: float = 0.2
 
     def sealer(self) -> Sealer:
         if not self.seal_keys:
@@ -116,6 +121,7 @@ class Settings:
         number("TICKETIQ_MAX_LOSSES", "max_losses", 0, integer=True)
         number("TICKETIQ_ANSWER_RETENTION", "answer_retention", 1.0)
         number("TICKETIQ_ENTRY_CLAIM_DELAY", "entry_claim_delay", 0.0)
+        number("TICKETIQ_LIVENESS_INTERVAL", "liveness_interval", 0.0)
 
         url = env.get("TICKETIQ_DATABASE_URL")
         if url:
@@ -149,6 +155,11 @@ class Settings:
             )
         if settings.self_fence_margin >= ttl:
             problems.append("TICKETIQ_SELF_FENCE_MARGIN must be less than TICKETIQ_LEASE_TTL")
+        if settings.liveness_interval >= settings.renew_interval:
+            problems.append(
+                f"TICKETIQ_LIVENESS_INTERVAL ({settings.liveness_interval}) must be less than "
+                f"TICKETIQ_RENEW_INTERVAL ({settings.renew_interval}), or 0 to turn liveness off"
+            )
         if problems:
             raise ConfigError("invalid configuration: " + "; ".join(problems))
         return settings

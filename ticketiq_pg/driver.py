@@ -10,10 +10,22 @@ autocommit connection from the pool, so it commits on its own.
 
 ``statements`` counts the statements sent per function, so tests and the
 benchmark can prove how many round trips a step costs.
+
+A call made from the pool whose connection fails (the primary was killed,
+a failover is under way) is sent again, on a fresh connection through the
+same (multi-host) conninfo, where a repeat is harmless: the rules per
+function and their reasons are in :mod:`ticketiq_pg.retry`.  A repeat that
+raises because the interrupted first attempt did commit (the run is
+completed, the resume audited, ...) is recognised by a ``_recognise_*``
+method below, which reads the run back and returns what the first attempt
+did.  ``retries`` and ``recognised`` count both per function.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import time
 import uuid
 from collections import Counter
 from collections.abc import Sequence
@@ -24,12 +36,14 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
-from . import errors, models
+from . import errors, models, retry
 
 T = TypeVar("T")
 
+log = logging.getLogger(__name__)
+
 #: Schema versions this driver knows how to talk to.
-KNOWN_SCHEMA_VERSIONS = frozenset({5})
+KNOWN_SCHEMA_VERSIONS = frozenset({6})
 
 #: NOTIFY channels the functions use.
 RESUME_CHANNEL = "ticketiq_resume"
@@ -44,6 +58,33 @@ def _json(value: Any) -> Jsonb | None:
     return None if value is None else Jsonb(value)
 
 
+class FailoverConnection(psycopg.AsyncConnection[Any]):
+    """The pool's connection class: connecting tries again, briefly, while no host will do.
+
+    During a failover the old primary is gone and the standby answers
+    read-only (``target_session_attrs=read-write`` refuses it) until it is
+    promoted, a fraction of a second later.  The pool's own reconnection
+    backs off 1, 2, 4 s; this tries every 50-500 ms for ``reconnect_window``
+    seconds first, so the pool refills as soon as the new primary takes
+    writes.
+    """
+
+    reconnect_window: float = 3.0
+
+    @classmethod
+    async def connect(cls, conninfo: str = "", **kwargs: Any) -> Any:
+        deadline = time.monotonic() + cls.reconnect_window
+        delay = 0.05
+        while True:
+            try:
+                return await super().connect(conninfo, **kwargs)
+            except psycopg.OperationalError:
+                if time.monotonic() + delay > deadline:
+                    raise
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 0.5)
+
+
 class TicketIQ:
     """Async client of the ``ticketiq`` schema.
 
@@ -52,10 +93,23 @@ class TicketIQ:
     connections are in autocommit mode.
     """
 
-    def __init__(self, pool: AsyncConnectionPool | None = None) -> None:
+    def __init__(
+        self,
+        pool: AsyncConnectionPool | None = None,
+        *,
+        retry_policy: retry.RetryPolicy | None = None,
+    ) -> None:
         self.pool = pool
         self._own_pool = False
         self.statements: Counter[str] = Counter()
+        #: How a pooled call is tried again after a connection error
+        #: (``RetryPolicy(budget=0)``: never).
+        self.retry_policy = retry_policy or retry.RetryPolicy()
+        #: Attempts sent again per function, and repeats recognised as the
+        #: interrupted first attempt's own work.
+        self.retries: Counter[str] = Counter()
+        self.recognised: Counter[str] = Counter()
+        self._purge: asyncio.Task[None] | None = None
 
     @classmethod
     async def connect(
@@ -65,9 +119,12 @@ class TicketIQ:
         min_size: int = 1,
         max_size: int = 10,
         check_schema: bool = True,
+        retry_policy: retry.RetryPolicy | None = None,
         **pool_kwargs: Any,
     ) -> TicketIQ:
-        pool_kwargs.setdefault("check", AsyncConnectionPool.check_connection)
+        client = cls(retry_policy=retry_policy)
+        pool_kwargs.setdefault("check", client._check_pooled)
+        pool_kwargs.setdefault("connection_class", FailoverConnection)
         pool = AsyncConnectionPool(
             conninfo,
             min_size=min_size,
@@ -77,7 +134,7 @@ class TicketIQ:
             **pool_kwargs,
         )
         await pool.open(wait=True)
-        client = cls(pool)
+        client.pool = pool
         client._own_pool = True
         if check_schema:
             try:
@@ -88,8 +145,36 @@ class TicketIQ:
         return client
 
     async def close(self) -> None:
+        if self._purge is not None and not self._purge.done():
+            self._purge.cancel()
         if self.pool is not None and self._own_pool:
             await self.pool.close()
+
+    async def _check_pooled(self, conn: psycopg.AsyncConnection) -> None:
+        """The pool's check of a connection it hands out; a broken one purges the rest.
+
+        When the server went away every idle connection broke at once; the pool
+        would find them one by one, a client sleeping (1 s, 2 s, ...) after each.
+        """
+        try:
+            await AsyncConnectionPool.check_connection(conn)
+        except Exception:
+            self._purge_broken()
+            raise
+
+    def _purge_broken(self) -> None:
+        """Check every idle pooled connection now, in the background (once at a time)."""
+        pool = self.pool
+        if pool is None or (self._purge is not None and not self._purge.done()):
+            return
+
+        async def purge() -> None:
+            try:
+                await pool.check()
+            except Exception:  # noqa: BLE001 - a closed pool: nothing to purge
+                log.debug("purging the pool failed", exc_info=True)
+
+        self._purge = asyncio.get_running_loop().create_task(purge())
 
     async def __aenter__(self) -> TicketIQ:
         return self
@@ -108,21 +193,230 @@ class TicketIQ:
         placeholders = ", ".join(["%s"] * len(args))
         query = f"SELECT * FROM ticketiq.{function}({placeholders})"
         self.statements[function] += 1
+        if conn is not None:
+            # The caller's transaction: never retried here (it is gone with
+            # its connection; only the caller can run it again).
+            try:
+                return await self._fetch(conn, query, args)
+            except psycopg.Error as exc:
+                raise self._translate(exc) from exc
+        if self.pool is None:
+            raise RuntimeError("TicketIQ has no pool: pass conn= or use TicketIQ.connect()")
+        return await self._pooled(function, query, args)
+
+    @staticmethod
+    async def _fetch(
+        conn: psycopg.AsyncConnection, query: str, args: Sequence[Any]
+    ) -> list[dict[str, Any]]:
+        async with conn.cursor(row_factory=dict_row) as cur:
+            await cur.execute(query, args)
+            return await cur.fetchall()
+
+    @staticmethod
+    def _translate(exc: psycopg.Error) -> Exception:
+        translated = errors.translate(exc)
+        return exc if translated is exc else translated
+
+    async def _pooled(
+        self, function: str, query: str, args: Sequence[Any]
+    ) -> list[dict[str, Any]]:
+        """Run one call on a pooled connection, retried after a connection error.
+
+        The first attempt takes a pooled connection; each retry a fresh one
+        through the pool's conninfo (a pool whose connections all broke at
+        once reconnects with a backoff of its own, seconds long).  A call
+        whose statement may have run is sent again only if
+        :func:`retry.may_repeat`; one that never got a connection always.
+        Once an attempt may have committed, an error or a row the repeat
+        returns goes through ``_recognise_<function>``, if there is one.
+        """
+        assert self.pool is not None
+        policy = self.retry_policy
+        deadline: float | None = None
+        delay = policy.first_delay
+        maybe_committed = False
+        attempt = 0
+        while True:
+            sent = False
+            try:
+                if attempt == 0:
+                    async with self.pool.connection() as pooled:
+                        sent = True
+                        rows = await self._fetch(pooled, query, args)
+                else:
+                    assert deadline is not None
+                    async with await self._fresh_connection(deadline) as fresh:
+                        sent = True
+                        rows = await self._fetch(fresh, query, args)
+            except psycopg.Error as exc:
+                translated = self._translate(exc)
+                if translated is not exc:
+                    if maybe_committed:
+                        found = await self._recognise(function, args, translated, None)
+                        if found is not None:
+                            return found
+                    raise translated from exc
+                now = time.monotonic()
+                if deadline is None:
+                    deadline = now + policy.budget
+                lost = retry.is_connection_error(exc)
+                if lost:
+                    self._purge_broken()
+                if (
+                    not lost
+                    or (sent and not retry.may_repeat(function, args))
+                    or now + delay > deadline
+                ):
+                    raise
+                maybe_committed = maybe_committed or sent
+                self.retries[function] += 1
+                log.warning("%s failed on its connection (%s); trying again in %.2fs",
+                            function, exc, delay)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, policy.max_delay)
+                attempt += 1
+                continue
+            if maybe_committed:
+                found = await self._recognise(function, args, None, rows)
+                if found is not None:
+                    return found
+            return rows
+
+    async def _fresh_connection(self, deadline: float) -> psycopg.AsyncConnection:
+        """A new autocommit connection through the pool's conninfo, within the budget."""
+        assert self.pool is not None
+        given = self.pool.kwargs
+        kwargs: dict[str, Any] = dict(given) if isinstance(given, dict) else {}
+        kwargs["autocommit"] = True
+        left = max(0.5, deadline - time.monotonic())
         try:
-            if conn is not None:
-                async with conn.cursor(row_factory=dict_row) as cur:
-                    await cur.execute(query, args)
-                    return await cur.fetchall()
-            if self.pool is None:
-                raise RuntimeError("TicketIQ has no pool: pass conn= or use TicketIQ.connect()")
-            async with self.pool.connection() as pooled, pooled.cursor(row_factory=dict_row) as cur:
-                await cur.execute(query, args)
-                return await cur.fetchall()
-        except psycopg.Error as exc:
-            translated = errors.translate(exc)
-            if translated is exc:
-                raise
-            raise translated from exc
+            return await asyncio.wait_for(
+                psycopg.AsyncConnection.connect(self.pool.conninfo, **kwargs), left
+            )
+        except TimeoutError as exc:
+            raise psycopg.errors.ConnectionTimeout(
+                f"no connection within {left:.1f}s"
+            ) from exc
+
+    async def _recognise(
+        self,
+        function: str,
+        args: Sequence[Any],
+        error: Exception | None,
+        rows: list[dict[str, Any]] | None,
+    ) -> list[dict[str, Any]] | None:
+        """Rows standing for the interrupted first attempt's own work, or None."""
+        recognise = getattr(self, f"_recognise_{function}", None)
+        if recognise is None:
+            return None
+        found = await recognise(args, error, rows)
+        if found is not None:
+            self.recognised[function] += 1
+            log.warning("%s: the interrupted first attempt had committed; its result is used",
+                        function)
+        return found
+
+    # The recognisers: each is called only after an attempt that may have
+    # committed, with the repeat's translated error or its rows, and returns
+    # rows in the function's own shape, or None to keep what the repeat said.
+
+    async def _recognise_start_run(
+        self, args: Sequence[Any], error: Exception | None, rows: list[dict[str, Any]] | None
+    ) -> list[dict[str, Any]] | None:
+        holder, run_id, correlation_id = args[0], args[11], args[8]
+        if error is not None and not isinstance(error, errors.StepConflict):
+            return None
+        if rows is not None and (not rows or rows[0]["created"] or rows[0]["run_id"] != run_id):
+            return None
+        run = await self.get_run(run_id)
+        if run.lease_holder != holder or run.epoch != 1 or run.status != "running":
+            return None
+        return [{"run_id": run_id, "epoch": 1, "lease_expires_at": run.lease_expires_at,
+                 "created": True, "correlation_id": correlation_id or str(run_id)}]
+
+    async def _recognise_hand_on_answer(
+        self, args: Sequence[Any], error: Exception | None, rows: list[dict[str, Any]] | None
+    ) -> list[dict[str, Any]] | None:
+        if not isinstance(error, errors.RunNotRunning):
+            return None
+        run = await self.get_run(args[0])
+        if run.status != "completed" or run.epoch != args[1]:
+            return None
+        # The seal is not read back (get_run has none): the caller has it.
+        return [{"run_id": run.run_id, "step": run.last_step, "body": run.answer, "seal": "",
+                 "seal_key_id": "", "handed_on_at": run.finished_at}]
+
+    async def _recognise_record_resume(
+        self, args: Sequence[Any], error: Exception | None, rows: list[dict[str, Any]] | None
+    ) -> list[dict[str, Any]] | None:
+        if not isinstance(error, errors.StepConflict):
+            return None
+        run = await self.get_run(args[0])
+        if run.status != "running" or run.epoch != args[1]:
+            return None
+        # audit_id 0: the row the first attempt wrote (its id is not read back).
+        return [{"run_id": run.run_id, "step": run.last_step, "loss_count": run.loss_count,
+                 "audit_id": 0}]
+
+    async def _ended_at_epoch(
+        self, args: Sequence[Any], error: Exception | None, status: str
+    ) -> list[dict[str, Any]] | None:
+        if not isinstance(error, errors.RunNotRunning):
+            return None
+        run = await self.get_run(args[0])
+        if run.status != status or run.epoch != args[1]:
+            return None
+        return [{"run_id": run.run_id, "status": status, "finished_at": run.finished_at}]
+
+    async def _recognise_fail_run(
+        self, args: Sequence[Any], error: Exception | None, rows: list[dict[str, Any]] | None
+    ) -> list[dict[str, Any]] | None:
+        return await self._ended_at_epoch(args, error, "failed")
+
+    async def _recognise_stop_run(
+        self, args: Sequence[Any], error: Exception | None, rows: list[dict[str, Any]] | None
+    ) -> list[dict[str, Any]] | None:
+        return await self._ended_at_epoch(args, error, "stopped")
+
+    async def _recognise_release_run(
+        self, args: Sequence[Any], error: Exception | None, rows: list[dict[str, Any]] | None
+    ) -> list[dict[str, Any]] | None:
+        if not isinstance(error, errors.Fenced):
+            return None
+        run = await self.get_run(args[0])
+        if run.status != "claimed" or run.epoch != args[1] + 1:
+            return None
+        return [{"run_id": run.run_id, "epoch": run.epoch}]
+
+    async def _recognise_suspend_run(
+        self, args: Sequence[Any], error: Exception | None, rows: list[dict[str, Any]] | None
+    ) -> list[dict[str, Any]] | None:
+        if not isinstance(error, errors.Fenced):
+            return None
+        run = await self.get_run(args[0])
+        if run.status != "suspended" or run.epoch != args[1] + 1 or run.wait_key != args[2]:
+            return None
+        return [{"run_id": run.run_id, "status": run.status, "epoch": run.epoch}]
+
+    async def _job_ended_at_epoch(
+        self, args: Sequence[Any], error: Exception | None, state: str
+    ) -> list[dict[str, Any]] | None:
+        if not isinstance(error, errors.RunNotRunning):
+            return None
+        (job,) = await self._rows("get_job", (args[0],), None)
+        if job["state"] != state or job["epoch"] != args[1]:
+            return None
+        return [{"job_id": job["job_id"], "state": state, "finished_at": job["finished_at"]}]
+
+    async def _recognise_finish_job(
+        self, args: Sequence[Any], error: Exception | None, rows: list[dict[str, Any]] | None
+    ) -> list[dict[str, Any]] | None:
+        return await self._job_ended_at_epoch(args, error, "completed")
+
+    async def _recognise_fail_job(
+        self, args: Sequence[Any], error: Exception | None, rows: list[dict[str, Any]] | None
+    ) -> list[dict[str, Any]] | None:
+        return await self._job_ended_at_epoch(args, error, "failed")
 
     async def _one(
         self,
@@ -200,6 +494,10 @@ class TicketIQ:
         durable: bool = True,
         conn: psycopg.AsyncConnection | None = None,
     ) -> models.StartedRun:
+        # Named here rather than by the database, so a repeat after a lost
+        # connection can recognise the run its first attempt started.
+        if run_id is None:
+            run_id = uuid.uuid4()
         return await self._one(
             models.StartedRun,
             "start_run",
@@ -435,10 +733,55 @@ class TicketIQ:
     ) -> bool:
         return bool(await self._scalar("resign_leader", (name, holder), conn))
 
+    async def hold_liveness(
+        self, process_id: str, *, conn: psycopg.AsyncConnection | None = None
+    ) -> models.LivenessToken:
+        """Take the liveness token on ``conn``'s session: pass a dedicated, direct connection."""
+        return await self._one(models.LivenessToken, "hold_liveness", (process_id,), conn)
+
+    async def release_liveness(
+        self, process_id: str, *, conn: psycopg.AsyncConnection | None = None
+    ) -> bool:
+        return bool(await self._scalar("release_liveness", (process_id,), conn))
+
+    async def watch_processes(
+        self,
+        watcher: str,
+        session: str | None = None,
+        seen: Sequence[str] = (),
+        max_losses: int = 2,
+        *,
+        conn: psycopg.AsyncConnection | None = None,
+    ) -> list[models.WatchedProcess]:
+        """Peers alive now; claims the runs of those seen alive in this session and now dead.
+
+        ``seen`` is only honoured on the session named by ``session``: call
+        it on one dedicated connection and pass back the session it returned.
+        """
+        return await self._many(
+            models.WatchedProcess, "watch_processes",
+            (watcher, session, list(seen), max_losses), conn,
+        )
+
     async def purge_answers(
         self, limit: int = 1000, *, conn: psycopg.AsyncConnection | None = None
     ) -> int:
         return int(await self._scalar("purge_answers", (limit,), conn))
+
+    async def purge_history(
+        self,
+        older_than: float,
+        limit: int = 1000,
+        *,
+        conn: psycopg.AsyncConnection | None = None,
+    ) -> dict[str, int]:
+        """Delete up to ``limit`` runs finished ``older_than`` seconds ago, with their history.
+
+        Returns the counts per table (``runs_purged``, ``checkpoints_purged``, ...,
+        ``audit_purged``); call it until every count is 0.
+        """
+        rows = await self._rows("purge_history", (older_than, limit), conn)
+        return {name: int(value) for name, value in rows[0].items()}
 
     # -- approvals --------------------------------------------------------
 

@@ -17,6 +17,7 @@ SQLSTATE    exception          meaning
 ``TQ008``   UnknownCall        the step has no call with that id
 ``TQ009``   UnknownApproval    no approval request has that id
 ``TQ010``   UnknownJob         no background job has that id
+``TQ011``   UnknownProcess     no app process is registered with that id
 ==========  =================  ==================================================
 
 ``Fenced``, ``LeaseLapsed`` and ``RunNotRunning`` share the base class
@@ -79,6 +80,10 @@ class UnknownJob(TicketIQError):
     sqlstate = "TQ010"
 
 
+class UnknownProcess(TicketIQError):
+    sqlstate = "TQ011"
+
+
 class SealMismatch(TicketIQError):
     """A checkpoint or answer does not verify against its seal (raised in Python)."""
 
@@ -104,6 +109,7 @@ BY_SQLSTATE: dict[str, type[TicketIQError]] = {
         UnknownCall,
         UnknownApproval,
         UnknownJob,
+        UnknownProcess,
     )
     if cls.sqlstate
 }

@@ -7,6 +7,11 @@ The database's expiry is at least that late, because the statement ran after
 it was sent.  Past the deadline the process makes no call and writes nothing
 for that run (I12) — even while the database is unreachable — and once a
 renewal says the run is no longer held, the run is stopped at once.
+
+With a liveness token (:mod:`ticketiq_pg.liveness`), a process whose token
+session dropped may have been taken for dead and its runs taken over before
+any lease lapsed: :meth:`LeaseKeeper.ready`, awaited just before every
+outside call, waits until the token is held again and the leases renewed.
 """
 
 from __future__ import annotations
@@ -17,12 +22,16 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import psycopg
 
 from .driver import TicketIQ
 from .errors import NotOwner
 from .listener import KEEPALIVE_KWARGS
+
+if TYPE_CHECKING:
+    from .liveness import Liveness
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +78,8 @@ class LeaseKeeper:
         self._conn: psycopg.AsyncConnection | None = None
         self.renewals = 0
         self.failed_renewals = 0
+        #: Set by :meth:`Liveness.start`: calls wait while its token is not held.
+        self.liveness: Liveness | None = None
 
     # -- bookkeeping ------------------------------------------------------
 
@@ -112,6 +123,26 @@ class LeaseKeeper:
             raise LeaseLost(
                 f"lease on run {run_id} could have lapsed: no renewal confirmed in time"
             )
+
+    async def ready(self, run_id: uuid.UUID, epoch: int | None = None) -> None:
+        """:meth:`check`, first waiting out a liveness gap: await it just before an outside call.
+
+        While the liveness token is not held (its session dropped), a peer
+        may have taken this process for dead and the run over, before any
+        lease lapsed.  Wait (at most until the lease's own deadline) for the
+        token to be held again and the leases renewed; a run lost meanwhile
+        then raises LeaseLost here, before any call is made.
+        """
+        liveness = self.liveness
+        if liveness is not None and not liveness.ok.is_set():
+            lease = self._leases.get(run_id)
+            if lease is not None:
+                await liveness.wait_ok(lease.deadline - self.clock())
+                if not liveness.ok.is_set():
+                    raise LeaseLost(
+                        f"run {run_id}: liveness token not held again before the lease deadline"
+                    )
+        self.check(run_id, epoch)
 
     def may_act(self, run_id: uuid.UUID, epoch: int | None = None) -> bool:
         try:

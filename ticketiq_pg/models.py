@@ -166,6 +166,26 @@ class ProcessRegistration:
 
 
 @dataclass(frozen=True, slots=True)
+class LivenessToken:
+    """This process's liveness token, held by the session that took it."""
+
+    process_id: str
+    liveness_key: int
+    backend_pid: int
+    was_reaped: bool  # a watcher found the previous session ended and took its runs
+
+
+@dataclass(frozen=True, slots=True)
+class WatchedProcess:
+    """One row of ``watch_processes``: a peer alive now, or seen alive and now dead."""
+
+    process_id: str
+    alive: bool
+    session: str  # the watcher's own session token: pass it back with the next call
+    runs_claimed: int
+
+
+@dataclass(frozen=True, slots=True)
 class Approval:
     approval_id: uuid.UUID
     state: str  # waiting | approved | rejected

@@ -177,6 +177,11 @@ select
         select 1 from pg_catalog.pg_stat_activity as a
         where a.pid = p.backend_pid and a.datname = pg_catalog.current_database()
     ) as session_connected,
+    case when p.liveness_key is not null then exists (
+        select 1 from pg_catalog.pg_locks as l
+        where l.locktype = 'advisory' and l.classid = 29809 and l.objsubid = 2
+            and l.objid = p.liveness_key::text::oid and l.granted
+    ) end as liveness_held,
     (select count(*) from ticketiq.runs_in_flight as f
      where f.status = 'running' and f.lease_holder = p.process_id) as runs_held,
     (select count(*) from ticketiq.jobs_open as j
@@ -690,9 +695,11 @@ def render_status(report: dict[str, Any]) -> str:
               if procs["hidden"] else "")
     out.append(f"processes: {procs['count']}{hidden}")
     out.append(table(
-        ["process", "host", "pid", "started", "last seen", "session", "runs", "jobs", "leader"],
+        ["process", "host", "pid", "started", "last seen", "session", "liveness", "runs", "jobs",
+         "leader"],
         [[p["process_id"], p["host"], p["os_pid"], p["started_at"],
           fmt_ago(p["last_seen_ago_s"]), "connected" if p["session_connected"] else "gone",
+          {True: "held", False: "gone", None: "-"}[p["liveness_held"]],
           p["runs_held"], p["jobs_held"], p["is_leader"]] for p in procs["rows"]],
     ) + _more(len(procs["rows"]), procs["count"]))
     out.append("")

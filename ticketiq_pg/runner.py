@@ -420,7 +420,7 @@ class Runner:
             if mark.stop_requested:
                 raise _StopRequested
             classification = mark.marked_classification
-        self.leases.check(state.run_id, state.epoch)
+        await self.leases.ready(state.run_id, state.epoch)
         context = self._context(state, step_no, call, classification, resumed, approval_id)
         result = await self._invoke(state, tool, context)
         self.faults.reach("after_call", step_no)
@@ -580,7 +580,7 @@ class Runner:
             mark = await self.db.mark_delivery(info.run_id, epoch)
             landed = mark.already_started and await delivery.read_back(info, request, key)
             if not landed:
-                self.leases.check(info.run_id, epoch)
+                await self.leases.ready(info.run_id, epoch)
                 await delivery.send(info, request, answer, key)
             self.faults.reach("after_deliver", step_no)
             self.leases.check(info.run_id, epoch)
@@ -722,16 +722,16 @@ class Runner:
         context = self._context(state, state.step, call, marked, True, approval_id)
         if verdict.allowed and tool is not None and context.step_key:
             if tool.subagent and marked in ("delegation", "subagent_with_tools"):
-                self.leases.check(state.run_id, state.epoch)
+                await self.leases.ready(state.run_id, state.epoch)
                 return await self._invoke(state, tool, context), "asked_again"
             if tool.resend_safe:
-                self.leases.check(state.run_id, state.epoch)
+                await self.leases.ready(state.run_id, state.epoch)
                 result = await self._invoke(state, tool, context)
                 if isinstance(result, dict) and result.get("outcome") == "unknown":
                     result["sent_again"] = True
                 return result, "resent_same_key"
         if tool is not None and tool.read_back is not None:
-            self.leases.check(state.run_id, state.epoch)
+            await self.leases.ready(state.run_id, state.epoch)
             try:
                 found = await tool.read_back(context)
             except NotOwner:

@@ -336,7 +336,8 @@ async def _main(args: argparse.Namespace) -> int:
                answer=outcome.answer, reason=outcome.reason)
 
     settings = Settings.from_env()
-    worker = Worker(settings, app(), process_id=args.process_id, on_outcome=on_outcome)
+    worker = Worker(settings, app(), process_id=args.process_id, on_outcome=on_outcome,
+                    max_runs=args.max_runs)
     await worker.start()
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
@@ -383,6 +384,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="start runs that may wait (suspend for approvals and children)")
     parser.add_argument("--channel", default="playground")
     parser.add_argument("--process-id", default=None)
+    parser.add_argument("--max-runs", type=int, default=64,
+                        help="runs this process drives at once (started and adopted)")
     parser.add_argument("--exit-after", type=int, default=0,
                         help="exit after this many runs ended here (0: run until SIGTERM)")
     parser.add_argument("--commands", action="store_true",

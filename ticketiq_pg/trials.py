@@ -5,13 +5,18 @@ the scripted app and the HTTP front) that begins a cron fire, a Teams turn
 from the durable inbox and a webhook call, then faults it at a random moment
 between 0.2 s and 4 s after it is up:
 
-==========  ==============================================================
-``kill``    SIGKILL
-``stop``    SIGSTOP past its lease, SIGCONT after the takeover; the stalled
-            process must write nothing and call nobody after the takeover
-``backend`` ``pg_terminate_backend`` of every session of the victim
-``restart`` a restart of the private PostgreSQL cluster mid-round
-==========  ==============================================================
+============  ============================================================
+``kill``      SIGKILL
+``stop``      SIGSTOP past its lease, SIGCONT after the takeover; the
+              stalled process must write nothing and call nobody after the
+              takeover
+``backend``   ``pg_terminate_backend`` of every session of the victim
+``restart``   a restart of the private PostgreSQL cluster mid-round
+``failover``  SIGKILL of the primary of a private primary and synchronous
+              standby pair, and promotion of the standby; the app
+              processes are not restarted and reconnect through the
+              multi-host URL
+============  ============================================================
 
 The *survivor* runs the app's own recovery jobs throughout (leader sweep,
 resume worker; it leaves fresh inbox entries to the victim for 2 s).  A
@@ -24,7 +29,15 @@ and from the vendor service's own record:
 * duplicate writes: more than one incident from one create key, a Jira
   comment sent more than once, a Teams reply posted more than once;
 * recovery time: from the fault to the trial's end, for every trial caught
-  in flight.
+  in flight;
+* resume time: from the fault to the resumed run's next step being written
+  (its next checkpoint or its sealed answer, by the attempt that took it
+  over), for every trial whose run was taken over.
+
+Victims hold a liveness token (:mod:`ticketiq_pg.liveness`), so the survivor
+notices a killed victim by its PostgreSQL session.  ``lease_only_rounds``
+interleaves rounds whose victim holds none (``TICKETIQ_LIVENESS_INTERVAL=0``):
+detected by lease expiry alone, measured in the same run for comparison.
 """
 
 from __future__ import annotations
@@ -50,7 +63,7 @@ from psycopg.types.json import Jsonb
 
 from .vendors.process import VendorService
 
-MODES = ("kill", "stop", "backend", "restart")
+MODES = ("kill", "stop", "backend", "restart", "failover")
 SEAL_KEYS = "trials:" + base64.b64encode(b"ticketiq-kill-trials-seal-key-01").decode()
 SCRIPT = {"steps": 3, "plan": "mixed", "model_delay": 0.4}
 
@@ -69,6 +82,9 @@ class Trial:
     detail: str = ""
     run_id: str | None = None
     resumed_by: str | None = None
+    detection: str = "session"  # session (the victim held a liveness token) | lease
+    claimed_by: str | None = None  # session_ended | lease_lapsed: why the run was taken over
+    resume_seconds: float | None = None
 
 
 @dataclass
@@ -88,6 +104,34 @@ class Report:
     def recovery_seconds(self) -> list[float]:
         return [t.recovery_seconds for t in self.trials if t.recovery_seconds is not None]
 
+    @property
+    def live_takeovers(self) -> int:
+        """Runs taken over because a session ended although the victim lived (restart)."""
+        if self.mode not in ("restart", "failover"):
+            return 0
+        return sum(1 for t in self.trials if t.claimed_by == "session_ended")
+
+    def by_detection(self) -> dict[str, dict[str, Any]]:
+        """Resume and recovery percentiles for each detection (session, lease)."""
+        out: dict[str, dict[str, Any]] = {}
+        for detection in sorted({t.detection for t in self.trials}):
+            trials = [t for t in self.trials if t.detection == detection]
+            resume = [t.resume_seconds for t in trials if t.resume_seconds is not None]
+            recovery = [t.recovery_seconds for t in trials if t.recovery_seconds is not None]
+            out[detection] = {
+                "trials": len(trials),
+                "taken_over": len(resume),
+                "claimed_by": dict(Counter(t.claimed_by for t in trials if t.claimed_by)),
+                "resume_p50": percentile(resume, 0.5),
+                "resume_p95": percentile(resume, 0.95),
+                "resume_p99": percentile(resume, 0.99),
+                "resume_max": max(resume) if resume else None,
+                "recovery_p50": percentile(recovery, 0.5),
+                "recovery_p95": percentile(recovery, 0.95),
+                "recovery_max": max(recovery) if recovery else None,
+            }
+        return out
+
     def as_json(self) -> dict[str, Any]:
         return {
             "mode": self.mode,
@@ -97,6 +141,8 @@ class Report:
             "duplicates": sum(self.duplicates.values()),
             "duplicate_keys": self.duplicates,
             "stalled_writes": self.stalled_writes,
+            "live_takeovers": self.live_takeovers,
+            "by_detection": self.by_detection(),
             "recovery_seconds": self.recovery_seconds,
             "trials": [asdict(t) for t in self.trials],
         }
@@ -162,12 +208,14 @@ class Arena:
         workdir: Path,
         *,
         restart_cluster: Callable[[], None] | None = None,
+        failover_cluster: Callable[[], None] | None = None,
         env: dict[str, str] | None = None,
         say: Callable[[str], None] = lambda _: None,
     ) -> None:
         self.db_url = db_url
         self.workdir = workdir
         self.restart_cluster = restart_cluster
+        self.failover_cluster = failover_cluster
         self.extra_env = dict(env or {})
         self.say = say
         self.vendor: VendorService | None = None
@@ -230,13 +278,18 @@ class Arena:
 
     # -- one round --------------------------------------------------------
 
-    def round(self, index: int, rng: random.Random, mode: str, report: Report) -> list[Trial]:
+    def round(self, index: int, rng: random.Random, mode: str, report: Report,
+              lease_only: bool = False) -> list[Trial]:
         name = f"victim-{index}"
-        victim, victim_url = self.spawn(name)
+        victim, victim_url = self.spawn(
+            name, **({"TICKETIQ_LIVENESS_INTERVAL": "0"} if lease_only else {}))
         up = time.time()
         kill_after = rng.uniform(0.2, 4.0)
-        self.say(f"round {index + 1}: {name} is up; {mode} in {kill_after:.1f} s")
+        self.say(f"round {index + 1}: {name} is up; {mode} in {kill_after:.1f} s"
+                 + (" (lease only)" if lease_only else ""))
         trials = self._begin(index, rng, victim_url, kill_after)
+        for trial in trials:
+            trial.detection = "lease" if lease_only else "session"
         time.sleep(max(0.0, up + kill_after - time.time()))
         fault_at = time.time()
         in_flight = {t.sender_id: self._open(t) for t in trials}
@@ -337,6 +390,10 @@ class Arena:
             if self.restart_cluster is None:
                 raise RuntimeError("restart mode needs a private cluster")
             self.restart_cluster()
+        elif mode == "failover":
+            if self.failover_cluster is None:
+                raise RuntimeError("failover mode needs a primary with a standby")
+            self.failover_cluster()
         return time.time()
 
     def _await(self, trials: list[Trial], fault_at: float, timeout: float = 40.0) -> None:
@@ -365,6 +422,8 @@ class Arena:
                 trial.loss_count = losses[0][0] if losses else 0
                 if trial.in_flight and finished is not None:
                     trial.recovery_seconds = max(0.0, float(finished) - fault_at)
+                if run_id is not None:
+                    self._resume_time(trial, run_id, fault_at)
             if not open_trials or time.time() > deadline:
                 for trial in open_trials:
                     trial.outcome = "lost"
@@ -378,6 +437,25 @@ class Arena:
                     trial.detail = "the Teams turn ended with no reply"
             if trial.outcome != "lost":
                 trial.detail = ""
+
+    def _resume_time(self, trial: Trial, run_id: Any, fault_at: float) -> None:
+        """Why the run was taken over, and when its next step was written after."""
+        claims = self.query(
+            "select epoch, coalesce(detail ->> 'reason', 'lease_lapsed') from ticketiq.audit"
+            " where run_id = %s and event = 'agent.run.lease_lapsed' and at > to_timestamp(%s)"
+            " order by audit_id limit 1", run_id, fault_at)
+        if not claims:
+            return
+        epoch, trial.claimed_by = claims[0]
+        ((written,),) = self.query(
+            "select extract(epoch from min(t)) from ("
+            " select c.written_at as t from ticketiq.checkpoints as c"
+            "  where c.run_id = %s and c.epoch >= %s"
+            " union all"
+            " select a.sealed_at from ticketiq.answers as a where a.run_id = %s and a.epoch >= %s"
+            ") as steps", run_id, epoch, run_id, epoch)
+        if written is not None:
+            trial.resume_seconds = max(0.0, float(written) - fault_at)
 
     def _teams_replies(self, index: int) -> int:
         assert self.vendor is not None
@@ -423,19 +501,27 @@ def run_trials(
     seed: int,
     mode: str = "kill",
     restart_cluster: Callable[[], None] | None = None,
+    failover_cluster: Callable[[], None] | None = None,
     env: dict[str, str] | None = None,
     on_round: Callable[[int, list[Trial], Report], None] | None = None,
     say: Callable[[str], None] = lambda _: None,
+    lease_only_rounds: int = 0,
 ) -> Report:
+    """``rounds`` rounds whose victim holds a liveness token, plus ``lease_only_rounds``
+    whose victim does not, spread evenly among them (all judged the same way)."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}")
     rng = random.Random(seed)
     report = Report(mode=mode, seed=seed)
-    arena = Arena(db_url, workdir, restart_cluster=restart_cluster, env=env, say=say)
+    arena = Arena(db_url, workdir, restart_cluster=restart_cluster,
+                  failover_cluster=failover_cluster, env=env, say=say)
     arena.start()
     try:
-        for index in range(rounds):
-            trials = arena.round(index, rng, mode, report)
+        total = rounds + lease_only_rounds
+        lease_only = {int((k + 0.5) * total / lease_only_rounds)
+                      for k in range(lease_only_rounds)} if lease_only_rounds else set()
+        for index in range(total):
+            trials = arena.round(index, rng, mode, report, lease_only=index in lease_only)
             report.trials.extend(trials)
             report.rounds += 1
             if on_round is not None:

@@ -6,6 +6,10 @@ One :class:`Worker` per app process.  It
   tick (:class:`~ticketiq_pg.leases.LeaseKeeper`), stopping a run at once
   when renewal says it no longer holds it, and self-fencing when it cannot
   renew in time;
+* holds its liveness token and watches its peers' (:mod:`ticketiq_pg.liveness`):
+  a peer whose PostgreSQL session ended while this one's stayed up is dead,
+  and its runs are claimed at once (``TICKETIQ_LIVENESS_INTERVAL``; 0 turns
+  this off and leaves detection to lease expiry alone);
 * takes part in leader election (a lease row on the database clock); the
   leader sweeps lapsed leases every ``sweep_interval`` seconds, and a
   resigning leader's NOTIFY lets a follower take over at once.  The leader
@@ -47,6 +51,7 @@ from .faults import FaultPoints
 from .jobs import JOB_CHANNEL, Handler, JobStore, JobWorker
 from .leases import LeaseKeeper
 from .listener import Listener, Wakeup
+from .liveness import Liveness
 from .runner import Runner, RunOutcome
 
 log = logging.getLogger(__name__)
@@ -125,6 +130,7 @@ class Worker:
         self.on_outcome = on_outcome
         self.db: TicketIQ | None = None
         self.leases: LeaseKeeper | None = None
+        self.liveness: Liveness | None = None
         self.runner: Runner | None = None
         self.http_port = http_port
         self.max_jobs = max_jobs
@@ -189,6 +195,14 @@ class Worker:
             claim_delay=s.entry_claim_delay,
         )
         self.leases.start()
+        if s.liveness_interval > 0:
+            self.liveness = Liveness(
+                self.db, s.database_url, self.process_id, interval=s.liveness_interval,
+                max_losses=s.max_losses, leases=self.leases,
+                # A peer's runs claimed here: adopt them now, not at the NOTIFY.
+                on_claimed=lambda _n: self.wakeup.notify(RESUME_CHANNEL),
+            )
+            self.liveness.start()
         self.listener.start()
         if self.app.jobs:
             self.jobs = JobWorker(
@@ -208,6 +222,9 @@ class Worker:
             await asyncio.wait_for(self.listener.connected.wait(), listen_timeout)
         except TimeoutError:
             log.warning("LISTEN connection not up after %.1fs; polling meanwhile", listen_timeout)
+        if self.liveness is not None and not await self.liveness.wait_ok(listen_timeout):
+            log.warning("liveness token not held after %.1fs; leases cover meanwhile",
+                        listen_timeout)
         log.info("worker %s started", self.process_id)
         return self
 
@@ -251,6 +268,9 @@ class Worker:
         await self.listener.stop()
         if self.leases is not None:
             await self.leases.stop()
+        if self.liveness is not None:
+            # Last: a clean exit, not a death, once every run was released.
+            await self.liveness.stop(release=True)
         if self.db is not None:
             await self.db.close()
         log.info("worker %s stopped", self.process_id)

@@ -1,8 +1,11 @@
--- ticketiq._claim_lapsed(sweeper, max losses, limit, run, detail): the lapse claim.
+-- ticketiq._claim_lapsed(sweeper, max losses, limit, run, detail, holder): the lapse claim.
 --
 -- The one body of every claim of a lapsed lease: ticketiq.sweep_lapsed (all
--- lapsed runs) and ticketiq.take_over_child (one child, p_run_id).  For each
--- running run whose lease expired by the database clock: a compare-and-swap
+-- lapsed runs), ticketiq.take_over_child (one child, p_run_id) and
+-- ticketiq.watch_processes (every run of p_holder, a process whose liveness
+-- session ended: its leases count as lapsed now, claim_reason
+-- 'session_ended').  For each running run whose lease expired by the
+-- database clock (or is held by p_holder): a compare-and-swap
 -- on the epoch it saw raises the epoch by one (I2), so of two racing claims
 -- exactly one wins (I3); the loss is counted (I4); the run becomes 'claimed'
 -- and channel ticketiq_resume is NOTIFYed, or, lost more than p_max_losses
@@ -14,7 +17,8 @@ create or replace function ticketiq._claim_lapsed(
     p_max_losses integer,
     p_limit integer,
     p_run_id uuid,
-    p_detail jsonb
+    p_detail jsonb,
+    p_holder text default null
 )
 returns table (
     run_id uuid,
@@ -35,9 +39,15 @@ declare
 begin
     for v_row in
         with lapsed as (
-            select r.run_id, r.epoch, r.lease_holder, r.lease_expires_at
+            select r.run_id, r.epoch, r.lease_holder, r.lease_expires_at,
+                case
+                    when r.lease_expires_at <= v_now
+                        then format('lease lapsed at %s held by %s', r.lease_expires_at, r.lease_holder)
+                    else format('the liveness session of %s ended', r.lease_holder)
+                end as cause
             from ticketiq.runs as r
-            where r.status = 'running' and r.lease_expires_at <= v_now
+            where r.status = 'running'
+                and (r.lease_expires_at <= v_now or r.lease_holder = p_holder)
                 and (p_run_id is null or r.run_id = p_run_id)
             order by r.lease_expires_at
             limit p_limit
@@ -52,16 +62,17 @@ begin
             end,
             failure_reason = case
                 when not r.durable
-                    then format('interrupted: not written ahead, lease lapsed at %s held by %s',
-                        l.lease_expires_at, l.lease_holder)
+                    then 'interrupted: not written ahead, ' || l.cause
                 when r.loss_count + 1 > p_max_losses
-                    then format('lost %s times (more than %s): lease lapsed at %s held by %s',
-                        r.loss_count + 1, p_max_losses, l.lease_expires_at, l.lease_holder)
+                    then format('lost %s times (more than %s): %s',
+                        r.loss_count + 1, p_max_losses, l.cause)
             end,
             finished_at = case
                 when r.loss_count + 1 > p_max_losses or not r.durable then v_now
             end,
-            claim_reason = 'lease_lapsed',
+            claim_reason = case
+                when l.lease_expires_at <= v_now then 'lease_lapsed' else 'session_ended'
+            end,
             lease_holder = null,
             lease_expires_at = null,
             updated_at = v_now
@@ -69,7 +80,7 @@ begin
         where r.run_id = l.run_id
             and r.epoch = l.epoch
             and r.status = 'running'
-            and r.lease_expires_at <= v_now
+            and (r.lease_expires_at <= v_now or r.lease_holder = p_holder)
         returning r.run_id, r.epoch, r.loss_count, r.status, r.failure_reason,
             l.lease_holder, l.lease_expires_at
     loop
@@ -100,5 +111,5 @@ begin
 end;
 $$;
 
-comment on function ticketiq._claim_lapsed(text, integer, integer, uuid, jsonb) is
-'Internal: claim lapsed runs (all, or p_run_id) once each by epoch CAS; count the loss; fail past max losses; audit and NOTIFY.';
+comment on function ticketiq._claim_lapsed(text, integer, integer, uuid, jsonb, text) is
+'Internal: claim lapsed runs (all, p_run_id, or every run of the dead process p_holder) once each by epoch CAS; count the loss; fail past max losses; audit and NOTIFY.';

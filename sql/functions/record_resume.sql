@@ -42,6 +42,7 @@ begin
     end if;
     v_event := case coalesce(v_run.claim_reason, 'lease_lapsed')
         when 'lease_lapsed' then 'agent.run.crash_resumed'
+        when 'session_ended' then 'agent.run.crash_resumed'
         else 'agent.run.resumed'
     end;
     if exists (

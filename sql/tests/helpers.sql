@@ -406,3 +406,34 @@ $$;
 
 comment on function tiq_test.saved_fingerprint() is
 'The fingerprint stored by tiq_test.save_fingerprint() in this transaction.';
+
+-- A process that registered and held its liveness token on this session,
+-- then "died": the lock is released, so no session holds its key any more
+-- (as when PostgreSQL ends a dead process's session).  Returns its key.
+create or replace function tiq_test.dead_process(process_id text)
+returns integer
+language plpgsql
+as $$
+declare
+    v_key integer;
+begin
+    perform ticketiq.register_process($1, 'host-x', 1);
+    select h.liveness_key into v_key from ticketiq.hold_liveness($1) as h;
+    perform pg_advisory_unlock(29809, v_key);
+    return v_key;
+end;
+$$;
+
+comment on function tiq_test.dead_process(text) is
+'Register process_id, hold its liveness token here, then release the lock as a dying session would; returns its key.';
+
+-- This session's watcher token (what watch_processes returns as session).
+create or replace function tiq_test.watch_session()
+returns text
+language sql
+as $$
+    select a.pid || '@' || a.backend_start from pg_stat_activity as a where a.pid = pg_backend_pid();
+$$;
+
+comment on function tiq_test.watch_session() is
+'The session token ticketiq.watch_processes gives this session.';

@@ -5,12 +5,21 @@ Runs only when asked::
     LIYAGENT_KILL_TRIALS=200 .venv/bin/python -m pytest tests/unit/test_kill_trials.py -q
 
 ``LIYAGENT_KILL_SEED`` fixes the kill timings for a repeat run;
-``LIYAGENT_KILL_MODE`` is kill (default), stop, backend or restart;
-``LIYAGENT_KILL_REPORT`` names a file to write the result to as JSON.
+``LIYAGENT_KILL_MODE`` is kill (default), stop, backend, restart or
+failover (a private primary and synchronous standby; the primary is
+SIGKILLed and the standby promoted mid-round, then a new standby is built
+for the next round);
+``LIYAGENT_KILL_LEASE_ONLY=N`` adds N rounds, spread among the others, whose
+victim holds no liveness token (detection by lease expiry alone), so both
+detections are measured in the same run;
+``LIYAGENT_KILL_REPORT`` names a file to write the result to as JSON;
+``LIYAGENT_KILL_PLOT`` a PNG of the recovery time of every trial caught in
+flight, per round (needs matplotlib, the ``bench`` extra).
 Judged from the database and the vendor service's own record (see
 :mod:`ticketiq_pg.trials`): no lost trial, no duplicate write, recovery
-within 15 s, and in ``stop`` mode no write by the stalled process after the
-takeover.
+within 15 s, in ``stop`` mode no write by the stalled process after the
+takeover, and in ``restart``/``failover`` mode no run of a live process
+handed over because its session ended.
 """
 
 from __future__ import annotations
@@ -23,11 +32,12 @@ from pathlib import Path
 import pytest
 
 from ticketiq_pg.migrate import install_sync
-from ticketiq_pg.testing.cluster import PrivateCluster, temporary_database
+from ticketiq_pg.testing.cluster import PrivateCluster, ReplicatedCluster, temporary_database
 from ticketiq_pg.trials import percentile, run_trials
 
 ROUNDS = int(os.environ.get("LIYAGENT_KILL_TRIALS", "0") or 0)
 MODE = os.environ.get("LIYAGENT_KILL_MODE", "kill")
+LEASE_ONLY = int(os.environ.get("LIYAGENT_KILL_LEASE_ONLY", "0") or 0)
 RECOVERY_BOUND = 15.0
 
 pytestmark = pytest.mark.skipif(
@@ -45,12 +55,26 @@ def test_kill_trials(pg_server_url: str, tmp_path: Path) -> None:
 
     seed = _seed()
     cluster: PrivateCluster | None = None
+    pair: ReplicatedCluster | None = None
     server = pg_server_url
     if MODE == "restart":
         # A restart needs a cluster of the harness's own.
         cluster = PrivateCluster()
         cluster.start()
         server = cluster.admin_url
+    elif MODE == "failover":
+        # A primary and a synchronous standby of the harness's own, behind one
+        # multi-host URL: the database is created on the primary and replicated.
+        pair = ReplicatedCluster().start()
+        server = pair.admin_url
+
+    def fail_over() -> None:
+        assert pair is not None
+        pair.failover()
+        # The next round fails over again: a new synchronous standby from the
+        # new primary (the apps recover meanwhile; their time is the database's).
+        pair.rebuild_standby()
+
     try:
         with temporary_database(server, prefix="tiq_trials") as url:
             with psycopg.connect(url, autocommit=True) as conn:
@@ -58,6 +82,8 @@ def test_kill_trials(pg_server_url: str, tmp_path: Path) -> None:
             report = run_trials(
                 url, tmp_path / "arena", rounds=ROUNDS, seed=seed, mode=MODE,
                 restart_cluster=cluster.restart if cluster is not None else None,
+                failover_cluster=fail_over if pair is not None else None,
+                lease_only_rounds=LEASE_ONLY,
                 on_round=lambda i, trials, _: print(
                     f"round {i}: " + ", ".join(
                         f"{t.kind} {t.outcome}"
@@ -67,14 +93,23 @@ def test_kill_trials(pg_server_url: str, tmp_path: Path) -> None:
     finally:
         if cluster is not None:
             cluster.stop()
+        if pair is not None:
+            pair.stop()
 
     result = report.as_json()
     recovery = report.recovery_seconds
     result["recovery_p50"] = percentile(recovery, 0.5)
     result["recovery_p95"] = percentile(recovery, 0.95)
     result["recovery_max"] = max(recovery) if recovery else None
+    if pair is not None:
+        # Seconds from the start of each kill to the standby accepting writes,
+        # and each rebuild of the standby.
+        result["failovers"] = pair.failovers
+        result["standby_rebuilds"] = pair.rebuilds
     if os.environ.get("LIYAGENT_KILL_REPORT"):
         Path(os.environ["LIYAGENT_KILL_REPORT"]).write_text(json.dumps(result, indent=2))
+    if os.environ.get("LIYAGENT_KILL_PLOT"):
+        _plot(result, Path(os.environ["LIYAGENT_KILL_PLOT"]))
     print(json.dumps({k: v for k, v in result.items() if k != "trials"}))
 
     lost = [t for t in report.trials if t.outcome != "answered"]
@@ -83,4 +118,39 @@ def test_kill_trials(pg_server_url: str, tmp_path: Path) -> None:
     slow = [t for t in report.trials if (t.recovery_seconds or 0) > RECOVERY_BOUND]
     assert not slow, f"seed {seed}: recovery over {RECOVERY_BOUND}s: {slow}"
     assert report.stalled_writes == 0, f"seed {seed}: the stalled process wrote after takeover"
-    assert report.rounds == ROUNDS
+    assert report.live_takeovers == 0, f"seed {seed}: runs of live processes handed over"
+    assert report.rounds == ROUNDS + LEASE_ONLY
+
+
+def _plot(result: dict, path: Path) -> None:
+    """Recovery time per trial caught in flight, by round and kind (and, failing over,
+    the seconds until the promoted standby took writes)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(11, 4.2), dpi=110)
+    for kind, marker in (("cron", "o"), ("teams", "s"), ("webhook", "^")):
+        points = [(t["round"] + 1, t["recovery_seconds"]) for t in result["trials"]
+                  if t["kind"] == kind and t["recovery_seconds"] is not None]
+        if points:
+            ax.scatter(*zip(*points, strict=True), marker=marker, s=22, label=kind)
+    if result.get("failovers"):
+        ax.plot(range(1, len(result["failovers"]) + 1),
+                [f["writable"] for f in result["failovers"]], color="grey", lw=1,
+                label="kill to promoted standby taking writes")
+    for q, style in (("recovery_p50", ":"), ("recovery_p95", "--")):
+        if result.get(q) is not None:
+            ax.axhline(result[q], color="black", lw=0.8, ls=style,
+                       label=f"{q.removeprefix('recovery_')} {result[q]:.2f} s")
+    ax.set_xlabel("round")
+    ax.set_ylabel("seconds from the fault to the trial's end")
+    ax.set_title(f"{result['mode']}: {result['rounds']} rounds, seed {result['seed']}, "
+                 f"lost {result['lost']}, duplicates {result['duplicates']}")
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)

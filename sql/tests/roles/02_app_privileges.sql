@@ -3,7 +3,7 @@
 -- the internal functions (_finish_entry and _wake among them) and no table
 -- privilege.
 begin;
-select plan(56);
+select plan(61);
 
 select schema_privs_are('ticketiq', 'ticketiq_app', array['USAGE']);
 
@@ -41,7 +41,11 @@ from (values
     ('request_stop', array['uuid', 'text', 'text']::name[]),
     ('record_resume', array['uuid', 'bigint', 'jsonb']::name[]),
     ('register_process', array['text', 'text', 'integer']::name[]),
+    ('hold_liveness', array['text']::name[]),
+    ('release_liveness', array['text']::name[]),
+    ('watch_processes', array['text', 'text', 'text[]', 'integer']::name[]),
     ('purge_answers', array['integer']::name[]),
+    ('purge_history', array['double precision', 'integer']::name[]),
     ('request_approval', array['uuid', 'bigint', 'integer', 'text', 'jsonb']::name[]),
     ('decide_approval', array['uuid', 'boolean', 'text', 'text']::name[]),
     ('get_approval', array['uuid']::name[]),
@@ -74,7 +78,8 @@ from (values
     ('_validate_checkpoint', array['jsonb']::name[]),
     ('answers_write_once', array[]::name[]),
     ('_finish_entry', array['uuid', 'text', 'jsonb', 'timestamp with time zone']::name[]),
-    ('_wake', array['text', 'timestamp with time zone']::name[])
+    ('_wake', array['text', 'timestamp with time zone']::name[]),
+    ('_claim_lapsed', array['text', 'integer', 'integer', 'uuid', 'jsonb', 'text']::name[])
 ) as f (name, args);
 
 select * from finish();

@@ -3,7 +3,7 @@
 -- argument; adopt_run and take_over_child return ticketiq.adopted_run; the
 -- entry-point functions and the internal _finish_entry and _wake).
 begin;
-select plan(49);
+select plan(53);
 
 select has_schema('ticketiq');
 select functions_are(
@@ -13,12 +13,13 @@ select functions_are(
         '_validate_checkpoint', '_wake', 'accept_entry',
         'adopt_run', 'answers_write_once', 'claim_entries', 'claim_leader', 'decide_approval',
         'delegation_status', 'fail_run', 'fire_due_crons', 'get_approval', 'get_entry', 'get_run',
-        'hand_on_answer', 'mark_delivery', 'mark_in_doubt', 'now', 'purge_answers', 'record_outcome',
+        'hand_on_answer', 'mark_delivery', 'mark_in_doubt', 'now', 'purge_answers', 'purge_history', 'record_outcome',
         'record_resume', 'register_process', 'release_run', 'renew_leader', 'renew_leases',
         'request_approval', 'request_stop', 'resign_leader', 'run_transcript', 'schema_version',
         'seal_answer', 'start_run', 'stop_run', 'suspend_run', 'sweep_lapsed', 'take_over_child',
         'upsert_cron_schedule', 'wake_runs', 'write_checkpoint', 'checkpoint_job', 'claim_job',
-        'enqueue_job', 'fail_job', 'finish_job', 'get_job', 'renew_job_leases', 'sweep_jobs'
+        'enqueue_job', 'fail_job', 'finish_job', 'get_job', 'renew_job_leases', 'sweep_jobs',
+        'hold_liveness', 'release_liveness', 'watch_processes'
     ],
     'ticketiq has the documented functions and no others'
 );
@@ -72,7 +73,11 @@ select has_function('ticketiq', 'stop_run', array['uuid', 'bigint', 'text']);
 select has_function('ticketiq', 'request_stop', array['uuid', 'text', 'text']);
 select has_function('ticketiq', 'record_resume', array['uuid', 'bigint', 'jsonb']);
 select has_function('ticketiq', 'register_process', array['text', 'text', 'integer']);
+select has_function('ticketiq', 'hold_liveness', array['text']);
+select has_function('ticketiq', 'release_liveness', array['text']);
+select has_function('ticketiq', 'watch_processes', array['text', 'text', 'text[]', 'integer']);
 select has_function('ticketiq', 'purge_answers', array['integer']);
+select has_function('ticketiq', 'purge_history', array['double precision', 'integer']);
 select has_function('ticketiq', 'request_approval', array['uuid', 'bigint', 'integer', 'text', 'jsonb']);
 select has_function('ticketiq', 'decide_approval', array['uuid', 'boolean', 'text', 'text']);
 select has_function('ticketiq', 'get_approval', array['uuid']);

@@ -3,7 +3,7 @@
 -- one-resume-per-epoch rule, waiting approvals, child runs, suspended runs,
 -- pending entries and due cron schedules have their indexes too.
 begin;
-select plan(20);
+select plan(22);
 
 select has_index('ticketiq', 'runs', 'runs_running_lease_idx', 'lease_expires_at');
 select is(
@@ -22,6 +22,15 @@ select is(
     ),
     '(status = ''running''::text)',
     'runs_holder_idx holds running runs only'
+);
+select has_index('ticketiq', 'runs', 'runs_finished_idx', 'finished_at');
+select is(
+    (
+        select pg_get_expr(i.indpred, i.indrelid) from pg_index as i
+        where i.indexrelid = 'ticketiq.runs_finished_idx'::regclass
+    ),
+    '(finished_at IS NOT NULL)',
+    'runs_finished_idx holds finished runs only (retention)'
 );
 select has_index('ticketiq', 'runs', 'runs_claimed_idx', 'updated_at');
 select is(

@@ -1,0 +1,45 @@
+-- ticketiq.release_liveness(process): a process stopping cleanly gives up its liveness token.
+--
+-- Call it last in a graceful shutdown, on the session that holds the
+-- token, after the process released its runs: the process is marked
+-- stopped (ended_reason 'stopped') and the advisory lock released, so no
+-- watcher takes the clean exit for a death.  Returns whether this session
+-- held the token.  TQ004 for an empty id; TQ011 for an unknown process.
+create or replace function ticketiq.release_liveness(p_process_id text)
+returns boolean
+language plpgsql
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+    v_now timestamptz := ticketiq.now();
+    v_key integer;
+begin
+    if coalesce(p_process_id, '') = '' then
+        raise exception 'process id must be non-empty' using errcode = 'TQ004';
+    end if;
+    select p.liveness_key into v_key
+    from ticketiq.processes as p
+    where p.process_id = p_process_id
+    for update;
+    if not found then
+        raise exception 'process % is not registered', p_process_id using errcode = 'TQ011';
+    end if;
+    update ticketiq.processes as p
+    set stopped_at = v_now,
+        last_seen_at = v_now,
+        ended_reason = 'stopped'
+    where p.process_id = p_process_id and p.stopped_at is null;
+    if v_key is null or not exists (
+        select 1 from pg_catalog.pg_locks as l
+        where l.locktype = 'advisory' and l.pid = pg_catalog.pg_backend_pid()
+            and l.classid = 29809 and l.objid = v_key::text::oid and l.objsubid = 2 and l.granted
+    ) then
+        return false;
+    end if;
+    return pg_catalog.pg_advisory_unlock(29809, v_key);
+end;
+$$;
+
+comment on function ticketiq.release_liveness(text) is
+'Clean stop: mark the process stopped and release its liveness token (on the session holding it). TQ011 if not registered.';

@@ -1,0 +1,301 @@
+"""Liveness tokens: a dead process is noticed by its PostgreSQL session; the lease stays the fence.
+
+Real worker processes (``python -m ticketiq_pg.scripted``) with the default 8 s
+leases and liveness on (``TICKETIQ_LIVENESS_INTERVAL`` 0.2 s, the default), driven
+with real signals and real session terminations; judged from the database, the
+vendor service's own record and the scripted model's log.
+
+* SIGKILL: the survivor claims the run because the victim's session ended, long
+  before its lease would lapse (compared on the database's clock, not a stopwatch).
+* SIGSTOP: a stalled process keeps its session, so it is *not* taken for dead; only
+  its lease lapsing hands the run over.
+* A live process whose liveness connection is cut loses its run to a peer and makes
+  no further outside call for it (:meth:`LeaseKeeper.ready`), then goes on working.
+* A PostgreSQL restart ends every session at once: no run is handed over.
+
+Invariants: I1 (fence), I3 (once per loss), I12/I13 (no call after a takeover),
+I14 (crash resume audited).
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+from pathlib import Path
+
+import psycopg
+import pytest
+from netproxy import Proxy
+from procs import KILLED, start_stack
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from test_workers import (
+    FAST,
+    RECOVERY_BOUND,
+    asked,
+    audit,
+    lease_expiry_at,
+    process_state,
+    run_row,
+    spawn_worker,
+    up,
+    vendor_requests_by,
+    wait_until,
+)
+
+from ticketiq_pg.migrate import install_sync
+from ticketiq_pg.testing.cluster import PrivateCluster, temporary_database
+
+pytestmark = pytest.mark.slow
+
+
+def session_ended(stack, process_id: str) -> list[dict]:  # type: ignore[no-untyped-def]
+    return [a for a in audit(stack, "process.session_ended")
+            if a["detail"]["process_id"] == process_id]
+
+
+def liveness_backend(stack, process_id: str) -> int | None:  # type: ignore[no-untyped-def]
+    rows = stack.query("select pid from pg_stat_activity where application_name = %s",
+                       f"ticketiq-liveness:{process_id}")
+    return rows[0][0] if rows else None
+
+
+def test_sigkill_is_noticed_by_the_session_long_before_the_lease(stack) -> None:  # type: ignore[no-untyped-def]
+    """The victim's session ends with it: its run is claimed at once, lease unexpired."""
+    owner = up(spawn_worker(stack, "owner"))
+    survivor = up(spawn_worker(stack, "survivor"))
+    wait_until("both hold liveness tokens",
+               lambda: liveness_backend(stack, "owner") and liveness_backend(stack, "survivor"), 10)
+    time.sleep(0.5)  # the survivor's watcher has seen the owner alive in its session
+
+    owner.send(cmd="start", seed=41, steps=3, plan="mixed", model_delay=1.0)
+    run_id = owner.wait_event("started")["run_id"]
+    wait_until("step 2 asked", lambda: asked(stack, run_id, 2, owner.pid), 15, 0.01)
+    killed_at = time.time()
+    owner.signal(signal.SIGKILL)
+    assert owner.wait(10) == KILLED
+
+    wait_until("the run completed", lambda: run_row(stack, run_id)["status"] == "completed",
+               RECOVERY_BOUND, 0.05)
+    (lapse,) = audit(stack, "agent.run.lease_lapsed", run_id)
+    (ended,) = session_ended(stack, "owner")
+    (adopted,) = audit(stack, "agent.run.adopted", run_id)
+    print(f"\nSIGKILL -> session noticed {ended['at'] - killed_at:.3f}s, claimed "
+          f"{lapse['at'] - killed_at:.3f}s, adopted {adopted['at'] - killed_at:.3f}s; "
+          f"the lease would have lapsed at {lease_expiry_at(lapse) - killed_at:.2f}s")
+    # Claimed by the session's end, on the database's own clock before the lease ran out.
+    assert lapse["detail"]["reason"] == "session_ended"
+    assert lapse["actor"] == ended["actor"] == "survivor"
+    assert lapse["at"] < lease_expiry_at(lapse)
+    row = run_row(stack, run_id)
+    assert (row["loss_count"], row["epoch"]) == (1, 3)
+    (resume,) = audit(stack, "agent.run.crash_resumed", run_id)
+    assert (resume["actor"], resume["detail"]["reason"]) == ("survivor", "session_ended")
+    assert stack.duplicates() == {}
+    assert survivor.terminate() == 0
+
+
+def test_a_stalled_process_keeps_its_session_and_is_left_to_its_lease(stack) -> None:  # type: ignore[no-untyped-def]
+    """SIGSTOP is not death: no session ends, so only the lapsed lease hands the run over."""
+    stack.settings.update(FAST)
+    stalled = up(spawn_worker(stack, "stalled"))
+    survivor = up(spawn_worker(stack, "survivor"))
+    wait_until("both hold liveness tokens",
+               lambda: liveness_backend(stack, "stalled") and liveness_backend(stack, "survivor"),
+               10)
+    time.sleep(0.5)
+
+    stalled.send(cmd="start", seed=42, steps=3, plan="mixed", model_delay=1.5)
+    run_id = stalled.wait_event("started")["run_id"]
+    wait_until("step 2 asked", lambda: asked(stack, run_id, 2, stalled.pid), 15, 0.01)
+    stalled.signal(signal.SIGSTOP)
+    wait_until("the owner stopped", lambda: process_state(stalled.pid) == "T", 15, 0.01)
+    stopped_at = time.time()
+    wait_until("the survivor adopted the run",
+               lambda: audit(stack, "agent.run.adopted", run_id), 20)
+    (lapse,) = audit(stack, "agent.run.lease_lapsed", run_id)
+    assert "reason" not in lapse["detail"]  # the sweep's claim, not the session's
+    assert lapse["at"] >= lease_expiry_at(lapse)
+    assert session_ended(stack, "stalled") == []
+    stalled.signal(signal.SIGCONT)
+    assert stalled.wait_event("outcome", timeout=15, run_id=run_id)["status"] == "lost"
+    wait_until("the run completed", lambda: run_row(stack, run_id)["status"] == "completed", 20)
+    assert [r for r in vendor_requests_by(stack, "stalled") if r["wall_at"] > stopped_at] == []
+    assert stack.duplicates() == {}
+    assert stalled.terminate() == 0
+    assert survivor.terminate() == 0
+
+
+def test_a_live_process_whose_liveness_session_is_cut_makes_no_further_call(stack) -> None:  # type: ignore[no-untyped-def]
+    """Taken for dead while alive: the peer takes the run; this process calls nobody for it.
+
+    The owner is inside the first of two reads of step 1 (the vendor holds that request
+    1 s) when its liveness session is cut and it cannot connect for 2.5 s.  The
+    survivor claims and resumes the run at once.  The owner's second read has no
+    database write before it, so only ``LeaseKeeper.ready`` (waiting for the token to
+    be held again and the leases renewed, which says the run is gone) keeps it from
+    calling the vendor.
+    """
+    # The owner reaches PostgreSQL through a proxy the test can partition.  One run at
+    # a time: it cannot adopt the run back itself while the cut attempt still holds
+    # its slot, so the survivor resumes it.  Renewals every 3.5 s: the periodic
+    # renewal is unlikely to be what notices the takeover before the held read ends.
+    db = conninfo_to_dict(stack.db_url)
+    proxy = Proxy(str(db.get("host") or "127.0.0.1"), int(db.get("port") or 5432))
+    proxied = make_conninfo(stack.db_url, host="127.0.0.1", port=proxy.port)
+    try:
+        owner = up(spawn_worker(stack, "owner", "--max-runs", "1",
+                                TICKETIQ_DATABASE_URL=proxied, TICKETIQ_RENEW_INTERVAL="3.5"))
+        survivor = up(spawn_worker(stack, "survivor"))
+        wait_until("both hold liveness tokens", lambda: liveness_backend(stack, "owner")
+                   and liveness_backend(stack, "survivor"), 10)
+        time.sleep(0.5)
+        stack.vendor.fault("jira", "delay", method="GET", seconds=1.0, count=1)
+
+        owner.send(cmd="start", seed=43, steps=2, plan="reads", model_delay=0.2)
+        run_id = owner.wait_event("started")["run_id"]
+        wait_until("step 1 written", lambda: run_row(stack, run_id)["last_step"] >= 1, 15, 0.01)
+        time.sleep(0.3)  # the owner's first read is held at the vendor
+        # A partition of 2.5 s for new connections, and the liveness session cut: the
+        # survivor's watcher (every 0.2 s) finds the token gone; the held read comes
+        # back 0.7 s after the cut while the owner still cannot hold a token.
+        proxy.refusing.set()
+        cut_at = time.time()
+        stack.query("select pg_terminate_backend(pid) from pg_stat_activity"
+                    " where application_name = 'ticketiq-liveness:owner'")
+        time.sleep(2.5)
+        proxy.refusing.clear()
+        _judge_cut(stack, owner, survivor, run_id, cut_at)
+    finally:
+        proxy.close()
+
+
+def _judge_cut(stack, owner, survivor, run_id: str, cut_at: float) -> None:  # type: ignore[no-untyped-def]
+    wait_until("the survivor adopted the run",
+               lambda: audit(stack, "agent.run.adopted", run_id), 10)
+    assert [a["actor"] for a in audit(stack, "agent.run.adopted", run_id)] == ["survivor"]
+    (lapse,) = audit(stack, "agent.run.lease_lapsed", run_id)
+    assert lapse["detail"]["reason"] == "session_ended"
+    assert lapse["at"] < lease_expiry_at(lapse)
+    # The owner stops the run (its lease renewal, after the gap, says it is gone) ...
+    lost = owner.wait_event("outcome", timeout=15, run_id=run_id)
+    assert lost["status"] == "lost", lost
+    wait_until("the run completed", lambda: run_row(stack, run_id)["status"] == "completed", 20)
+    # ... having sent nothing after its session was cut: the held read was sent before.
+    late = [r for r in vendor_requests_by(stack, "owner") if r["wall_at"] > cut_at]
+    assert late == [], json.dumps(late, default=str)[:2000]
+    assert [r for r in vendor_requests_by(stack, "survivor")]  # the survivor made the reads
+    assert stack.duplicates() == {}
+
+    # The owner is alive and well: it holds a new token and runs new work.
+    wait_until("the owner holds a token again",
+               lambda: stack.query("select stopped_at is null from ticketiq.processes"
+                                   " where process_id = 'owner'")[0][0], 10)
+    owner.send(cmd="start", seed=44, steps=2, plan="mixed")
+    later = owner.wait_event("started", seed=44)["run_id"]
+    assert owner.wait_event("outcome", timeout=20, run_id=later)["status"] == "completed"
+    assert owner.terminate() == 0
+    assert survivor.terminate() == 0
+
+
+@pytest.fixture
+def restart_stack(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """A stack on a private cluster of its own, which the test restarts."""
+    cluster = PrivateCluster()
+    cluster.start()
+    try:
+        with temporary_database(cluster.admin_url, prefix="tiq_liveness") as url:
+            with psycopg.connect(url, autocommit=True) as conn:
+                install_sync(conn)
+            world = start_stack(url, tmp_path / "stack")
+            try:
+                yield world, cluster
+            finally:
+                world.close()
+    finally:
+        cluster.stop()
+
+
+def test_a_postgres_restart_hands_over_no_run_of_a_live_process(restart_stack) -> None:  # type: ignore[no-untyped-def]
+    """Every session ends at once, the watchers' too: nobody is taken for dead."""
+    stack, cluster = restart_stack
+    a = up(spawn_worker(stack, "a"))
+    b = up(spawn_worker(stack, "b"))
+    wait_until("both hold liveness tokens",
+               lambda: liveness_backend(stack, "a") and liveness_backend(stack, "b"), 10)
+    time.sleep(0.5)
+    a.send(cmd="start", seed=45, steps=3, plan="reads", model_delay=4.0)
+    b.send(cmd="start", seed=46, steps=3, plan="reads", model_delay=4.0)
+    runs = [a.wait_event("started")["run_id"], b.wait_event("started")["run_id"]]
+    wait_until("step 1 written everywhere",
+               lambda: all(run_row(stack, r)["last_step"] >= 1 for r in runs), 15, 0.02)
+
+    cluster.restart("immediate")
+
+    for run_id in runs:
+        wait_until("the run completed",
+                   lambda run_id=run_id: run_row(stack, run_id)["status"] == "completed", 40)
+        assert run_row(stack, run_id)["loss_count"] == 0
+        assert audit(stack, "agent.run.lease_lapsed", run_id) == []
+    assert audit(stack, "process.session_ended") == []
+    wait_until("both hold liveness tokens again",
+               lambda: liveness_backend(stack, "a") and liveness_backend(stack, "b"), 15)
+    assert a.terminate() == 0
+    assert b.terminate() == 0
+
+
+# -- the Liveness class in one process, two connections ---------------------------------
+
+
+async def _wait_for(what: str, check, seconds: float = 10.0):  # type: ignore[no-untyped-def]
+    import asyncio
+
+    deadline = time.monotonic() + seconds
+    while True:
+        value = await check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {seconds:g}s waiting for {what}")
+        await asyncio.sleep(0.02)
+
+
+async def test_liveness_claims_a_dead_peers_runs_and_spares_a_clean_exit(db_url: str) -> None:
+    """Unit-level: a session that ends is a death; release_liveness is a clean exit."""
+    import asyncio
+
+    from ticketiq_pg.driver import TicketIQ
+    from ticketiq_pg.liveness import Liveness
+
+    db = await TicketIQ.connect(db_url)
+    try:
+        for name in ("watcher", "dies", "leaves"):
+            await db.register_process(name)
+        claimed: list[int] = []
+        watcher = Liveness(db, db_url, "watcher", interval=0.05, on_claimed=claimed.append)
+        dies = Liveness(db, db_url, "dies", interval=0.05)
+        leaves = Liveness(db, db_url, "leaves", interval=0.05)
+        for live in (watcher, dies, leaves):
+            live.start()
+            assert await live.wait_ok(5)
+        dead_run = (await db.start_run(holder="dies", owner="o", run_as="o", channel="c",
+                                       entry_point="e", may_wait=False, ttl=60)).run_id
+        kept_run = (await db.start_run(holder="leaves", owner="o", run_as="o", channel="c",
+                                       entry_point="e", may_wait=False, ttl=60)).run_id
+        await asyncio.sleep(0.3)  # the watcher has seen both alive in its session
+
+        await leaves.stop(release=True)  # a clean exit
+        await dies.stop(release=False)  # the session just ends, as when the process dies
+
+        async def dead_claimed() -> bool:
+            return (await db.get_run(dead_run)).status == "claimed"
+
+        await _wait_for("the dead process's run claimed", dead_claimed)
+        assert claimed == [1]
+        assert watcher.reaped_peers == ["dies"]
+        await asyncio.sleep(0.3)
+        kept = await db.get_run(kept_run)
+        assert (kept.status, kept.lease_holder, kept.epoch) == ("running", "leaves", 1)
+        await watcher.stop()
+    finally:
+        await db.close()

@@ -1,0 +1,220 @@
+"""Liveness: notice a dead process by its PostgreSQL session; the lease stays the fence.
+
+When a process dies on its host, the kernel closes its sockets and
+PostgreSQL ends its sessions within milliseconds.  Each app process holds a
+*liveness token* — a session-level advisory lock, ``ticketiq.hold_liveness``
+— on one dedicated, direct, autocommit connection, and on that same
+connection it looks at its peers' tokens every ``interval`` seconds
+(``ticketiq.watch_processes``).  A peer seen alive in this very session
+whose token is gone died while this session stayed up: its runs are claimed
+at once through the sweep's own once-only claim, and the resume workers
+adopt them through NOTIFY, about a second after the kill instead of the
+lease TTL plus a sweep interval.
+
+The lease stays the fence and the fallback:
+
+* a stalled process (SIGSTOP) keeps its session, so it is taken over only
+  when its lease lapses, by the sweep;
+* a host that vanishes without closing its sockets keeps its session until
+  TCP keepalives end it, and meanwhile its lease lapses;
+* a PostgreSQL restart or failover ends every session at once, the
+  watcher's own among them: what it saw alive is forgotten with its
+  session (the SQL honours ``seen`` only on the session that saw it), so
+  no run is handed over merely because every session ended; the processes
+  reconnect, hold new tokens and keep renewing their leases;
+* a process whose liveness connection drops while it is alive (a network
+  blip, ``pg_terminate_backend``) may have its runs taken over.  From the
+  moment it notices the drop it makes no outside call
+  (:meth:`~ticketiq_pg.leases.LeaseKeeper.ready` waits) until it has held
+  its token again and renewed its leases; renewal tells it which runs it
+  lost, and the epoch fences any write it would still try for them.
+
+The token must be held on a direct connection: a transaction-mode pooler
+(PgBouncer ``pool_mode=transaction``) hands sessions from client to client
+and would break it.  Set ``TICKETIQ_LIVENESS_INTERVAL=0`` there to rely on
+lease expiry alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+
+import psycopg
+
+from .driver import TicketIQ
+from .leases import LeaseKeeper
+from .listener import KEEPALIVE_KWARGS
+
+log = logging.getLogger(__name__)
+
+#: Reconnection backoff bounds, in seconds.
+MIN_BACKOFF = 0.05
+MAX_BACKOFF = 1.0
+
+
+class Liveness:
+    """Holds this process's liveness token and watches its peers' on one connection."""
+
+    def __init__(
+        self,
+        db: TicketIQ,
+        conninfo: str,
+        process_id: str,
+        *,
+        interval: float = 0.2,
+        max_losses: int = 2,
+        leases: LeaseKeeper | None = None,
+        on_claimed: Callable[[int], None] | None = None,
+    ) -> None:
+        if interval <= 0:
+            raise ValueError("the liveness interval must be positive")
+        self.db = db
+        self.conninfo = conninfo
+        self.process_id = process_id
+        self.interval = interval
+        self.max_losses = max_losses
+        self.leases = leases
+        self.on_claimed = on_claimed
+        #: Set while the token is held and the leases are known good; cleared
+        #: the moment the connection is seen to drop.
+        self.ok = asyncio.Event()
+        self.key: int | None = None
+        self.holds = 0
+        self.drops = 0
+        self.reaped_peers: list[str] = []
+        self.runs_claimed = 0
+        self._conn: psycopg.AsyncConnection | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._confirmed = True  # no leases to confirm before the first hold
+
+    # -- life cycle -------------------------------------------------------
+
+    def start(self) -> asyncio.Task[None]:
+        if self.leases is not None:
+            self.leases.liveness = self
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(
+                self._run_forever(), name=f"liveness:{self.process_id}"
+            )
+        return self._task
+
+    async def stop(self, *, release: bool = True) -> None:
+        """Stop watching; with ``release``, give the token up (a clean exit, not a death)."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        if self._conn is not None:
+            if release and not self._conn.closed:
+                try:
+                    await self.db.release_liveness(self.process_id, conn=self._conn)
+                except Exception:  # noqa: BLE001 - closing ends the session (and the lock) anyway
+                    log.warning("releasing the liveness token failed", exc_info=True)
+            await self._close()
+        self.ok.clear()
+
+    # -- the loop ---------------------------------------------------------
+
+    async def _run_forever(self) -> None:
+        backoff = MIN_BACKOFF
+        while True:
+            try:
+                await self._hold_and_watch()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - reconnect and hold a new token
+                self.ok.clear()
+                self.drops += 1
+                self._confirmed = False
+                log.warning("liveness connection lost (%s); holding a new token", exc)
+            await self._close()
+            await asyncio.sleep(backoff)
+            backoff = min(MAX_BACKOFF, backoff * 2)
+
+    async def _hold_and_watch(self) -> None:
+        self._conn = conn = await psycopg.AsyncConnection.connect(
+            self.conninfo,
+            autocommit=True,
+            connect_timeout=2,
+            application_name=f"ticketiq-liveness:{self.process_id}",
+            **KEEPALIVE_KWARGS,
+        )
+        token = await self.db.hold_liveness(self.process_id, conn=conn)
+        self.key = token.liveness_key
+        self.holds += 1
+        if token.was_reaped:
+            log.warning(
+                "process %s was taken for dead while its liveness connection was down; "
+                "its runs were taken over and are fenced", self.process_id,
+            )
+        session: str | None = None
+        seen: list[str] = []
+        while True:
+            if not self._confirmed:
+                self._confirmed = await self._confirm_leases()
+            if self._confirmed:
+                self.ok.set()
+            try:
+                rows = await self.db.watch_processes(
+                    self.process_id, session, seen, self.max_losses, conn=conn
+                )
+            except psycopg.OperationalError:
+                raise  # the session is gone: hold a new token
+            except Exception as exc:  # noqa: BLE001 - keep the token: dropping it is death
+                if conn.closed:
+                    raise
+                log.warning("watching the peers failed (%s); the token stays held", exc)
+                await asyncio.sleep(self.interval)
+                continue
+            if rows:
+                session = rows[0].session
+            seen = [row.process_id for row in rows if row.alive]
+            reaped = [row for row in rows if not row.alive and row.runs_claimed]
+            for row in reaped:
+                log.warning(
+                    "process %s died (its liveness session ended): claimed %d runs",
+                    row.process_id, row.runs_claimed,
+                )
+                self.reaped_peers.append(row.process_id)
+            del self.reaped_peers[:-100]
+            claimed = sum(row.runs_claimed for row in reaped)
+            if claimed:
+                self.runs_claimed += claimed
+                if self.on_claimed is not None:
+                    self.on_claimed(claimed)
+            # Wait on the socket: a dropped session is seen at once, not at the next look.
+            async for _ in conn.notifies(timeout=self.interval):
+                pass
+
+    async def _confirm_leases(self) -> bool:
+        """After a gap, renew every lease once so runs taken over meanwhile are known lost."""
+        if self.leases is None:
+            return True
+        try:
+            await self.leases.renew_once()
+        except Exception as exc:  # noqa: BLE001 - try again at the next look
+            log.warning("renewal after the liveness gap failed (%s); calls still wait", exc)
+            return False
+        return True
+
+    async def _close(self) -> None:
+        if self._conn is not None:
+            with contextlib.suppress(Exception):
+                await self._conn.close()
+            self._conn = None
+
+    # -- for callers ------------------------------------------------------
+
+    async def wait_ok(self, seconds: float) -> bool:
+        """Wait up to ``seconds`` for the token to be held and the leases confirmed."""
+        if self.ok.is_set():
+            return True
+        try:
+            await asyncio.wait_for(self.ok.wait(), max(0.0, seconds))
+        except TimeoutError:
+            return False
+        return True
