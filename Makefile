@@ -109,8 +109,9 @@ clean:
 # `make bench-smoke` runs the same code with tiny sizes in seconds (the last step of make test).
 .PHONY: bench bench-smoke kill-trials kill-trials-smoke
 
-# Kill trials (tests/unit/test_kill_trials.py): a 3-round smoke in `make test`,
-# 200 rounds on demand.  LIYAGENT_KILL_MODE=kill|stop|backend|restart,
+# Kill trials (tests/unit/test_kill_trials.py): a 3+1-round smoke in `make test`,
+# 200 rounds on demand.  LIYAGENT_KILL_MODE=kill|stop|backend|restart|failover,
+# LIYAGENT_KILL_LEASE_ONLY=N adds N rounds detected by lease expiry alone,
 # LIYAGENT_KILL_SEED fixes the timings, LIYAGENT_KILL_REPORT=file writes JSON.
 KILL_TRIALS ?= 200
 kill-trials: deps venv

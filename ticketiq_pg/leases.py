@@ -35,6 +35,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+#: Seconds before a renewal that failed is tried again on a new connection.
+RETRY_AFTER = 0.25
+
 
 class LeaseLost(NotOwner):
     """This process no longer holds the run's lease, or cannot be sure it does."""
@@ -204,8 +207,12 @@ class LeaseKeeper:
                 raise
             except Exception:  # noqa: BLE001 - keep renewing; deadlines self-fence meanwhile
                 self.failed_renewals += 1
-                await self._drop_connection()  # reconnect at the next tick
+                await self._drop_connection()
                 log.exception("lease renewal failed; runs self-fence at their deadlines")
+                # Try again soon on a new connection (a failover takes well under a
+                # second), not a whole tick later: the deadlines keep running.
+                await asyncio.sleep(min(RETRY_AFTER, self.renew_interval))
+                continue
             await asyncio.sleep(self.renew_interval)
 
     def start(self) -> asyncio.Task[None]:

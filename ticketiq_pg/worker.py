@@ -296,6 +296,9 @@ class Worker:
             return outcome
 
         task = asyncio.create_task(wrapped(), name=f"run:{run_id}")
+        # An abandoned run (logged by the runner) comes back through its lease:
+        # its exception is retrieved here, not reported again at exit.
+        task.add_done_callback(lambda t: t.cancelled() or t.exception())
         self._runs[run_id] = task
         return task
 
