@@ -201,6 +201,37 @@ def test_a_decision_taken_while_dead_is_read_not_asked_again(stack: Stack, appro
     assert "read_decision" in {s["settlement"] for s in detail["settlements"]}
 
 
+def test_a_resume_that_suspends_for_an_approval_is_audited_first(stack: Stack) -> None:
+    """I14: killed after the step was written, resumed; the approval then suspends the run.
+
+    The resumed attempt redoes the read, files the approval and suspends (the run may
+    wait): its resume is audited ``agent.run.crash_resumed`` with the read's settlement
+    before it gives the lease up.  The decision later wakes it: ``agent.run.resumed``.
+    """
+    victim = stack.spawn("--start", "1", "--exit-after", "1", "--seed", "17", "--steps", "2",
+                         "--plan", "approval", faults="after_checkpoint@1")
+    run_id = victim.read_event("started")["run_id"]
+    assert victim.wait(60) == KILLED
+    assert len(stack.sweep_as_if_later()) == 1
+    resumer = stack.run("--exit-after", "1")
+    assert [o["status"] for o in resumer.outcomes()] == ["suspended"], resumer.stderr
+    (detail,) = [d for (d,) in stack.query(
+        "select detail from ticketiq.audit where run_id = %s "
+        "and event = 'agent.run.crash_resumed'", run_id)]
+    assert [s["settlement"] for s in detail["settlements"]] == ["redone"]
+    assert detail["loss_count"] == 1
+    ((approval_id,),) = stack.query(
+        "select approval_id::text from ticketiq.approval_requests where run_id = %s", run_id)
+    waker = stack.spawn("--exit-after", "1")
+    stack.query("select * from ticketiq.decide_approval(%s, true, 'carol', 'go')", approval_id)
+    assert waker.wait(60) == 0, waker.stderr
+    assert [o["status"] for o in waker.outcomes()] == ["completed"]
+    events = [e for (e,) in stack.query(
+        "select event from ticketiq.audit where run_id = %s and event like 'agent.run.%%resumed'"
+        " order by audit_id", run_id)]
+    assert events == ["agent.run.crash_resumed", "agent.run.resumed"]
+
+
 def test_an_approved_write_in_doubt_is_read_back_by_its_approval_key(stack: Stack) -> None:
     victim = stack.spawn("--start", "1", "--exit-after", "1", "--seed", "13", "--steps", "2",
                          "--plan", "approval", "--no-may-wait", faults="after_call@1.2")

@@ -92,6 +92,10 @@ class RunState:
     #: False: not written ahead (TICKETIQ_CRASH_RESUME_ENTRIES=false); lost,
     #: the run is failed by the sweep, never resumed.
     durable: bool = True
+    #: While a resumed attempt settles its last step's calls: the settlements
+    #: so far, not yet audited (``record_resume``).  A call that suspends the
+    #: run meanwhile audits them first, so every resume has its audit row (I14).
+    unaudited: list[dict[str, Any]] | None = None
 
     @property
     def run_id(self) -> uuid.UUID:
@@ -465,6 +469,7 @@ class Runner:
         approval = filed
         if approval.state == "waiting" and state.info.may_wait:
             # A run that may wait gives its lease up; the decision wakes it.
+            await self._audit_resume(state)
             await self.db.suspend_run(
                 state.run_id, state.epoch, f"approval:{filed.approval_id}",
                 {"call_id": call["call_id"]},
@@ -546,6 +551,7 @@ class Runner:
                     await self.resume(adopted, sent)
                     continue
             elif state.info.may_wait and child.status == "running":
+                await self._audit_resume(state)
                 await self.db.suspend_run(state.run_id, state.epoch, f"child:{child.run_id}",
                                           {"delegation_key": key})
                 raise _Suspended(f"waiting for child run {child.run_id}")
@@ -664,17 +670,24 @@ class Runner:
         if not verdict.allowed:
             return await self._fail(state, verdict.reason, "agent.run.gate_refused")
 
-        settlements: list[dict[str, Any]] = []
+        state.unaudited = []
         if body is not None:
             try:
-                settlements = await self._settle(state, body["calls"], adopted.calls)
+                await self._settle(state, body["calls"], adopted.calls)
             except _StopRequested:
                 return await self._stop(state)
             except _Drained:
                 await self.db.release_run(state.run_id, state.epoch, "shutdown", {})
                 raise
-        await self.db.record_resume(adopted.run_id, adopted.epoch, settlements)
+        await self._audit_resume(state)
         return await self._drive(state)
+
+    async def _audit_resume(self, state: RunState) -> None:
+        """Write this resume's one audit row with the settlements so far, if not yet written."""
+        if state.unaudited is None:
+            return
+        settlements, state.unaudited = state.unaudited, None
+        await self.db.record_resume(state.run_id, state.epoch, settlements)
 
     async def _settle(
         self,
@@ -684,7 +697,9 @@ class Runner:
     ) -> list[dict[str, Any]]:
         """Settle each call the last step left; the results join the conversation."""
         by_id = {row["call_id"]: row for row in recorded}
-        settlements: list[dict[str, Any]] = []
+        # Into the resume's unaudited list, so a call that suspends the run
+        # can audit the settlements made before it.
+        settlements: list[dict[str, Any]] = state.unaudited if state.unaudited is not None else []
         results: list[Any] = []
         for call in calls:
             row = by_id.get(call["call_id"], {})
