@@ -232,6 +232,33 @@ def test_a_resume_that_suspends_for_an_approval_is_audited_first(stack: Stack) -
     assert events == ["agent.run.crash_resumed", "agent.run.resumed"]
 
 
+def test_a_write_made_before_the_run_suspends_is_recorded_not_left_in_doubt(
+    stack: Stack,
+) -> None:
+    """A step creates an incident, then waits for an approval: the incident's outcome is
+    recorded before the run gives its lease up, so the attempt the decision wakes finds it
+    done and does not settle it again."""
+    owner = stack.spawn("--start", "1", "--exit-after", "1", "--seed", "18", "--steps", "2",
+                        "--plan", "write_approval")
+    run_id = owner.read_event("started")["run_id"]
+    assert owner.wait(60) == 0, owner.stderr
+    assert [o["status"] for o in owner.outcomes()] == ["suspended"]
+    ((state, settlement),) = stack.query(
+        "select state, settlement from ticketiq.calls where run_id = %s"
+        " and tool = 'incident.create'", run_id)
+    assert (state, settlement) == ("done", "made")
+    ((approval_id,),) = stack.query(
+        "select approval_id::text from ticketiq.approval_requests where run_id = %s", run_id)
+    waker = stack.spawn("--exit-after", "1")
+    stack.query("select * from ticketiq.decide_approval(%s, true, 'carol', 'go')", approval_id)
+    assert waker.wait(60) == 0, waker.stderr
+    assert [o["status"] for o in waker.outcomes()] == ["completed"]
+    _, _, settlement, _ = the_write(stack, run_id, "incident.create")
+    assert settlement == "made"
+    assert stack.duplicates() == {}
+    assert sum(1 for r in stack.vendor.requests("incidentio") if r["method"] == "POST") == 1
+
+
 def test_an_approved_write_in_doubt_is_read_back_by_its_approval_key(stack: Stack) -> None:
     victim = stack.spawn("--start", "1", "--exit-after", "1", "--seed", "13", "--steps", "2",
                          "--plan", "approval", "--no-may-wait", faults="after_call@1.2")

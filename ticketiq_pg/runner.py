@@ -47,7 +47,14 @@ from .agent import (
     user_message,
 )
 from .driver import TicketIQ
-from .errors import InvalidPayload, NotOwner, SealMismatch, StepConflict, TicketIQError
+from .errors import (
+    InvalidPayload,
+    NotOwner,
+    SealMismatch,
+    StepConflict,
+    TicketIQError,
+    UnknownCall,
+)
 from .faults import FaultPoints
 from .leases import LeaseKeeper
 from .models import AdoptedRun
@@ -96,6 +103,9 @@ class RunState:
     #: so far, not yet audited (``record_resume``).  A call that suspends the
     #: run meanwhile audits them first, so every resume has its audit row (I14).
     unaudited: list[dict[str, Any]] | None = None
+    #: The calls of the current step made so far, with their results and how:
+    #: recorded before the run suspends, so they are not left in doubt.
+    made: list[tuple[dict[str, Any], Any, str]] = field(default_factory=list)
 
     @property
     def run_id(self) -> uuid.UUID:
@@ -294,9 +304,11 @@ class Runner:
                     return await self._stop(state)
             self._adopt_body(state, step_no, body)
             results: list[tuple[Any, str]] = []
+            state.made = []
             try:
                 for call in calls:
                     results.append(await self._make_call(state, step_no, call))
+                    state.made.append((call, *results[-1]))
             except _StopRequested:
                 return await self._stop(state)
             except _Drained:
@@ -469,7 +481,7 @@ class Runner:
         approval = filed
         if approval.state == "waiting" and state.info.may_wait:
             # A run that may wait gives its lease up; the decision wakes it.
-            await self._audit_resume(state)
+            await self._before_suspend(state, step_no)
             await self.db.suspend_run(
                 state.run_id, state.epoch, f"approval:{filed.approval_id}",
                 {"call_id": call["call_id"]},
@@ -551,7 +563,7 @@ class Runner:
                     await self.resume(adopted, sent)
                     continue
             elif state.info.may_wait and child.status == "running":
-                await self._audit_resume(state)
+                await self._before_suspend(state, state.step)
                 await self.db.suspend_run(state.run_id, state.epoch, f"child:{child.run_id}",
                                           {"delegation_key": key})
                 raise _Suspended(f"waiting for child run {child.run_id}")
@@ -681,6 +693,26 @@ class Runner:
                 raise
         await self._audit_resume(state)
         return await self._drive(state)
+
+    async def _before_suspend(self, state: RunState, step_no: int) -> None:
+        """What a run records before it gives its lease up to wait.
+
+        The resume's audit row, if this attempt is a resume still settling
+        (I14), and the outcomes of the calls this step already made (a read
+        has no row: UnknownCall), so the attempt that wakes it finds them
+        done instead of in doubt.
+        """
+        await self._audit_resume(state)
+        made, state.made = state.made, []
+        for call, result, how in made:
+            if not state.durable or how not in ("made", "skipped"):
+                continue
+            try:
+                await self.db.record_outcome(
+                    state.run_id, state.epoch, step_no, call["call_id"], result, how
+                )
+            except UnknownCall:
+                pass  # a read: its result rides in the next checkpoint
 
     async def _audit_resume(self, state: RunState) -> None:
         """Write this resume's one audit row with the settlements so far, if not yet written."""

@@ -37,7 +37,8 @@ from .agent import Verdict as Verdict
 from .config import Settings
 from .seal import canonical
 
-PLANS = ("mixed", "reads", "writes", "teams", "discord", "sqs", "delegate", "approval")
+PLANS = ("mixed", "reads", "writes", "teams", "discord", "sqs", "delegate", "approval",
+         "write_approval")
 
 
 class ScriptedModel:
@@ -145,6 +146,9 @@ def plan_calls(plan: str, rng: random.Random, seed: Any, step: int) -> list[Tool
     if plan == "approval":
         return [read, ToolCall(_call_id(rng), "jira.comment_approved",
                                {"issue_key": issue, "text": f"seed {seed} step {step}"})]
+    if plan == "write_approval":
+        return [incident, ToolCall(_call_id(rng), "jira.comment_approved",
+                                   {"issue_key": issue, "text": f"seed {seed} step {step}"})]
     if plan == "writes":
         return [incident, comment]
     if plan == "teams":
