@@ -69,8 +69,8 @@ def test_sealer_without_keys_is_a_config_error() -> None:
 
 
 def test_liveness_interval() -> None:
-    """Liveness on by default (0.2 s); 0 turns it off; it must look more often than it renews."""
-    assert Settings.from_env({}).liveness_interval == 0.2
+    """Liveness on by default (0.1 s); 0 turns it off; it must look more often than it renews."""
+    assert Settings.from_env({}).liveness_interval == 0.1
     assert Settings.from_env({"TICKETIQ_LIVENESS_INTERVAL": "0"}).liveness_interval == 0.0
     with pytest.raises(ConfigError, match="TICKETIQ_LIVENESS_INTERVAL='-1' must be at least 0"):
         Settings.from_env({"TICKETIQ_LIVENESS_INTERVAL": "-1"})

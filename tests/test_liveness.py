@@ -1,12 +1,13 @@
 """Liveness tokens: a dead process is noticed by its PostgreSQL session; the lease stays the fence.
 
 Real worker processes (``python -m ticketiq_pg.scripted``) with the default 8 s
-leases and liveness on (``TICKETIQ_LIVENESS_INTERVAL`` 0.2 s, the default), driven
+leases and liveness on (``TICKETIQ_LIVENESS_INTERVAL`` 0.1 s, the default), driven
 with real signals and real session terminations; judged from the database, the
 vendor service's own record and the scripted model's log.
 
-* SIGKILL: the survivor claims the run because the victim's session ended, long
-  before its lease would lapse (compared on the database's clock, not a stopwatch).
+* SIGKILL: the survivor finds the victim's session ended, cuts its leases to the
+  grace (0.3 s) and claims the run when that passes, long before the lease would
+  have lapsed (compared on the database's clock, not a stopwatch).
 * SIGSTOP: a stalled process keeps its session, so it is *not* taken for dead; only
   its lease lapsing hands the run over.
 * A live process whose liveness connection is cut loses its run to a peer and makes
@@ -34,6 +35,7 @@ from test_workers import (
     RECOVERY_BOUND,
     asked,
     audit,
+    lease_expiry,
     lease_expiry_at,
     process_state,
     run_row,
@@ -47,6 +49,9 @@ from ticketiq_pg.migrate import install_sync
 from ticketiq_pg.testing.cluster import PrivateCluster, temporary_database
 
 pytestmark = pytest.mark.slow
+
+#: The grace a dead process's leases get: three liveness intervals of 0.1 s.
+GRACE = 0.3
 
 
 def session_ended(stack, process_id: str) -> list[dict]:  # type: ignore[no-untyped-def]
@@ -71,6 +76,7 @@ def test_sigkill_is_noticed_by_the_session_long_before_the_lease(stack) -> None:
     owner.send(cmd="start", seed=41, steps=3, plan="mixed", model_delay=1.0)
     run_id = owner.wait_event("started")["run_id"]
     wait_until("step 2 asked", lambda: asked(stack, run_id, 2, owner.pid), 15, 0.01)
+    full_lease = lease_expiry(stack, run_id)
     killed_at = time.time()
     owner.signal(signal.SIGKILL)
     assert owner.wait(10) == KILLED
@@ -82,11 +88,15 @@ def test_sigkill_is_noticed_by_the_session_long_before_the_lease(stack) -> None:
     (adopted,) = audit(stack, "agent.run.adopted", run_id)
     print(f"\nSIGKILL -> session noticed {ended['at'] - killed_at:.3f}s, claimed "
           f"{lapse['at'] - killed_at:.3f}s, adopted {adopted['at'] - killed_at:.3f}s; "
-          f"the lease would have lapsed at {lease_expiry_at(lapse) - killed_at:.2f}s")
-    # Claimed by the session's end, on the database's own clock before the lease ran out.
+          f"lease cut to {lease_expiry_at(lapse) - killed_at:.2f}s; it would have lapsed at "
+          f"{full_lease - killed_at:.2f}s")
+    # Claimed by the session's end: the lease was cut to the grace when the death
+    # was found (database clock), and claimed once that passed.
     assert lapse["detail"]["reason"] == "session_ended"
     assert lapse["actor"] == ended["actor"] == "survivor"
-    assert lapse["at"] < lease_expiry_at(lapse)
+    assert lease_expiry_at(lapse) == pytest.approx(ended["at"] + GRACE, abs=0.002)
+    assert lapse["at"] >= lease_expiry_at(lapse)
+    assert lapse["at"] < full_lease - 5  # seconds before the 8 s lease would have lapsed
     row = run_row(stack, run_id)
     assert (row["loss_count"], row["epoch"]) == (1, 3)
     (resume,) = audit(stack, "agent.run.crash_resumed", run_id)
@@ -157,7 +167,7 @@ def test_a_live_process_whose_liveness_session_is_cut_makes_no_further_call(stac
         wait_until("step 1 written", lambda: run_row(stack, run_id)["last_step"] >= 1, 15, 0.01)
         time.sleep(0.3)  # the owner's first read is held at the vendor
         # A partition of 2.5 s for new connections, and the liveness session cut: the
-        # survivor's watcher (every 0.2 s) finds the token gone; the held read comes
+        # survivor's watcher (every 0.1 s) finds the token gone; the held read comes
         # back 0.7 s after the cut while the owner still cannot hold a token.
         proxy.refusing.set()
         cut_at = time.time()
@@ -175,8 +185,9 @@ def _judge_cut(stack, owner, survivor, run_id: str, cut_at: float) -> None:  # t
                lambda: audit(stack, "agent.run.adopted", run_id), 10)
     assert [a["actor"] for a in audit(stack, "agent.run.adopted", run_id)] == ["survivor"]
     (lapse,) = audit(stack, "agent.run.lease_lapsed", run_id)
+    (ended,) = session_ended(stack, "owner")
     assert lapse["detail"]["reason"] == "session_ended"
-    assert lapse["at"] < lease_expiry_at(lapse)
+    assert lease_expiry_at(lapse) == pytest.approx(ended["at"] + GRACE, abs=0.002)
     # The owner stops the run (its lease renewal, after the gap, says it is gone) ...
     lost = owner.wait_event("outcome", timeout=15, run_id=run_id)
     assert lost["status"] == "lost", lost

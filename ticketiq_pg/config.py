@@ -23,10 +23,11 @@ variable                           default   meaning
 ``TICKETIQ_ENTRY_CLAIM_DELAY``     ``0``     seconds an inbox entry waits before this
                                              process claims it (a recovery-only process
                                              leaves fresh entries to the others)
-``TICKETIQ_LIVENESS_INTERVAL``     ``0.2``   seconds between looks at the peers'
-                                             liveness tokens; ``0`` turns liveness off
-                                             (lease expiry alone, e.g. behind a
-                                             transaction-mode pooler)
+``TICKETIQ_LIVENESS_INTERVAL``     ``0.1``   seconds between looks at the peers'
+                                             liveness tokens (a dead peer's leases get
+                                             three of them of grace); ``0`` turns
+                                             liveness off (lease expiry alone, e.g.
+                                             behind a transaction-mode pooler)
 =================================  ========  ==========================================
 
 :func:`Settings.from_env` reads them all and raises one ConfigError naming
@@ -86,7 +87,7 @@ class Settings:
     answer_retention: float = 86400.0
     crash_resume_entries: bool = True
     entry_claim_delay: float = 0.0
-    liveness_interval: float = 0.2
+    liveness_interval: float = 0.1
 
     def sealer(self) -> Sealer:
         if not self.seal_keys:

@@ -750,17 +750,20 @@ class TicketIQ:
         session: str | None = None,
         seen: Sequence[str] = (),
         max_losses: int = 2,
+        grace: float = 0.3,
         *,
         conn: psycopg.AsyncConnection | None = None,
     ) -> list[models.WatchedProcess]:
-        """Peers alive now; claims the runs of those seen alive in this session and now dead.
+        """Peers alive now; reaps those seen alive in this session and now dead.
 
-        ``seen`` is only honoured on the session named by ``session``: call
-        it on one dedicated connection and pass back the session it returned.
+        Call it on the connection that holds the watcher's own token and pass
+        back the ``session`` it returned: ``seen`` is only honoured on that
+        session.  A dead peer's leases are cut to ``grace`` seconds; a later
+        call claims its runs once they lapsed.
         """
         return await self._many(
             models.WatchedProcess, "watch_processes",
-            (watcher, session, list(seen), max_losses), conn,
+            (watcher, session, list(seen), max_losses, grace), conn,
         )
 
     async def purge_answers(

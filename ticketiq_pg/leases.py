@@ -128,24 +128,27 @@ class LeaseKeeper:
             )
 
     async def ready(self, run_id: uuid.UUID, epoch: int | None = None) -> None:
-        """:meth:`check`, first waiting out a liveness gap: await it just before an outside call.
+        """:meth:`check`, first waiting for a fresh liveness confirmation: await it before a call.
 
-        While the liveness token is not held (its session dropped), a peer
-        may have taken this process for dead and the run over, before any
-        lease lapsed.  Wait (at most until the lease's own deadline) for the
-        token to be held again and the leases renewed; a run lost meanwhile
-        then raises LeaseLost here, before any call is made.
+        With a liveness token, a peer that finds this process's session
+        ended cuts its leases to a short grace and then takes its runs over,
+        possibly before this process noticed anything (a partition, a
+        stall).  So an outside call goes only while a watch of its own, sent
+        within the call window, confirmed the token held
+        (:meth:`Liveness.may_call`); otherwise wait for the next
+        confirmation, or for the token to be held again and the leases
+        renewed, which raises LeaseLost here for a run lost meanwhile.  The
+        wait ends at the lease's deadline at the latest (re-read each time:
+        renewals move it).
         """
-        liveness = self.liveness
-        if liveness is not None and not liveness.ok.is_set():
+        while True:
+            self.check(run_id, epoch)
+            liveness = self.liveness
+            if liveness is None or liveness.may_call():
+                return
             lease = self._leases.get(run_id)
-            if lease is not None:
-                await liveness.wait_ok(lease.deadline - self.clock())
-                if not liveness.ok.is_set():
-                    raise LeaseLost(
-                        f"run {run_id}: liveness token not held again before the lease deadline"
-                    )
-        self.check(run_id, epoch)
+            left = (lease.deadline if lease else 0.0) - self.clock()
+            await liveness.wait_confirmed(min(max(left, 0.0), liveness.interval * 2))
 
     def may_act(self, run_id: uuid.UUID, epoch: int | None = None) -> bool:
         try:

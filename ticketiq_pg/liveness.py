@@ -6,10 +6,18 @@ PostgreSQL ends its sessions within milliseconds.  Each app process holds a
 — on one dedicated, direct, autocommit connection, and on that same
 connection it looks at its peers' tokens every ``interval`` seconds
 (``ticketiq.watch_processes``).  A peer seen alive in this very session
-whose token is gone died while this session stayed up: its runs are claimed
-at once through the sweep's own once-only claim, and the resume workers
-adopt them through NOTIFY, about a second after the kill instead of the
-lease TTL plus a sweep interval.
+whose token is gone died while this session stayed up: its leases are cut
+to a short *grace* (three intervals) and then claimed through the sweep's
+own once-only claim, and the resume workers adopt them through NOTIFY,
+well under a second after the kill instead of the lease TTL plus a sweep
+interval.
+
+The grace is what makes a takeover safe against a process that has not
+noticed yet that its session ended (a partition that ended it on the
+server's side first, a stalled event loop): a process makes an outside
+call only while a watch of its own, sent less than 0.8 grace ago,
+confirmed its token held (:meth:`Liveness.may_call`), so it has stopped
+calling before the grace a peer gave its leases runs out.
 
 The lease stays the fence and the fallback:
 
@@ -23,11 +31,12 @@ The lease stays the fence and the fallback:
   no run is handed over merely because every session ended; the processes
   reconnect, hold new tokens and keep renewing their leases;
 * a process whose liveness connection drops while it is alive (a network
-  blip, ``pg_terminate_backend``) may have its runs taken over.  From the
-  moment it notices the drop it makes no outside call
+  blip, ``pg_terminate_backend``) may have its runs taken over.  It makes
+  no outside call without a fresh confirmation
   (:meth:`~ticketiq_pg.leases.LeaseKeeper.ready` waits) until it has held
   its token again and renewed its leases; renewal tells it which runs it
-  lost, and the epoch fences any write it would still try for them.
+  lost (back within the grace, it keeps them all), and the epoch fences
+  any write it would still try for them.
 
 The token must be held on a direct connection: a transaction-mode pooler
 (PgBouncer ``pool_mode=transaction``) hands sessions from client to client
@@ -40,6 +49,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Callable
 
 import psycopg
@@ -54,6 +64,16 @@ log = logging.getLogger(__name__)
 MIN_BACKOFF = 0.05
 MAX_BACKOFF = 1.0
 
+#: The grace a dead peer's leases get, in liveness intervals.
+GRACE_INTERVALS = 3
+
+#: A process calls out only on a confirmation sent less than this part of the grace ago.
+CALL_WINDOW = 0.8
+
+#: The liveness session never times out on its own: ending it is dying.
+SESSION_OPTIONS = ("-c statement_timeout=0 -c lock_timeout=0 -c idle_session_timeout=0 "
+                   "-c idle_in_transaction_session_timeout=0")
+
 
 class Liveness:
     """Holds this process's liveness token and watches its peers' on one connection."""
@@ -64,10 +84,11 @@ class Liveness:
         conninfo: str,
         process_id: str,
         *,
-        interval: float = 0.2,
+        interval: float = 0.1,
         max_losses: int = 2,
         leases: LeaseKeeper | None = None,
         on_claimed: Callable[[int], None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if interval <= 0:
             raise ValueError("the liveness interval must be positive")
@@ -78,9 +99,16 @@ class Liveness:
         self.max_losses = max_losses
         self.leases = leases
         self.on_claimed = on_claimed
+        self.clock = clock
+        #: Seconds a dead peer's leases get before they are claimed.
+        self.grace = GRACE_INTERVALS * interval
         #: Set while the token is held and the leases are known good; cleared
         #: the moment the connection is seen to drop.
         self.ok = asyncio.Event()
+        #: When (``clock``) the last watch that found this process's token held
+        #: was sent; and an event set at each such confirmation.
+        self.confirmed_sent = float("-inf")
+        self.confirmed = asyncio.Event()
         self.key: int | None = None
         self.holds = 0
         self.drops = 0
@@ -89,6 +117,7 @@ class Liveness:
         self._conn: psycopg.AsyncConnection | None = None
         self._task: asyncio.Task[None] | None = None
         self._confirmed = True  # no leases to confirm before the first hold
+        self._held_since_backoff = False
 
     # -- life cycle -------------------------------------------------------
 
@@ -102,7 +131,12 @@ class Liveness:
         return self._task
 
     async def stop(self, *, release: bool = True) -> None:
-        """Stop watching; with ``release``, give the token up (a clean exit, not a death)."""
+        """Stop watching; with ``release``, give the token up (a clean exit, not a death).
+
+        Call it before the lease keeper stops: the watch loop may renew leases.
+        """
+        if self.leases is not None and self.leases.liveness is self:
+            self.leases.liveness = None
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -116,6 +150,11 @@ class Liveness:
                     log.warning("releasing the liveness token failed", exc_info=True)
             await self._close()
         self.ok.clear()
+
+    def may_call(self) -> bool:
+        """Whether an outside call may go now: token held, confirmed recently enough."""
+        return (self.ok.is_set()
+                and self.clock() - self.confirmed_sent < CALL_WINDOW * self.grace)
 
     # -- the loop ---------------------------------------------------------
 
@@ -131,6 +170,9 @@ class Liveness:
                 self.drops += 1
                 self._confirmed = False
                 log.warning("liveness connection lost (%s); holding a new token", exc)
+            if self.holds and self._held_since_backoff:
+                backoff = MIN_BACKOFF  # it held a token since the last drop: start over
+            self._held_since_backoff = False
             await self._close()
             await asyncio.sleep(backoff)
             backoff = min(MAX_BACKOFF, backoff * 2)
@@ -141,15 +183,17 @@ class Liveness:
             autocommit=True,
             connect_timeout=2,
             application_name=f"ticketiq-liveness:{self.process_id}",
+            options=SESSION_OPTIONS,
             **KEEPALIVE_KWARGS,
         )
         token = await self.db.hold_liveness(self.process_id, conn=conn)
         self.key = token.liveness_key
         self.holds += 1
+        self._held_since_backoff = True
         if token.was_reaped:
             log.warning(
                 "process %s was taken for dead while its liveness connection was down; "
-                "its runs were taken over and are fenced", self.process_id,
+                "its runs lapse after the grace and are fenced", self.process_id,
             )
         session: str | None = None
         seen: list[str] = []
@@ -158,14 +202,15 @@ class Liveness:
                 self._confirmed = await self._confirm_leases()
             if self._confirmed:
                 self.ok.set()
+            sent = self.clock()
             try:
                 rows = await self.db.watch_processes(
-                    self.process_id, session, seen, self.max_losses, conn=conn
+                    self.process_id, session, seen, self.max_losses, self.grace, conn=conn
                 )
-            except psycopg.OperationalError:
-                raise  # the session is gone: hold a new token
-            except Exception as exc:  # noqa: BLE001 - keep the token: dropping it is death
-                if conn.closed:
+            except Exception as exc:
+                # Only a dead session ends the token; any other error (a deadlock,
+                # a cancel, a full disk) leaves it held: closing it would be dying.
+                if conn.closed or conn.broken:
                     raise
                 log.warning("watching the peers failed (%s); the token stays held", exc)
                 await asyncio.sleep(self.interval)
@@ -173,6 +218,10 @@ class Liveness:
             if rows:
                 session = rows[0].session
             seen = [row.process_id for row in rows if row.alive]
+            if self.process_id in seen:
+                self.confirmed_sent = sent
+                self.confirmed.set()
+                self.confirmed.clear()
             reaped = [row for row in rows if not row.alive and row.runs_claimed]
             for row in reaped:
                 log.warning(
@@ -208,6 +257,11 @@ class Liveness:
             self._conn = None
 
     # -- for callers ------------------------------------------------------
+
+    async def wait_confirmed(self, seconds: float) -> None:
+        """Wait up to ``seconds`` for the next confirmation of the token."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.confirmed.wait(), max(0.0, seconds))
 
     async def wait_ok(self, seconds: float) -> bool:
         """Wait up to ``seconds`` for the token to be held and the leases confirmed."""

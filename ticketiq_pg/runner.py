@@ -277,7 +277,7 @@ class Runner:
             if not verdict.allowed:
                 return await self._fail(state, verdict.reason, "agent.run.gate_refused")
             step_no = state.step + 1
-            self.leases.check(state.run_id, state.epoch)
+            await self.leases.ready(state.run_id, state.epoch)  # the model is a call too
             answer = await self.model.step(
                 StepRequest(
                     run_id=state.run_id,
@@ -596,6 +596,8 @@ class Runner:
         if delivery is not None and delivery.read_back is not None:
             self.leases.check(info.run_id, epoch)
             mark = await self.db.mark_delivery(info.run_id, epoch)
+            if mark.already_started:
+                await self.leases.ready(info.run_id, epoch)
             landed = mark.already_started and await delivery.read_back(info, request, key)
             if not landed:
                 await self.leases.ready(info.run_id, epoch)

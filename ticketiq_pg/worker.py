@@ -266,11 +266,12 @@ class Worker:
         if self.jobs is not None:
             await self.jobs.stop(drain_timeout=drain_timeout)
         await self.listener.stop()
+        if self.liveness is not None:
+            # A clean exit, not a death, once every run was released; before the
+            # lease keeper stops, since the watch loop may renew leases.
+            await self.liveness.stop(release=True)
         if self.leases is not None:
             await self.leases.stop()
-        if self.liveness is not None:
-            # Last: a clean exit, not a death, once every run was released.
-            await self.liveness.stop(release=True)
         if self.db is not None:
             await self.db.close()
         log.info("worker %s stopped", self.process_id)

@@ -1,24 +1,26 @@
--- ticketiq._claim_lapsed(sweeper, max losses, limit, run, detail, holder): the lapse claim.
+-- ticketiq._claim_lapsed(sweeper, max losses, limit, run, detail, holders): the lapse claim.
 --
 -- The one body of every claim of a lapsed lease: ticketiq.sweep_lapsed (all
 -- lapsed runs), ticketiq.take_over_child (one child, p_run_id) and
--- ticketiq.watch_processes (every run of p_holder, a process whose liveness
--- session ended: its leases count as lapsed now, claim_reason
--- 'session_ended').  For each running run whose lease expired by the
--- database clock (or is held by p_holder): a compare-and-swap
--- on the epoch it saw raises the epoch by one (I2), so of two racing claims
--- exactly one wins (I3); the loss is counted (I4); the run becomes 'claimed'
--- and channel ticketiq_resume is NOTIFYed, or, lost more than p_max_losses
--- times or not written ahead, it is failed with the reason, its transcript
--- and entry told and the failure audited.  p_detail is added to the
--- agent.run.lease_lapsed audit row.  The caller validates the arguments.
+-- ticketiq.watch_processes (the runs of p_holders, processes whose liveness
+-- session ended, once the short grace it gave their leases has passed).
+-- For each running run whose lease expired by the database clock: a
+-- compare-and-swap on the epoch it saw raises the epoch by one (I2), so of
+-- two racing claims exactly one wins (I3); the loss is counted (I4); the
+-- run becomes 'claimed' and channel ticketiq_resume is NOTIFYed, or, lost
+-- more than p_max_losses times or not written ahead, it is failed with the
+-- reason, its transcript and entry told and the failure audited.  The
+-- claim's reason is 'session_ended' when the holder's process was found
+-- dead by its liveness session, else 'lease_lapsed'; it is the run's
+-- claim_reason and the agent.run.lease_lapsed audit row's reason (with
+-- p_detail added).  The caller validates the arguments.
 create or replace function ticketiq._claim_lapsed(
     p_sweeper text,
     p_max_losses integer,
     p_limit integer,
     p_run_id uuid,
     p_detail jsonb,
-    p_holder text default null
+    p_holders text[] default null
 )
 returns table (
     run_id uuid,
@@ -40,18 +42,21 @@ begin
     for v_row in
         with lapsed as (
             select r.run_id, r.epoch, r.lease_holder, r.lease_expires_at,
+                coalesce(p.ended_reason = 'liveness session ended', false) as session_ended,
                 case
-                    when r.lease_expires_at <= v_now
-                        then format('lease lapsed at %s held by %s', r.lease_expires_at, r.lease_holder)
-                    else format('the liveness session of %s ended', r.lease_holder)
+                    when p.ended_reason = 'liveness session ended'
+                        then format('the liveness session of %s ended', r.lease_holder)
+                    else format('lease lapsed at %s held by %s', r.lease_expires_at, r.lease_holder)
                 end as cause
             from ticketiq.runs as r
+            left join ticketiq.processes as p on r.lease_holder = p.process_id
             where r.status = 'running'
-                and (r.lease_expires_at <= v_now or r.lease_holder = p_holder)
+                and r.lease_expires_at <= v_now
                 and (p_run_id is null or r.run_id = p_run_id)
+                and (p_holders is null or r.lease_holder = any(p_holders))
             order by r.lease_expires_at
             limit p_limit
-            for update skip locked
+            for update of r skip locked
         )
 
         update ticketiq.runs as r
@@ -70,9 +75,7 @@ begin
             finished_at = case
                 when r.loss_count + 1 > p_max_losses or not r.durable then v_now
             end,
-            claim_reason = case
-                when l.lease_expires_at <= v_now then 'lease_lapsed' else 'session_ended'
-            end,
+            claim_reason = case when l.session_ended then 'session_ended' else 'lease_lapsed' end,
             lease_holder = null,
             lease_expires_at = null,
             updated_at = v_now
@@ -80,9 +83,9 @@ begin
         where r.run_id = l.run_id
             and r.epoch = l.epoch
             and r.status = 'running'
-            and (r.lease_expires_at <= v_now or r.lease_holder = p_holder)
+            and r.lease_expires_at <= v_now
         returning r.run_id, r.epoch, r.loss_count, r.status, r.failure_reason,
-            l.lease_holder, l.lease_expires_at
+            l.lease_holder, l.lease_expires_at, l.session_ended
     loop
         insert into ticketiq.audit (at, event, run_id, epoch, actor, detail)
         values (v_now, 'agent.run.lease_lapsed', v_row.run_id, v_row.epoch, p_sweeper,
@@ -91,7 +94,10 @@ begin
                 'lapsed_at', v_row.lease_expires_at,
                 'loss_count', v_row.loss_count,
                 'outcome', v_row.status
-            ) || p_detail);
+            ) || case
+                when v_row.session_ended then jsonb_build_object('reason', 'session_ended')
+                else '{}'::jsonb
+            end || p_detail);
         if v_row.status = 'failed' then
             v_reason := v_row.failure_reason;
             insert into ticketiq.audit (at, event, run_id, epoch, actor, detail)
@@ -111,5 +117,5 @@ begin
 end;
 $$;
 
-comment on function ticketiq._claim_lapsed(text, integer, integer, uuid, jsonb, text) is
-'Internal: claim lapsed runs (all, p_run_id, or every run of the dead process p_holder) once each by epoch CAS; count the loss; fail past max losses; audit and NOTIFY.';
+comment on function ticketiq._claim_lapsed(text, integer, integer, uuid, jsonb, text[]) is
+'Internal: claim lapsed runs (all, p_run_id, or those of p_holders) once each by epoch CAS; reason session_ended for a holder found dead by its liveness session; count the loss; fail past max losses; audit and NOTIFY.';

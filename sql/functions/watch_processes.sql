@@ -1,32 +1,38 @@
--- ticketiq.watch_processes(watcher, session, seen, max losses): notice dead peers by their sessions.
+-- ticketiq.watch_processes(watcher, session, seen, max losses, grace): notice dead peers by their sessions.
 --
--- Called by every app process on a dedicated connection every few hundred
--- milliseconds.  Returns one row per registered process whose liveness
--- token (ticketiq.hold_liveness) is held now (alive) or that the caller
--- listed in p_seen, with `session`, a token naming the caller's own
--- database session (backend pid @ backend start).
+-- Called by every app process, every few hundred milliseconds, on the
+-- dedicated connection that holds its own liveness token
+-- (ticketiq.hold_liveness).  Returns one row per registered process whose
+-- token is held now (alive), or that the caller listed in p_seen and whose
+-- token is gone, or whose runs this call claimed; `session` names the
+-- caller's session: its backend pid and the key of the token it holds
+-- (from pg_locks, readable by any role), null when it holds none.
 --
 -- A process listed in p_seen whose token is no longer held is dead: its
--- session ended while the caller's stayed up.  p_seen is honoured only
--- when p_session names the calling session, so a watcher whose own session
+-- session ended while the caller's stayed up.  p_seen is honoured only when
+-- p_session names the calling session, so a watcher whose own session
 -- ended (a PostgreSQL restart or failover ends every session at once)
 -- starts again from what it sees in its new session, and no process is
 -- reaped merely because every session ended.  For each dead process, once
 -- across racing watchers (the row's stopped_at and liveness key are the
 -- compare-and-swap): the process is marked ended and audited
--- (process.session_ended); its leader lease and job leases lapse now; and
--- its runs are claimed at once through ticketiq._claim_lapsed, the sweep's
--- own once-only claim (epoch + 1, loss counted, claim_reason
--- 'session_ended', NOTIFY ticketiq_resume).  The epoch is still the
--- fence: if the process was alive after all (only its liveness connection
--- dropped), its next write for those runs is refused.  runs_claimed counts
--- the runs claimed or failed for it by this call.  TQ004 for an empty
--- watcher or a negative p_max_losses.
+-- (process.session_ended), and its run, job and leader leases are cut to
+-- expire p_grace_seconds after its death was found.  The grace covers a
+-- process whose session ended before it noticed (a partition, a stall): it
+-- makes no outside call unless a watch of its own confirmed its token
+-- within less than the grace.  Every call then claims the lapsed runs of
+-- processes so found dead in the last minute, through ticketiq._claim_lapsed,
+-- the sweep's own once-only claim (epoch + 1, loss counted, claim_reason
+-- 'session_ended', NOTIFY ticketiq_resume); runs locked when their leases
+-- were cut are cut on a later call.  The epoch is still the fence.
+-- runs_claimed counts the runs claimed or failed by this call.  TQ004 for
+-- an empty watcher, a negative p_max_losses or a negative grace.
 create or replace function ticketiq.watch_processes(
     p_watcher text,
     p_session text default null,
     p_seen text[] default '{}',
-    p_max_losses integer default 2
+    p_max_losses integer default 2,
+    p_grace_seconds double precision default 0.3
 )
 returns table (
     process_id text,
@@ -41,6 +47,9 @@ as $$
 #variable_conflict use_column
 declare
     v_now timestamptz := ticketiq.now();
+    v_grace interval;
+    v_db oid := (select d.oid from pg_catalog.pg_database as d
+        where d.datname = pg_catalog.current_database());
     v_session text;
     v_honour boolean;
     v_held integer[];
@@ -48,18 +57,31 @@ declare
     v_keys integer[];
     v_pids integer[];
     v_proc record;
-    v_claimed integer;
+    v_dead text[];
+    v_claimed jsonb;
+    v_out_ids text[] := '{}'::text[];
+    v_out_alive boolean[] := '{}'::boolean[];
 begin
     if coalesce(p_watcher, '') = '' then
         raise exception 'watcher must be non-empty' using errcode = 'TQ004';
     end if;
-    if p_max_losses is null or p_max_losses < 0 then
-        raise exception 'max_losses must be >= 0' using errcode = 'TQ004';
+    if p_max_losses is null or p_max_losses < 0 or p_grace_seconds is null or p_grace_seconds < 0
+        or p_grace_seconds = 'Infinity'::double precision then
+        raise exception 'max_losses and grace must be >= 0' using errcode = 'TQ004';
     end if;
-    select a.pid || '@' || a.backend_start into v_session
-    from pg_catalog.pg_stat_activity as a
-    where a.pid = pg_catalog.pg_backend_pid();
-    v_honour := p_session is not null and p_session = v_session;
+    v_grace := make_interval(secs => p_grace_seconds);
+
+    -- The caller's session: its backend pid and the key of its own token.
+    select pg_catalog.pg_backend_pid() || ':' || p.liveness_key into v_session
+    from ticketiq.processes as p
+    where p.process_id = p_watcher
+        and exists (
+            select 1 from pg_catalog.pg_locks as l
+            where l.locktype = 'advisory' and l.database = v_db and l.classid = 29809
+                and l.objsubid = 2 and l.objid = p.liveness_key::text::oid
+                and l.pid = pg_catalog.pg_backend_pid() and l.granted
+        );
+    v_honour := v_session is not null and p_session = v_session;
 
     -- The rows first, the locks second: a process holds its new key's lock
     -- before its row names that key, so a row read before the locks is
@@ -73,12 +95,8 @@ begin
 
     select coalesce(array_agg(l.objid::text::integer), '{}') into v_held
     from pg_catalog.pg_locks as l
-    where l.locktype = 'advisory'
-        and l.database = (select d.oid from pg_catalog.pg_database as d
-            where d.datname = pg_catalog.current_database())
-        and l.classid = 29809
-        and l.objsubid = 2
-        and l.granted;
+    where l.locktype = 'advisory' and l.database = v_db and l.classid = 29809
+        and l.objsubid = 2 and l.granted;
 
     for v_proc in
         select c.process_id, c.liveness_key, c.liveness_backend_pid,
@@ -87,7 +105,6 @@ begin
         where c.liveness_key = any(v_held) or c.process_id = any(coalesce(p_seen, '{}'))
         order by c.process_id
     loop
-        v_claimed := 0;
         if not v_proc.alive and v_honour and v_proc.process_id <> p_watcher then
             update ticketiq.processes as p
             set stopped_at = v_now,
@@ -101,29 +118,65 @@ begin
                     'process_id', v_proc.process_id,
                     'liveness_key', v_proc.liveness_key,
                     'backend_pid', v_proc.liveness_backend_pid,
-                    'watcher_session', v_session
+                    'watcher_session', v_session,
+                    'grace_s', p_grace_seconds
                 ));
                 update ticketiq.leader_leases as l
-                set expires_at = v_now
-                where l.holder = v_proc.process_id and l.expires_at > v_now;
-                update ticketiq.jobs as j
-                set lease_expires_at = v_now,
-                    updated_at = v_now
-                where j.holder = v_proc.process_id
-                    and j.state = 'running'
-                    and j.lease_expires_at > v_now;
-                select count(*)::integer into v_claimed
-                from ticketiq._claim_lapsed(
-                    p_watcher, p_max_losses, 2147483647, null,
-                    jsonb_build_object('reason', 'session_ended', 'session_ended_at', v_now),
-                    v_proc.process_id
-                );
+                set expires_at = least(l.expires_at, v_now + v_grace)
+                where l.holder = v_proc.process_id;
             end if;
         end if;
-        return query select v_proc.process_id, v_proc.alive, v_session, v_claimed;
+        v_out_ids := v_out_ids || v_proc.process_id;
+        v_out_alive := v_out_alive || v_proc.alive;
     end loop;
+
+    -- Processes found dead in the last minute: cut their leases to the grace
+    -- (rows locked now are cut on a later call), then claim what lapsed.
+    select coalesce(array_agg(p.process_id), '{}') into v_dead
+    from ticketiq.processes as p
+    where p.ended_reason = 'liveness session ended'
+        and p.stopped_at > v_now - interval '1 minute';
+    if cardinality(v_dead) > 0 then
+        update ticketiq.runs as r
+        set lease_expires_at = p.stopped_at + v_grace
+        from ticketiq.processes as p
+        where r.run_id in (
+            select c.run_id from ticketiq.runs as c
+            where c.status = 'running' and c.lease_holder = any(v_dead)
+            order by c.run_id
+            for update skip locked
+        )
+            and p.process_id = r.lease_holder
+            and r.lease_expires_at > p.stopped_at + v_grace;
+        update ticketiq.jobs as j
+        set lease_expires_at = p.stopped_at + v_grace,
+            updated_at = v_now
+        from ticketiq.processes as p
+        where j.job_id in (
+            select c.job_id from ticketiq.jobs as c
+            where c.state = 'running' and c.holder = any(v_dead)
+            order by c.job_id
+            for update skip locked
+        )
+            and p.process_id = j.holder
+            and j.lease_expires_at > p.stopped_at + v_grace;
+        select coalesce(jsonb_object_agg(c.holder, c.n), '{}') into v_claimed
+        from (
+            select x.lapsed_holder as holder, count(*)::integer as n
+            from ticketiq._claim_lapsed(p_watcher, p_max_losses, 1000, null, '{}'::jsonb, v_dead)
+                as x
+            group by x.lapsed_holder
+        ) as c;
+    end if;
+
+    return query
+    select coalesce(o.process_id, k.key), coalesce(o.alive, false), v_session,
+        coalesce((k.value)::integer, 0)
+    from unnest(v_out_ids, v_out_alive) as o (process_id, alive)
+    full join jsonb_each_text(coalesce(v_claimed, '{}')) as k on o.process_id = k.key
+    order by 1;
 end;
 $$;
 
-comment on function ticketiq.watch_processes(text, text, text[], integer) is
-'Report which processes hold their liveness token; claim at once (as the sweep does) the runs of each process seen alive in this same session whose token is gone.';
+comment on function ticketiq.watch_processes(text, text, text[], integer, double precision) is
+'Report which processes hold their liveness token; for each process seen alive in this same session whose token is gone, cut its leases to the grace, then claim (as the sweep does) the lapsed runs of processes so found dead.';

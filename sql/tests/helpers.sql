@@ -427,13 +427,30 @@ $$;
 comment on function tiq_test.dead_process(text) is
 'Register process_id, hold its liveness token here, then release the lock as a dying session would; returns its key.';
 
--- This session's watcher token (what watch_processes returns as session).
-create or replace function tiq_test.watch_session()
+-- Register watcher and hold its liveness token on this session; returns the
+-- session token ticketiq.watch_processes gives this session (pid:key).
+create or replace function tiq_test.watch_session(watcher text default 'w')
 returns text
-language sql
+language plpgsql
 as $$
-    select a.pid || '@' || a.backend_start from pg_stat_activity as a where a.pid = pg_backend_pid();
+declare
+    v_key integer;
+begin
+    select p.liveness_key into v_key
+    from ticketiq.processes as p
+    where p.process_id = $1
+        and exists (
+            select 1 from pg_locks as l
+            where l.locktype = 'advisory' and l.classid = 29809 and l.objsubid = 2
+                and l.objid = p.liveness_key::text::oid and l.pid = pg_backend_pid()
+        );
+    if v_key is null then
+        perform ticketiq.register_process($1, 'host-w', 2);
+        select h.liveness_key into v_key from ticketiq.hold_liveness($1) as h;
+    end if;
+    return pg_backend_pid() || ':' || v_key;
+end;
 $$;
 
-comment on function tiq_test.watch_session() is
-'The session token ticketiq.watch_processes gives this session.';
+comment on function tiq_test.watch_session(text) is
+'Register watcher and hold its token on this session (once); returns the session token watch_processes gives it.';

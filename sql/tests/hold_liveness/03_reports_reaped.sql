@@ -5,8 +5,7 @@ select plan(2);
 
 select tiq_test.use_fake_clock('2030-01-01 00:00:00+00');
 select tiq_test.dead_process('p1');
-select ticketiq.watch_processes('w', null, '{p1}');
-select ticketiq.watch_processes('w', tiq_test.watch_session(), '{p1}');
+select ticketiq.watch_processes('w', tiq_test.watch_session('w'), '{p1}');
 
 select is(
     (select h.was_reaped from ticketiq.hold_liveness('p1') as h), true,

@@ -20,7 +20,8 @@ select results_eq(
     'the process is stopped'
 );
 select is_empty(
-    $$select 1 from ticketiq.watch_processes('w', tiq_test.watch_session(), '{p1}')$$,
+    $$select 1 from ticketiq.watch_processes('w', tiq_test.watch_session('w'), '{p1}') as w
+      where w.process_id = 'p1'$$,
     'a watcher that saw it alive does not reap it'
 );
 

@@ -43,7 +43,7 @@ from (values
     ('register_process', array['text', 'text', 'integer']::name[]),
     ('hold_liveness', array['text']::name[]),
     ('release_liveness', array['text']::name[]),
-    ('watch_processes', array['text', 'text', 'text[]', 'integer']::name[]),
+    ('watch_processes', array['text', 'text', 'text[]', 'integer', 'double precision']::name[]),
     ('purge_answers', array['integer']::name[]),
     ('purge_history', array['double precision', 'integer']::name[]),
     ('request_approval', array['uuid', 'bigint', 'integer', 'text', 'jsonb']::name[]),
@@ -79,7 +79,7 @@ from (values
     ('answers_write_once', array[]::name[]),
     ('_finish_entry', array['uuid', 'text', 'jsonb', 'timestamp with time zone']::name[]),
     ('_wake', array['text', 'timestamp with time zone']::name[]),
-    ('_claim_lapsed', array['text', 'integer', 'integer', 'uuid', 'jsonb', 'text']::name[])
+    ('_claim_lapsed', array['text', 'integer', 'integer', 'uuid', 'jsonb', 'text[]']::name[])
 ) as f (name, args);
 
 select * from finish();

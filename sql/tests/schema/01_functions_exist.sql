@@ -75,7 +75,7 @@ select has_function('ticketiq', 'record_resume', array['uuid', 'bigint', 'jsonb'
 select has_function('ticketiq', 'register_process', array['text', 'text', 'integer']);
 select has_function('ticketiq', 'hold_liveness', array['text']);
 select has_function('ticketiq', 'release_liveness', array['text']);
-select has_function('ticketiq', 'watch_processes', array['text', 'text', 'text[]', 'integer']);
+select has_function('ticketiq', 'watch_processes', array['text', 'text', 'text[]', 'integer', 'double precision']);
 select has_function('ticketiq', 'purge_answers', array['integer']);
 select has_function('ticketiq', 'purge_history', array['double precision', 'integer']);
 select has_function('ticketiq', 'request_approval', array['uuid', 'bigint', 'integer', 'text', 'jsonb']);

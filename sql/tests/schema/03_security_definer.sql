@@ -34,7 +34,7 @@ select is_definer('ticketiq', 'record_resume', array['uuid', 'bigint', 'jsonb'])
 select is_definer('ticketiq', 'register_process', array['text', 'text', 'integer']);
 select is_definer('ticketiq', 'hold_liveness', array['text']);
 select is_definer('ticketiq', 'release_liveness', array['text']);
-select is_definer('ticketiq', 'watch_processes', array['text', 'text', 'text[]', 'integer']);
+select is_definer('ticketiq', 'watch_processes', array['text', 'text', 'text[]', 'integer', 'double precision']);
 select is_definer('ticketiq', 'purge_answers', array['integer']);
 select is_definer('ticketiq', 'purge_history', array['double precision', 'integer']);
 select is_definer('ticketiq', 'request_approval', array['uuid', 'bigint', 'integer', 'text', 'jsonb']);
@@ -61,7 +61,7 @@ select is_definer('ticketiq', 'get_run', array['uuid']);
 select is_definer('ticketiq', 'run_transcript', array['uuid']);
 
 select isnt_definer('ticketiq', '_fence', array['uuid', 'bigint', 'timestamp with time zone']);
-select isnt_definer('ticketiq', '_claim_lapsed', array['text', 'integer', 'integer', 'uuid', 'jsonb', 'text']);
+select isnt_definer('ticketiq', '_claim_lapsed', array['text', 'integer', 'integer', 'uuid', 'jsonb', 'text[]']);
 select isnt_definer('ticketiq', '_require_positive', array['text', 'double precision']);
 select isnt_definer('ticketiq', '_validate_checkpoint', array['jsonb']);
 select isnt_definer('ticketiq', 'answers_write_once', array[]::name[]);

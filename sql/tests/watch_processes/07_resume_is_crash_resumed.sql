@@ -5,12 +5,15 @@ begin;
 select plan(3);
 
 select tiq_test.use_fake_clock('2030-01-01 00:00:00+00');
+select tiq_test.watch_session('w');
 select tiq_test.dead_process('p1');
 select tiq_test.new_run('p1', 8, tiq_test.rid(1));
 select tiq_test.checkpoint(tiq_test.rid(1), 1, 1);
 select tiq_test.new_run('p1', 8, tiq_test.rid(2));
 update ticketiq.runs set loss_count = 2 where run_id = tiq_test.rid(2);
-select ticketiq.watch_processes('w', tiq_test.watch_session(), '{p1}', 2);
+select ticketiq.watch_processes('w', tiq_test.watch_session('w'), '{p1}', 2);
+select tiq_test.advance(1);
+select ticketiq.watch_processes('w', tiq_test.watch_session('w'), '{}', 2);
 select ticketiq.adopt_run('p2', 8, tiq_test.rid(1));
 select ticketiq.record_resume(tiq_test.rid(1), 3, '[]');
 
