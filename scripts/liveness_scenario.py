@@ -5,9 +5,9 @@
 Creates a database ``tiq_livedemo_*`` on the server (default: TICKETIQ_TEST_DATABASE_URL
 or postgresql://postgres@127.0.0.1:5432/postgres), starts the vendor service and two
 ``ticketiq-pg worker`` processes, starts two webhook runs (3 steps, 2 s model steps) on
-``worker-b``, SIGKILLs it 3 s later, waits 6 s, prints the outputs the doc shows
-(``ticketiq-pg status``, ``ticketiq-pg audit``, and the psql queries) and drops the
-database.
+``worker-b`` (``worker-a`` leaves fresh inbox entries to it), SIGKILLs it 3 s later,
+waits 6 s, prints the outputs the doc shows (``ticketiq-pg status``, ``ticketiq-pg
+audit``, and the psql queries) and drops the database.
 """
 
 from __future__ import annotations
@@ -61,11 +61,14 @@ def main() -> int:
         env.update(TICKETIQ_DATABASE_URL=url, TICKETIQ_SEAL_KEYS=SEAL_KEYS,
                    TICKETIQ_VENDOR_URL=vendor.base_url, TICKETIQ_MODEL_LOG=str(work / "model.log"))
         for name in ("worker-a", "worker-b"):
+            # worker-a leaves fresh inbox entries to worker-b, so worker-b runs them.
+            delay = {"TICKETIQ_ENTRY_CLAIM_DELAY": "10"} if name == "worker-a" else {}
             proc = subprocess.Popen(
                 [sys.executable, "-m", "ticketiq_pg.cli", "worker", "--app",
                  "ticketiq_pg.scripted:app", "--process-id", name, "--http-port", "0",
                  "--log-level", "WARNING"],
-                env=env, stdout=subprocess.PIPE, stderr=open(work / f"{name}.log", "w"),
+                env={**env, **delay}, stdout=subprocess.PIPE,
+                stderr=open(work / f"{name}.log", "w"),
                 text=True)
             assert proc.stdout is not None
             for line in proc.stdout:

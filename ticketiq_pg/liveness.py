@@ -101,7 +101,7 @@ class Liveness:
         self.on_claimed = on_claimed
         self.clock = clock
         #: Seconds a dead peer's leases get before they are claimed.
-        self.grace = GRACE_INTERVALS * interval
+        self.grace = round(GRACE_INTERVALS * interval, 6)
         #: Set while the token is held and the leases are known good; cleared
         #: the moment the connection is seen to drop.
         self.ok = asyncio.Event()

@@ -8,8 +8,8 @@ One :class:`Worker` per app process.  It
   renew in time;
 * holds its liveness token and watches its peers' (:mod:`ticketiq_pg.liveness`):
   a peer whose PostgreSQL session ended while this one's stayed up is dead,
-  and its runs are claimed at once (``TICKETIQ_LIVENESS_INTERVAL``; 0 turns
-  this off and leaves detection to lease expiry alone);
+  and its runs are claimed after a short grace (``TICKETIQ_LIVENESS_INTERVAL``;
+  0 turns this off and leaves detection to lease expiry alone);
 * takes part in leader election (a lease row on the database clock); the
   leader sweeps lapsed leases every ``sweep_interval`` seconds, and a
   resigning leader's NOTIFY lets a follower take over at once.  The leader
