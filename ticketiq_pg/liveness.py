@@ -170,7 +170,7 @@ class Liveness:
                 self.drops += 1
                 self._confirmed = False
                 log.warning("liveness connection lost (%s); holding a new token", exc)
-            if self.holds and self._held_since_backoff:
+            if self._held_since_backoff:
                 backoff = MIN_BACKOFF  # it held a token since the last drop: start over
             self._held_since_backoff = False
             await self._close()

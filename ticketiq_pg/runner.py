@@ -53,7 +53,6 @@ from .errors import (
     SealMismatch,
     StepConflict,
     TicketIQError,
-    UnknownCall,
 )
 from .faults import FaultPoints
 from .leases import LeaseKeeper
@@ -700,21 +699,18 @@ class Runner:
         """What a run records before it gives its lease up to wait.
 
         The resume's audit row, if this attempt is a resume still settling
-        (I14), and the outcomes of the calls this step already made (a read
-        has no row: UnknownCall), so the attempt that wakes it finds them
-        done instead of in doubt.
+        (I14), and the outcomes of the changing calls this step already made,
+        so the attempt that wakes it finds them done instead of in doubt.  A
+        call the checkpoint recorded as a read has no row (its result rides
+        in the next checkpoint): nothing to send for it.
         """
         await self._audit_resume(state)
         made, state.made = state.made, []
         for call, result, how in made:
-            if not state.durable or how not in ("made", "skipped"):
-                continue
-            try:
+            if state.durable and how in ("made", "skipped") and is_changing(call["classification"]):
                 await self.db.record_outcome(
                     state.run_id, state.epoch, step_no, call["call_id"], result, how
                 )
-            except UnknownCall:
-                pass  # a read: its result rides in the next checkpoint
 
     async def _audit_resume(self, state: RunState) -> None:
         """Write this resume's one audit row with the settlements so far, if not yet written."""
