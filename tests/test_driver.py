@@ -41,7 +41,7 @@ from psycopg.conninfo import make_conninfo
 from psycopg.types.json import Jsonb
 
 from ticketiq_pg import errors, models
-from ticketiq_pg.driver import TicketIQ
+from ticketiq_pg.driver import FailoverConnection, TicketIQ
 from ticketiq_pg.errors import (
     AnswerSealed,
     Fenced,
@@ -1324,6 +1324,52 @@ async def test_statements_counts_one_per_call(db_url: str, aconn) -> None:
         assert len(CountingCursor.executed) == sum(tiq.statements.values())
     finally:
         await conn.close()
+
+
+class CountingConnection(FailoverConnection):
+    """A pooled connection whose every statement, the pool's own checks included, is counted."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.cursor_factory = CountingCursor
+
+
+async def test_a_pooled_call_sends_one_statement_and_no_check(db_url: str, aconn) -> None:
+    """The pool's check of a quiet connection is local: no round trip besides the call."""
+    CountingCursor.executed = []
+    tiq = await TicketIQ.connect(db_url, min_size=2, max_size=2,
+                                 connection_class=CountingConnection)
+    try:
+        run = await start(tiq)
+        CountingCursor.executed = []
+        for step in range(1, 6):
+            await tiq.write_checkpoint(run.run_id, run.epoch, step, body(), "s", "k")
+            await tiq.get_run(run.run_id)
+        assert len(CountingCursor.executed) == 10, CountingCursor.executed
+        assert all("ticketiq." in q for q in CountingCursor.executed), CountingCursor.executed
+    finally:
+        await tiq.close()
+
+
+async def test_pooled_connections_the_server_ended_are_replaced(db_url: str, aconn) -> None:
+    """Every idle pooled session terminated at once: the next calls get live ones, no error."""
+    tiq = await TicketIQ.connect(db_url, min_size=3, max_size=3)
+    try:
+        run = await start(tiq)
+        await asyncio.sleep(0.2)  # the pool has opened all three
+        cur = await aconn.execute(
+            "select count(pg_terminate_backend(a.pid)) from pg_stat_activity as a"
+            " where a.datname = current_database() and a.pid <> pg_backend_pid()"
+        )
+        ended = (await cur.fetchone())[0]  # type: ignore[index]
+        assert ended >= 3
+        await asyncio.sleep(0.2)  # the sessions' end reaches their sockets
+        for step in range(1, 4):
+            await tiq.write_checkpoint(run.run_id, run.epoch, step, body(), "s", "k")
+        assert (await tiq.get_run(run.run_id)).last_step == 3
+        assert sum(tiq.retries.values()) == 0  # each broken one was found before its call
+    finally:
+        await tiq.close()
 
 
 # -- schema version ----------------------------------------------------------------------
