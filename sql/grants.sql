@@ -39,6 +39,7 @@ ticketiq.start_run(
     boolean
 ),
 ticketiq.write_checkpoint(uuid, bigint, integer, jsonb, text, text),
+ticketiq.write_checkpoints(uuid[], bigint[], integer[], jsonb, text[], text[]),
 ticketiq.mark_in_doubt(uuid, bigint, integer, text, text),
 ticketiq.record_outcome(uuid, bigint, integer, text, jsonb, text),
 ticketiq.renew_leases(text, uuid[], bigint[], double precision),

@@ -25,7 +25,8 @@ insert into ticketiq.schema_migrations (version, name) values
 (3, 'entry_points'),
 (4, 'jobs'),
 (5, 'fast_steps'),
-(6, 'liveness');
+(6, 'liveness'),
+(7, 'group_commit');
 
 -- One-row settings table.  fake_clock_allowed lets the setting
 -- ticketiq.fake_now move the database clock; only test databases turn it on.

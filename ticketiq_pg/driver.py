@@ -38,13 +38,14 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
 from . import errors, models, retry
+from .group_commit import CheckpointBatcher
 
 T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
 #: Schema versions this driver knows how to talk to.
-KNOWN_SCHEMA_VERSIONS = frozenset({6})
+KNOWN_SCHEMA_VERSIONS = frozenset({7})
 
 #: NOTIFY channels the functions use.
 RESUME_CHANNEL = "ticketiq_resume"
@@ -108,6 +109,7 @@ class TicketIQ:
         pool: AsyncConnectionPool | None = None,
         *,
         retry_policy: retry.RetryPolicy | None = None,
+        group_commit: bool = True,
     ) -> None:
         self.pool = pool
         self._own_pool = False
@@ -120,6 +122,11 @@ class TicketIQ:
         self.retries: Counter[str] = Counter()
         self.recognised: Counter[str] = Counter()
         self._purge: asyncio.Task[None] | None = None
+        #: Pooled checkpoints of runs that step at the same moment share one
+        #: statement (:mod:`ticketiq_pg.group_commit`); None: one each.
+        self.checkpoints: CheckpointBatcher | None = (
+            CheckpointBatcher(self) if group_commit else None
+        )
 
     @classmethod
     async def connect(
@@ -130,9 +137,10 @@ class TicketIQ:
         max_size: int = 10,
         check_schema: bool = True,
         retry_policy: retry.RetryPolicy | None = None,
+        group_commit: bool = True,
         **pool_kwargs: Any,
     ) -> TicketIQ:
-        client = cls(retry_policy=retry_policy)
+        client = cls(retry_policy=retry_policy, group_commit=group_commit)
         pool_kwargs.setdefault("check", client._check_pooled)
         pool_kwargs.setdefault("connection_class", FailoverConnection)
         pool = AsyncConnectionPool(
@@ -155,6 +163,8 @@ class TicketIQ:
         return client
 
     async def close(self) -> None:
+        if self.checkpoints is not None:
+            await self.checkpoints.drain()
         if self._purge is not None and not self._purge.done():
             self._purge.cancel()
         if self.pool is not None and self._own_pool:
@@ -551,12 +561,68 @@ class TicketIQ:
         *,
         conn: psycopg.AsyncConnection | None = None,
     ) -> models.CheckpointWritten:
+        """Write the checkpoint of ``step``; on the pool, grouped with other runs' ones.
+
+        With ``conn`` (the caller's transaction) or without group commit it is
+        one ``write_checkpoint`` statement; on the pool it goes through
+        :attr:`checkpoints`, which sends it alone when nothing is in flight and
+        otherwise with the checkpoints that queued meanwhile.  Either way it
+        is written (or refused, with the same typed error) before this returns.
+        """
+        if conn is None and self.checkpoints is not None and self.pool is not None:
+            return await self.checkpoints.write((run_id, epoch, step, body, seal, seal_key_id))
         return await self._one(
             models.CheckpointWritten,
             "write_checkpoint",
             (run_id, epoch, step, _json(body), seal, seal_key_id),
             conn,
         )
+
+    async def write_checkpoint_alone(
+        self,
+        run_id: uuid.UUID,
+        epoch: int,
+        step: int,
+        body: dict[str, Any],
+        seal: str,
+        seal_key_id: str,
+    ) -> models.CheckpointWritten:
+        """``ticketiq.write_checkpoint`` on a pooled connection, never grouped."""
+        return await self._one(
+            models.CheckpointWritten,
+            "write_checkpoint",
+            (run_id, epoch, step, _json(body), seal, seal_key_id),
+            None,
+        )
+
+    async def write_checkpoints(
+        self,
+        checkpoints: Sequence[tuple[uuid.UUID, int, int, Any, str, str]],
+        *,
+        conn: psycopg.AsyncConnection | None = None,
+    ) -> list[models.CheckpointWritten]:
+        """``ticketiq.write_checkpoints``: several runs' checkpoints in one statement.
+
+        ``checkpoints`` holds ``(run_id, epoch, step, body, seal, seal_key_id)``
+        tuples.  Returns the checkpoints written (``replayed`` false); any other
+        one was not written and goes through :meth:`write_checkpoint` on its own.
+        """
+        args = (
+            [c[0] for c in checkpoints],
+            [c[1] for c in checkpoints],
+            [c[2] for c in checkpoints],
+            Jsonb([c[3] for c in checkpoints]),  # one JSON array: no jsonb[] quoting
+            [c[4] for c in checkpoints],
+            [c[5] for c in checkpoints],
+        )
+        rows = await self._rows("write_checkpoints", args, conn)
+        return [
+            models.CheckpointWritten(
+                row["run_id"], row["step"], row["written_at"], row["lease_expires_at"],
+                False, row["stop_requested"],
+            )
+            for row in rows
+        ]
 
     async def mark_in_doubt(
         self,

@@ -107,6 +107,10 @@ RULES: dict[str, Rule] = {
     "write_checkpoint": Rule(
         P, "the same step with the same epoch and seal (seals are deterministic HMACs) "
         "returns the stored row with replayed = true; anything else still raises TQ007"),
+    "write_checkpoints": Rule(
+        P, "a repeat writes none of the checkpoints its first attempt wrote (their runs' "
+        "last step moved on): they come back unwritten and go through write_checkpoint "
+        "one by one, which returns each stored row with replayed = true"),
     "mark_in_doubt": Rule(
         P, "marking a call again changes nothing and returns the first mark "
         "(already_marked = true, the classification it recorded)"),

@@ -14,7 +14,10 @@
 -- and optionally outcomes (object: call_id -> outcome of the previous step).
 -- Anything else raises TQ004 invalid_payload naming what is wrong.  The
 -- calls are checked in one set-based query; the message is worked out only
--- for a body that fails it.
+-- for a body that fails it.  ticketiq._checkpoint_ok tests the same rules
+-- more cheaply and without raising; write_checkpoint asks it first and
+-- calls this function only for a body it refuses (a pgTAP test holds the
+-- two to the same answer on every shape).
 create or replace function ticketiq._validate_checkpoint(p_body jsonb)
 returns void
 language plpgsql

@@ -52,7 +52,9 @@ begin
     if coalesce(p_seal, '') = '' or coalesce(p_seal_key_id, '') = '' then
         raise exception 'seal and seal_key_id must be non-empty' using errcode = 'TQ004';
     end if;
-    perform ticketiq._validate_checkpoint(p_body);
+    if not ticketiq._checkpoint_ok(p_body) then
+        perform ticketiq._validate_checkpoint(p_body);
+    end if;
 
     -- One statement does every write of the common case: the fenced UPDATE
     -- of the run (fence, step order and sealed-answer check in its WHERE;

@@ -3,7 +3,7 @@
 -- the internal functions (_finish_entry and _wake among them) and no table
 -- privilege.
 begin;
-select plan(61);
+select plan(63);
 
 select schema_privs_are('ticketiq', 'ticketiq_app', array['USAGE']);
 
@@ -25,6 +25,10 @@ from (values
         ]::name[]
     ),
     ('write_checkpoint', array['uuid', 'bigint', 'integer', 'jsonb', 'text', 'text']::name[]),
+    (
+        'write_checkpoints',
+        array['uuid[]', 'bigint[]', 'integer[]', 'jsonb', 'text[]', 'text[]']::name[]
+    ),
     ('mark_in_doubt', array['uuid', 'bigint', 'integer', 'text', 'text']::name[]),
     ('record_outcome', array['uuid', 'bigint', 'integer', 'text', 'jsonb', 'text']::name[]),
     ('renew_leases', array['text', 'uuid[]', 'bigint[]', 'double precision']::name[]),
@@ -76,6 +80,7 @@ from (values
     ('_fence', array['uuid', 'bigint', 'timestamp with time zone']::name[]),
     ('_require_positive', array['text', 'double precision']::name[]),
     ('_validate_checkpoint', array['jsonb']::name[]),
+    ('_checkpoint_ok', array['jsonb']::name[]),
     ('answers_write_once', array[]::name[]),
     ('_finish_entry', array['uuid', 'text', 'jsonb', 'timestamp with time zone']::name[]),
     ('_wake', array['text', 'timestamp with time zone']::name[]),

@@ -106,7 +106,7 @@ select throws_ok(
 select throws_ok(
     $$select ticketiq.fire_due_crons()$$, '42501', null, 'operator cannot fire crons'
 );
-select is(ticketiq.schema_version(), 6, 'operator calls schema_version()');
+select is(ticketiq.schema_version(), 7, 'operator calls schema_version()');
 
 reset role;
 

@@ -3,21 +3,22 @@
 -- argument; adopt_run and take_over_child return ticketiq.adopted_run; the
 -- entry-point functions and the internal _finish_entry and _wake).
 begin;
-select plan(53);
+select plan(55);
 
 select has_schema('ticketiq');
 select functions_are(
     'ticketiq',
     array[
         '_claim_lapsed', '_fence', '_fence_job', '_finish_entry', '_require_positive',
-        '_validate_checkpoint', '_wake', 'accept_entry',
+        '_checkpoint_ok', '_validate_checkpoint', '_wake', 'accept_entry',
         'adopt_run', 'answers_write_once', 'claim_entries', 'claim_leader', 'decide_approval',
         'delegation_status', 'fail_run', 'fire_due_crons', 'get_approval', 'get_entry', 'get_run',
         'hand_on_answer', 'mark_delivery', 'mark_in_doubt', 'now', 'purge_answers', 'purge_history', 'record_outcome',
         'record_resume', 'register_process', 'release_run', 'renew_leader', 'renew_leases',
         'request_approval', 'request_stop', 'resign_leader', 'run_transcript', 'schema_version',
         'seal_answer', 'start_run', 'stop_run', 'suspend_run', 'sweep_lapsed', 'take_over_child',
-        'upsert_cron_schedule', 'wake_runs', 'write_checkpoint', 'checkpoint_job', 'claim_job',
+        'upsert_cron_schedule', 'wake_runs', 'write_checkpoint', 'write_checkpoints', 'checkpoint_job',
+        'claim_job',
         'enqueue_job', 'fail_job', 'finish_job', 'get_job', 'renew_job_leases', 'sweep_jobs',
         'hold_liveness', 'release_liveness', 'watch_processes'
     ],
@@ -52,6 +53,10 @@ select hasnt_function(
 select has_function(
     'ticketiq', 'write_checkpoint', array['uuid', 'bigint', 'integer', 'jsonb', 'text', 'text']
 );
+select has_function(
+    'ticketiq', 'write_checkpoints', array['uuid[]', 'bigint[]', 'integer[]', 'jsonb', 'text[]', 'text[]']
+);
+select has_function('ticketiq', '_checkpoint_ok', array['jsonb']);
 select has_function('ticketiq', 'mark_in_doubt', array['uuid', 'bigint', 'integer', 'text', 'text']);
 select has_function(
     'ticketiq', 'record_outcome', array['uuid', 'bigint', 'integer', 'text', 'jsonb', 'text']

@@ -2,7 +2,7 @@
 -- table privilege, so every change goes through them); the internal helpers
 -- and the trigger function do not.
 begin;
-select plan(47);
+select plan(49);
 
 select is_definer('ticketiq', 'schema_version', array[]::name[]);
 select is_definer('ticketiq', 'now', array[]::name[]);
@@ -14,6 +14,9 @@ select is_definer(
     ]
 );
 select is_definer('ticketiq', 'write_checkpoint', array['uuid', 'bigint', 'integer', 'jsonb', 'text', 'text']);
+select is_definer(
+    'ticketiq', 'write_checkpoints', array['uuid[]', 'bigint[]', 'integer[]', 'jsonb', 'text[]', 'text[]']
+);
 select is_definer('ticketiq', 'mark_in_doubt', array['uuid', 'bigint', 'integer', 'text', 'text']);
 select is_definer('ticketiq', 'record_outcome', array['uuid', 'bigint', 'integer', 'text', 'jsonb', 'text']);
 select is_definer('ticketiq', 'renew_leases', array['text', 'uuid[]', 'bigint[]', 'double precision']);
@@ -64,6 +67,7 @@ select isnt_definer('ticketiq', '_fence', array['uuid', 'bigint', 'timestamp wit
 select isnt_definer('ticketiq', '_claim_lapsed', array['text', 'integer', 'integer', 'uuid', 'jsonb', 'text[]']);
 select isnt_definer('ticketiq', '_require_positive', array['text', 'double precision']);
 select isnt_definer('ticketiq', '_validate_checkpoint', array['jsonb']);
+select isnt_definer('ticketiq', '_checkpoint_ok', array['jsonb']);
 select isnt_definer('ticketiq', 'answers_write_once', array[]::name[]);
 select isnt_definer('ticketiq', '_finish_entry', array['uuid', 'text', 'jsonb', 'timestamp with time zone']);
 select isnt_definer('ticketiq', '_wake', array['text', 'timestamp with time zone']);

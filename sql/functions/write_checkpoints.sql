@@ -1,0 +1,150 @@
+-- ticketiq.write_checkpoints(...): the write-ahead checkpoints of several
+-- runs' steps in one statement (group commit).
+--
+-- The arrays are read in parallel: element i is one call of
+-- ticketiq.write_checkpoint(p_run_ids[i], p_epochs[i], p_steps[i],
+-- p_bodies -> (i - 1), p_seals[i], p_seal_key_ids[i]) (p_bodies is one JSON
+-- array of the bodies, cheaper to send than a jsonb[]), with its fence, its step
+-- order, its sealed-answer check, the closing of the previous step's calls
+-- and one ticketiq.calls row per changing call, exactly as there.  One
+-- process whose runs step at the same moment writes their checkpoints with
+-- one statement and one commit instead of one each.
+--
+-- It returns a row for each checkpoint it wrote and nothing for the others:
+-- a malformed body or seal, a fenced writer, a lapsed lease, a step out of
+-- order, a repeat of a written step, a sealed answer, a run listed twice,
+-- or a run whose row another transaction holds locked at that moment (it
+-- never waits for a row lock, so it cannot deadlock with a lease renewal
+-- that locks the same runs in another order).  The caller sends each of
+-- those through ticketiq.write_checkpoint, which writes it, recognises the
+-- repeat, or raises the documented error; a repeat of this whole statement
+-- after a lost connection therefore writes nothing twice.
+-- Arrays of different lengths, or holding a null run id, raise TQ004.
+create or replace function ticketiq.write_checkpoints(
+    p_run_ids uuid [],
+    p_epochs bigint [],
+    p_steps integer [],
+    p_bodies jsonb,
+    p_seals text [],
+    p_seal_key_ids text []
+)
+returns table (
+    run_id uuid,
+    step integer,
+    written_at timestamptz,
+    lease_expires_at timestamptz,
+    stop_requested boolean
+)
+language plpgsql
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+    v_now timestamptz := ticketiq.now();
+    v_n integer := cardinality(p_run_ids);
+    v_locked uuid [];
+begin
+    if p_run_ids is null
+        or cardinality(p_epochs) is distinct from v_n
+        or cardinality(p_steps) is distinct from v_n
+        or jsonb_typeof(p_bodies) is distinct from 'array'
+        or jsonb_array_length(p_bodies) is distinct from v_n
+        or cardinality(p_seals) is distinct from v_n
+        or cardinality(p_seal_key_ids) is distinct from v_n
+        or array_position(p_run_ids, null) is not null then
+        raise exception 'run ids, epochs, steps, bodies (a JSON array), seals and seal key ids must be arrays of equal length, run ids without nulls'
+            using errcode = 'TQ004';
+    end if;
+
+    -- The runs' rows, locked in run id order, none waited for.
+    select coalesce(array_agg(l.run_id), '{}') into v_locked
+    from (
+        select r.run_id
+        from ticketiq.runs as r
+        where r.run_id = any(p_run_ids)
+        order by r.run_id
+        for no key update skip locked
+    ) as l;
+
+    return query
+    with given as (
+        select g.run_id, g.epoch, g.step, g.body, g.seal, g.seal_key_id
+        from (
+            select
+                u.run_id, u.epoch, u.step, p_bodies -> (u.i - 1)::integer as body, u.seal,
+                u.seal_key_id, count(*) over (partition by u.run_id) as listed
+            from unnest(p_run_ids, p_epochs, p_steps, p_seals, p_seal_key_ids)
+                with ordinality as u (run_id, epoch, step, seal, seal_key_id, i)
+        ) as g
+        where g.listed = 1
+            and g.run_id = any(v_locked)
+            and coalesce(g.seal, '') <> ''
+            and coalesce(g.seal_key_id, '') <> ''
+            and ticketiq._checkpoint_ok(g.body)
+    ),
+
+    fenced as (
+        update ticketiq.runs as r
+        set last_step = g.step
+        from given as g
+        where r.run_id = g.run_id
+            and r.epoch = g.epoch
+            and r.status = 'running'
+            and r.lease_expires_at > v_now
+            and r.last_step = g.step - 1
+            and not exists (select 1 from ticketiq.answers as a where a.run_id = g.run_id)
+        returning
+            r.run_id, g.epoch, g.step, g.body, g.seal, g.seal_key_id,
+            r.lease_expires_at, r.stop_requested_at
+    ),
+
+    written as (
+        insert into ticketiq.checkpoints (run_id, step, epoch, body, seal, seal_key_id, written_at)
+        select f.run_id, f.step, f.epoch, f.body, f.seal, f.seal_key_id, v_now
+        from fenced as f
+    ),
+
+    closed as (
+        update ticketiq.calls as c
+        set state = case
+                when c.state = 'pending' and c.classification <> 'read' then 'settled' else 'done'
+            end,
+            settlement = case
+                when c.state = 'pending' and c.classification <> 'read' then 'skipped' else 'made'
+            end,
+            outcome = f.body -> 'outcomes' -> c.call_id,
+            finished_at = v_now,
+            finished_epoch = f.epoch
+        from fenced as f
+        where c.run_id = f.run_id
+            and c.step = f.step - 1
+            and c.state in ('pending', 'in_doubt')
+    ),
+
+    recorded as (
+        insert into ticketiq.calls (
+            run_id, step, call_id, ordinal, tool, arguments, classification, step_key
+        )
+        select
+            f.run_id,
+            f.step,
+            e.value ->> 'call_id',
+            e.ordinality::integer,
+            e.value ->> 'tool',
+            e.value -> 'arguments',
+            e.value ->> 'classification',
+            e.value ->> 'step_key'
+        from fenced as f
+        cross join lateral jsonb_array_elements(f.body -> 'calls') with ordinality as e
+        where e.value ->> 'classification' <> 'read'
+    )
+
+    select f.run_id, f.step, v_now, f.lease_expires_at, f.stop_requested_at is not null
+    from fenced as f
+    order by f.run_id;
+end;
+$$;
+
+comment on function ticketiq.write_checkpoints(uuid [], bigint [], integer [], jsonb, text [], text []) is
+'Group commit: the checkpoints of several runs in one statement, each as ticketiq.write_checkpoint would write it; a row per checkpoint written, none for the rest (send those through write_checkpoint). TQ004 on unequal arrays.';

@@ -1,0 +1,152 @@
+"""Group commit: checkpoints of runs that step at the same moment share a statement.
+
+A process runs many runs at once.  Each step writes its checkpoint before
+any of its calls is made (invariant I5), and each write is a durable commit:
+one statement, one round trip, one WAL flush.  When several runs of one
+process reach that point together, :class:`CheckpointBatcher` sends their
+checkpoints in one ``ticketiq.write_checkpoints`` statement, so the fixed
+cost of a statement (the round trip, the executor's start, the commit and
+its flush, the driver's own work) is paid once for several of them.
+
+* **Alone, at once.**  A checkpoint written while no other is queued or in
+  flight, by a process whose last checkpoint was alone too, goes straight
+  out through ``ticketiq.write_checkpoint``: a lone run waits for nobody
+  and pays nothing (bench section 1, one run at once).
+* **Together, as soon as there are enough.**  Otherwise it queues.  As
+  soon as ``group`` checkpoints are queued they go out in one statement,
+  while the process steps the runs still to queue (so the server works on
+  one group while the process prepares the next); whatever is left at the
+  end of a pass of the event loop goes out then, so nobody waits for a
+  group that does not fill.
+* **Each caller gets what a lone call would have given it.**
+  ``write_checkpoints`` writes what passes its checks and returns those
+  rows; every other checkpoint of the statement goes through
+  ``write_checkpoint`` on its own, which writes it, recognises a repeat, or
+  raises the documented error (fenced, lapsed, malformed, ...).  A
+  statement that fails as a whole fails each of its callers with its error.
+* A caller cancelled before its statement was sent is left out of it.
+
+Each checkpoint is still written and durable before its caller returns, so
+the step loop does not change; only the number of statements and commits
+does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from . import models
+
+if TYPE_CHECKING:
+    from .driver import TicketIQ
+
+log = logging.getLogger(__name__)
+
+#: (run_id, epoch, step, body, seal, seal_key_id)
+Checkpoint = tuple[uuid.UUID, int, int, Any, str, str]
+_Waiting = tuple[Checkpoint, "asyncio.Future[models.CheckpointWritten]"]
+
+
+class CheckpointBatcher:
+    """Writes the pooled checkpoints of one :class:`~ticketiq_pg.driver.TicketIQ`, grouped."""
+
+    def __init__(self, db: TicketIQ, *, group: int = 4) -> None:
+        if group < 2:
+            raise ValueError("group must be at least 2")
+        self._db = db
+        self.group = group
+        self._queue: list[_Waiting] = []
+        self._scheduled = False
+        self._solo = True
+        self._out = 0
+        self._tasks: set[asyncio.Task[None]] = set()
+        #: Statements of more than one checkpoint sent, and the checkpoints they carried.
+        self.batches = 0
+        self.batched = 0
+
+    async def write(self, checkpoint: Checkpoint) -> models.CheckpointWritten:
+        if self._solo and self._out == 0 and not self._queue:
+            self._out += 1
+            try:
+                return await self._db.write_checkpoint_alone(*checkpoint)
+            finally:
+                self._out -= 1
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[models.CheckpointWritten] = loop.create_future()
+        self._queue.append((checkpoint, future))
+        if len(self._queue) >= self.group:
+            self._dispatch()
+        elif not self._scheduled:
+            self._scheduled = True
+            loop.call_soon(self._end_of_pass)
+        return await future
+
+    async def drain(self) -> None:
+        """Wait until every checkpoint handed in has been sent and answered."""
+        while self._scheduled or self._tasks:
+            if self._tasks:
+                await asyncio.wait(set(self._tasks))
+            else:
+                await asyncio.sleep(0)
+
+    def _end_of_pass(self) -> None:
+        self._scheduled = False
+        # Alone in a pass, with nothing else out: the next one goes straight out.
+        self._solo = len(self._queue) <= 1 and self._out == 0
+        self._dispatch()
+
+    def _dispatch(self) -> None:
+        waiting = [(c, f) for c, f in self._queue if not f.done()]
+        self._queue.clear()
+        if not waiting:
+            return
+        self._out += 1
+        task = asyncio.get_running_loop().create_task(self._send(waiting))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _send(self, group: list[_Waiting]) -> None:
+        try:
+            if len(group) == 1:
+                await self._alone(*group[0])
+            else:
+                await self._together(group)
+        finally:
+            self._out -= 1
+
+    async def _alone(
+        self, checkpoint: Checkpoint, future: asyncio.Future[models.CheckpointWritten]
+    ) -> None:
+        try:
+            written = await self._db.write_checkpoint_alone(*checkpoint)
+        except Exception as exc:  # noqa: BLE001 - handed to its caller
+            if not future.done():
+                future.set_exception(exc)
+        else:
+            if not future.done():
+                future.set_result(written)
+
+    async def _together(self, group: list[_Waiting]) -> None:
+        self.batches += 1
+        self.batched += len(group)
+        try:
+            rows = await self._db.write_checkpoints([c for c, _ in group])
+        except Exception as exc:  # noqa: BLE001 - the statement failed: each caller sees it
+            for _, future in group:
+                if not future.done():
+                    future.set_exception(exc)
+            return
+        written = {(row.run_id, row.step): row for row in rows}
+        left: list[_Waiting] = []
+        for checkpoint, future in group:
+            row = written.get((checkpoint[0], checkpoint[2]))
+            if row is None:
+                left.append((checkpoint, future))
+            elif not future.done():
+                future.set_result(row)
+        if left:
+            log.debug("%d of %d checkpoints go on their own", len(left), len(group))
+            await asyncio.gather(*(self._alone(c, f) for c, f in left))
