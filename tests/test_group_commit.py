@@ -1,0 +1,210 @@
+"""Group commit (``ticketiq_pg.group_commit``) against a real database.
+
+* a lone run's checkpoints go out one ``write_checkpoint`` statement each, never grouped;
+* runs that step together share ``write_checkpoints`` statements, and every checkpoint is
+  stored once, exactly as ``write_checkpoint`` stores it;
+* a checkpoint the grouped statement leaves out gets what a lone call would have given it:
+  the typed error (fenced, malformed, out of order) or ``replayed``;
+* a run whose row another transaction holds locked holds up nobody else: the others are
+  written, and it is written once the lock goes;
+* a caller cancelled before its statement went out is left out of it;
+* ``group_commit=False``: one ``write_checkpoint`` per checkpoint.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+import psycopg
+import pytest
+from helpers import body, call, rows, scalar, start
+
+from ticketiq_pg import errors
+from ticketiq_pg.driver import TicketIQ
+
+
+@pytest.fixture
+async def tiq(db_url: str):  # type: ignore[no-untyped-def]
+    db = await TicketIQ.connect(db_url, min_size=4, max_size=4)
+    try:
+        yield db
+    finally:
+        await db.close()
+
+
+def _seal(n: int) -> str:
+    return f"seal-{n}"
+
+
+async def _runs(tiq: TicketIQ, n: int) -> list[Any]:
+    return [await start(tiq) for _ in range(n)]
+
+
+async def _stored(aconn: psycopg.AsyncConnection) -> list[tuple]:
+    return await rows(
+        aconn,
+        "select c.run_id, c.step, c.epoch, c.seal, c.body from ticketiq.checkpoints as c"
+        " order by c.run_id, c.step",
+    )
+
+
+async def test_a_lone_run_is_never_grouped(tiq: TicketIQ, aconn) -> None:
+    run = await start(tiq)
+    tiq.statements.clear()
+    for step in range(1, 6):
+        written = await tiq.write_checkpoint(run.run_id, run.epoch, step, body(), _seal(step), "k")
+        assert (written.step, written.replayed) == (step, False)
+    assert tiq.statements == {"write_checkpoint": 5}
+    assert tiq.checkpoints is not None and tiq.checkpoints.batches == 0
+
+
+async def test_runs_stepping_together_share_statements(tiq: TicketIQ, aconn) -> None:
+    runs = await _runs(tiq, 9)
+    tiq.statements.clear()
+    bodies = [body(call(f"w{i}", "write", step_key=f"key-{i}"), note=str(i)) for i in range(9)]
+    written = await asyncio.gather(*(
+        tiq.write_checkpoint(r.run_id, r.epoch, 1, b, _seal(i), "k")
+        for i, (r, b) in enumerate(zip(runs, bodies, strict=True))
+    ))
+    # the first goes out alone at once; the eight that queued behind it go four by four
+    assert tiq.statements == {"write_checkpoint": 1, "write_checkpoints": 2}
+    assert tiq.checkpoints is not None
+    assert (tiq.checkpoints.batches, tiq.checkpoints.batched) == (2, 8)
+    assert [(w.run_id, w.step, w.replayed, w.stop_requested) for w in written] == [
+        (r.run_id, 1, False, False) for r in runs
+    ]
+    assert all(w.lease_expires_at is not None and w.written_at is not None for w in written)
+    stored = await _stored(aconn)
+    assert sorted((s[0], s[1], s[2], s[3]) for s in stored) == sorted(
+        (r.run_id, 1, r.epoch, _seal(i)) for i, r in enumerate(runs)
+    )
+    assert {s[0]: s[4] for s in stored} == {r.run_id: b for r, b in zip(runs, bodies, strict=True)}
+    # one pending calls row per changing call, as write_checkpoint records it
+    assert await scalar(
+        aconn, "select count(*) from ticketiq.calls where state = 'pending' and step = 1"
+    ) == 9
+    # and the next step of each closes it
+    await asyncio.gather(*(
+        tiq.write_checkpoint(r.run_id, r.epoch, 2, body(outcomes={f"w{i}": {"n": i}}), "s2", "k")
+        for i, r in enumerate(runs)
+    ))
+    assert await rows(
+        aconn, "select state, settlement, count(*) from ticketiq.calls group by 1, 2"
+    ) == [("settled", "skipped", 9)]  # never marked in doubt, so never made
+
+
+async def test_a_refused_checkpoint_gets_its_own_error(tiq: TicketIQ, aconn) -> None:
+    runs = await _runs(tiq, 5)
+    # run 1 taken over (its epoch moves on): its writer is fenced
+    await aconn.execute(
+        "update ticketiq.runs set epoch = epoch + 1 where run_id = %s", (runs[1].run_id,)
+    )
+    await tiq.write_checkpoint(runs[3].run_id, runs[3].epoch, 1, body(), "first", "k")
+
+    async def write(i: int, step: int, b: dict, seal: str) -> Any:
+        return await tiq.write_checkpoint(runs[i].run_id, runs[i].epoch, step, b, seal, "k")
+
+    outcomes = await asyncio.gather(
+        write(0, 1, body(), "a"),  # alone, at once
+        write(1, 1, body(), "b"),  # fenced
+        write(2, 1, {"calls": []}, "c"),  # malformed
+        write(3, 1, body(), "first"),  # a repeat of its written step 1
+        write(4, 2, body(), "e"),  # step 2 before step 1
+        write(0, 2, body(), "a2"),  # run 0 again, once its step 1 is in: not grouped with it
+        return_exceptions=True,
+    )
+    assert outcomes[0].step == 1 and not outcomes[0].replayed
+    assert isinstance(outcomes[1], errors.Fenced)
+    assert isinstance(outcomes[2], errors.InvalidPayload)
+    assert "checkpoint.conversation" in str(outcomes[2])
+    assert outcomes[3].replayed is True
+    assert isinstance(outcomes[4], errors.StepConflict)
+    # run 0's step 2 raced its own step 1: it was sent after it, or refused as out of order
+    assert (not isinstance(outcomes[5], Exception) and outcomes[5].step == 2) or isinstance(
+        outcomes[5], errors.StepConflict
+    )
+    assert tiq.checkpoints is not None and tiq.checkpoints.batches >= 1
+    assert await scalar(
+        aconn, "select count(*) from ticketiq.checkpoints where run_id = any(%s)",
+        ([runs[1].run_id, runs[2].run_id, runs[4].run_id],),
+    ) == 0
+
+
+async def test_a_locked_run_holds_up_nobody(tiq: TicketIQ, db_url: str, aconn) -> None:
+    runs = await _runs(tiq, 5)
+    blocker = await psycopg.AsyncConnection.connect(db_url)
+    try:
+        await blocker.execute(
+            "select 1 from ticketiq.runs where run_id = %s for no key update", (runs[2].run_id,)
+        )
+        tasks = [
+            asyncio.create_task(tiq.write_checkpoint(r.run_id, r.epoch, 1, body(), "s", "k"))
+            for r in runs
+        ]
+        others = [t for i, t in enumerate(tasks) if i != 2]
+        done, _ = await asyncio.wait(others, timeout=30)
+        assert done == set(others)  # written while run 2's row is still locked
+        assert not tasks[2].done()
+        assert await scalar(aconn, "select count(*) from ticketiq.checkpoints") == 4
+        await blocker.commit()
+        written = await asyncio.wait_for(tasks[2], 30)
+        assert (written.run_id, written.step, written.replayed) == (runs[2].run_id, 1, False)
+    finally:
+        await blocker.close()
+    assert await scalar(aconn, "select count(*) from ticketiq.checkpoints") == 5
+
+
+async def test_a_caller_cancelled_before_sending_is_left_out(tiq: TicketIQ, aconn) -> None:
+    runs = await _runs(tiq, 3)
+    first = asyncio.create_task(
+        tiq.write_checkpoint(runs[0].run_id, runs[0].epoch, 1, body(), "s", "k")
+    )
+    await asyncio.sleep(0)  # it goes out alone, at once
+    queued = [
+        asyncio.create_task(tiq.write_checkpoint(r.run_id, r.epoch, 1, body(), "s", "k"))
+        for r in runs[1:]
+    ]
+    await asyncio.sleep(0)  # both queued behind it, to go at the end of this pass
+    queued[0].cancel()
+    await first
+    written = await queued[1]
+    assert written.step == 1
+    with pytest.raises(asyncio.CancelledError):
+        await queued[0]
+    await tiq.checkpoints.drain()  # type: ignore[union-attr]
+    assert sorted(await rows(aconn, "select run_id from ticketiq.checkpoints")) == sorted(
+        [(runs[0].run_id,), (runs[2].run_id,)]
+    )
+
+
+async def test_without_group_commit_every_checkpoint_is_its_own_statement(
+    db_url: str, aconn
+) -> None:
+    tiq = await TicketIQ.connect(db_url, min_size=4, max_size=4, group_commit=False)
+    try:
+        runs = await _runs(tiq, 6)
+        tiq.statements.clear()
+        await asyncio.gather(*(
+            tiq.write_checkpoint(r.run_id, r.epoch, 1, body(), "s", "k") for r in runs
+        ))
+        assert tiq.statements == {"write_checkpoint": 6}
+        assert tiq.checkpoints is None
+    finally:
+        await tiq.close()
+    assert await scalar(aconn, "select count(*) from ticketiq.checkpoints") == 6
+
+
+async def test_write_checkpoints_returns_what_it_wrote(tiq: TicketIQ, aconn) -> None:
+    runs = await _runs(tiq, 3)
+    got = await tiq.write_checkpoints([
+        (runs[0].run_id, runs[0].epoch, 1, body(), "s", "k"),
+        (runs[1].run_id, runs[1].epoch + 1, 1, body(), "s", "k"),  # fenced: left out
+        (runs[2].run_id, runs[2].epoch, 1, body(), "s", "k"),
+        (uuid.uuid4(), 1, 1, body(), "s", "k"),  # unknown: left out
+    ])
+    assert sorted(w.run_id for w in got) == sorted([runs[0].run_id, runs[2].run_id])
+    assert all(w.step == 1 and not w.replayed for w in got)
+    with pytest.raises(errors.InvalidPayload):
+        await tiq.write_checkpoints([(None, 1, 1, body(), "s", "k")])  # type: ignore[list-item]
