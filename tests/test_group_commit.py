@@ -208,3 +208,24 @@ async def test_write_checkpoints_returns_what_it_wrote(tiq: TicketIQ, aconn) -> 
     assert all(w.step == 1 and not w.replayed for w in got)
     with pytest.raises(errors.InvalidPayload):
         await tiq.write_checkpoints([(None, 1, 1, body(), "s", "k")])  # type: ignore[list-item]
+
+
+async def test_encoded_bodies_are_stored_as_their_objects(tiq: TicketIQ, aconn) -> None:
+    """A body given as its sealed canonical text (JsonText) is stored as the object, alone
+    or in a group beside bodies given as dicts."""
+    from ticketiq_pg.seal import Sealer
+
+    sealer = Sealer({"k": b"k" * 32})
+    runs = await _runs(tiq, 5)
+    bodies = [body(call(f"w{i}", "write"), note=f"é{i}") for i in range(5)]
+    texts = [sealer.seal_encoded("checkpoint", r.run_id, 1, b) for r, b in zip(runs, bodies,
+                                                                             strict=True)]
+    await asyncio.gather(*(
+        tiq.write_checkpoint(r.run_id, r.epoch, 1, text if i % 2 == 0 else b, seal, key)
+        for i, (r, b, (seal, key, text)) in enumerate(zip(runs, bodies, texts, strict=True))
+    ))
+    assert tiq.checkpoints is not None and tiq.checkpoints.batches == 1
+    stored = {s[0]: s[4] for s in await _stored(aconn)}
+    assert stored == {r.run_id: b for r, b in zip(runs, bodies, strict=True)}
+    for r, (seal, key, _) in zip(runs, texts, strict=True):
+        sealer.verify("checkpoint", r.run_id, 1, stored[r.run_id], seal, key)

@@ -90,3 +90,45 @@ def test_seal_survives_a_jsonb_round_trip(empty_db_url: str) -> None:
             sealer.verify("checkpoint", RUN, 3, back, seal, key_id)
 
         round_trip()
+
+
+def test_the_fast_encoder_writes_the_canonical_text() -> None:
+    """Whenever the C encoder is used (no floats, NULs or odd types), it writes what the
+    canonical encoder writes."""
+    from ticketiq_pg.seal import _FAST, _encode, _plain
+
+    @settings(max_examples=500, deadline=None)
+    @given(json_values)
+    def same(value: object) -> None:
+        parts: list[str] = []
+        _encode(value, parts)
+        if _plain(value):
+            assert _FAST.encode(value) == "".join(parts)
+        assert canonical(value) == "".join(parts)
+
+    same()
+    assert not _plain({"a": [1, {"b": 1.5}]}) and not _plain({"a": "x\x00"})
+    assert not _plain({1: "a"}) and not _plain([object()]) and _plain({"a": [None, True, 3]})
+
+
+def test_the_sealed_text_is_sent_as_it_is_and_verifies(empty_db_url: str) -> None:
+    """seal_encoded returns the seal and the canonical text it covers; that text, sent as
+    the jsonb argument without encoding it again, comes back as a body that verifies."""
+    from ticketiq_pg.driver import _json
+    from ticketiq_pg.seal import JsonText
+
+    sealer = Sealer({"k1": KEY_A})
+    with psycopg.connect(empty_db_url, autocommit=True) as conn:
+
+        @settings(max_examples=200, deadline=None,
+                  suppress_health_check=[HealthCheck.function_scoped_fixture])
+        @given(json_values)
+        def round_trip(value: object) -> None:
+            seal, key_id, text = sealer.seal_encoded("checkpoint", RUN, 3, value)
+            assert isinstance(text, JsonText) and text == canonical(value)
+            assert (seal, key_id) == sealer.seal("checkpoint", RUN, 3, value)
+            (back,) = conn.execute("select %s::jsonb", [_json(text)]).fetchone()
+            assert back == json.loads(text)
+            sealer.verify("checkpoint", RUN, 3, back, seal, key_id)
+
+        round_trip()

@@ -24,6 +24,7 @@ did.  ``retries`` and ``recognised`` count both per function.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import select
 import time
@@ -39,6 +40,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from . import errors, models, retry
 from .group_commit import CheckpointBatcher
+from .seal import JsonText
 
 T = TypeVar("T")
 
@@ -66,7 +68,19 @@ def _readable(conn: psycopg.AsyncConnection) -> bool:
 
 
 def _json(value: Any) -> Jsonb | None:
-    return None if value is None else Jsonb(value)
+    if value is None:
+        return None
+    if isinstance(value, JsonText):  # encoded already (the seal's canonical text)
+        return Jsonb(value, dumps=str)
+    return Jsonb(value)
+
+
+def _json_array(values: Sequence[Any]) -> Jsonb:
+    """One JSON array of the values, each encoded text used as it is."""
+    if not any(isinstance(v, JsonText) for v in values):
+        return Jsonb(list(values))
+    text = "[" + ",".join(v if isinstance(v, JsonText) else json.dumps(v) for v in values) + "]"
+    return Jsonb(text, dumps=str)
 
 
 class FailoverConnection(psycopg.AsyncConnection[Any]):
@@ -555,7 +569,7 @@ class TicketIQ:
         run_id: uuid.UUID,
         epoch: int,
         step: int,
-        body: dict[str, Any],
+        body: dict[str, Any] | JsonText,
         seal: str,
         seal_key_id: str,
         *,
@@ -583,7 +597,7 @@ class TicketIQ:
         run_id: uuid.UUID,
         epoch: int,
         step: int,
-        body: dict[str, Any],
+        body: dict[str, Any] | JsonText,
         seal: str,
         seal_key_id: str,
     ) -> models.CheckpointWritten:
@@ -611,7 +625,7 @@ class TicketIQ:
             [c[0] for c in checkpoints],
             [c[1] for c in checkpoints],
             [c[2] for c in checkpoints],
-            Jsonb([c[3] for c in checkpoints]),  # one JSON array: no jsonb[] quoting
+            _json_array([c[3] for c in checkpoints]),  # one JSON array: no jsonb[] quoting
             [c[4] for c in checkpoints],
             [c[5] for c in checkpoints],
         )

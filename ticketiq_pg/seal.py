@@ -48,18 +48,38 @@ _FAST = json.JSONEncoder(
 
 
 def _plain(value: Any) -> bool:
-    """True when the C encoder gives the canonical text: no floats, NULs or odd types."""
-    kind = type(value)
-    if kind is str:
-        return "\x00" not in value
-    if kind is dict:
-        return all(
-            type(key) is str and "\x00" not in key and _plain(item)
-            for key, item in value.items()
-        )
-    if kind is list or kind is tuple:
-        return all(_plain(item) for item in value)
-    return kind is int or kind is bool or value is None
+    """True when the C encoder gives the canonical text: no floats, NULs or odd types.
+
+    A loop over a stack rather than recursion: it runs on every checkpoint.
+    """
+    stack = [value]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    while stack:
+        item = pop()
+        kind = type(item)
+        if kind is str:
+            if "\x00" in item:
+                return False
+        elif kind is dict:
+            for key, member in item.items():
+                if type(key) is not str or "\x00" in key:
+                    return False
+                push(member)
+        elif kind is list or kind is tuple:
+            extend(item)
+        elif not (kind is int or kind is bool or item is None):
+            return False
+    return True
+
+
+class JsonText(str):
+    """A body's canonical JSON text, sent to PostgreSQL as it is (not encoded again).
+
+    :meth:`Sealer.seal_encoded` returns it beside the seal; the driver passes
+    it as the ``jsonb`` argument, so a checkpoint is encoded once per step.
+    """
+
+    __slots__ = ()
 
 
 def _encode(value: Any, out: list[str]) -> None:
@@ -105,9 +125,9 @@ def _encode(value: Any, out: list[str]) -> None:
         raise InvalidPayload(f"{type(value).__name__} is not JSON")
 
 
-def _message(kind: str, run_id: uuid.UUID | str, step: int, body: Any) -> bytes:
+def _message(kind: str, run_id: uuid.UUID | str, step: int, text: str) -> bytes:
     head = f"ticketiq-seal-v1\n{kind}\n{run_id}\n{int(step)}\n"
-    return (head + canonical(body)).encode("utf-8")
+    return (head + text).encode("utf-8")
 
 
 class Sealer:
@@ -123,9 +143,17 @@ class Sealer:
 
     def seal(self, kind: str, run_id: uuid.UUID | str, step: int, body: Any) -> tuple[str, str]:
         """Return ``(seal, key_id)`` for the body."""
+        seal, key_id, _ = self.seal_encoded(kind, run_id, step, body)
+        return seal, key_id
+
+    def seal_encoded(
+        self, kind: str, run_id: uuid.UUID | str, step: int, body: Any
+    ) -> tuple[str, str, JsonText]:
+        """Return ``(seal, key_id, text)``: the seal and the canonical text it covers."""
+        text = JsonText(canonical(body))
         key = self._keys[self.signing_key_id]
-        digest = hmac.new(key, _message(kind, run_id, step, body), hashlib.sha256).hexdigest()
-        return digest, self.signing_key_id
+        digest = hmac.new(key, _message(kind, run_id, step, text), hashlib.sha256).hexdigest()
+        return digest, self.signing_key_id, text
 
     def verify(
         self,
@@ -146,7 +174,7 @@ class Sealer:
                 "which is not configured"
             )
         try:
-            message = _message(kind, run_id, step, body)
+            message = _message(kind, run_id, step, canonical(body))
         except InvalidPayload as exc:
             raise SealMismatch(f"{kind} of run {run_id} step {step} is not JSON: {exc}") from exc
         expected = hmac.new(key, message, hashlib.sha256).hexdigest()
