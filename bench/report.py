@@ -33,6 +33,14 @@ def _throughput(res: dict[str, Any]) -> list[dict[str, Any]]:
             f"throughput.by_concurrency.{c}.ratio", ratio,
         ))
         rows[-1]["measured"] += f" (ratio {_f(ratio)})"
+        if "ungrouped_steps_per_s" in fig:
+            rows.append(_row(
+                "1", f"  the same without group commit, {c} at once",
+                f"{_f(fig['ungrouped_steps_per_s'], 0)} steps/s "
+                f"(ratio {_f(fig['ungrouped_ratio'])})",
+                f"group commit x{_f(fig['group_commit_gain'])}; "
+                f"{_f(fig['checkpoints_per_statement'])} checkpoints per statement",
+            ))
         rows.append(_row(
             "1", f"  write_checkpoint alone (no Runner), {c} at once",
             f"{_f(fig['write_checkpoint_alone_steps_per_s'], 0)}/s "
@@ -41,7 +49,7 @@ def _throughput(res: dict[str, Any]) -> list[dict[str, Any]]:
         ))
         srv = fig.get("server", {})
         rows.append(_row(
-            "1", f"  per step at {c}: server ms, WAL B, client CPU us",
+            "1", f"  per checkpoint at {c}: server ms, WAL B, client CPU us",
             f"{_f(srv.get('write_checkpoint_mean_ms'), 3)} ms, "
             f"{_f(srv.get('write_checkpoint_wal_bytes'), 0)} B, "
             f"{_f(fig['client_cpu_us_per_step']['ticketiq'], 0)} us "

@@ -17,7 +17,12 @@ C (to tell the SQL function's cost from the Python step loop's): the same
 bodies, pre-sealed, through ``TicketIQ.write_checkpoint`` alone, C tasks at
 once, no Runner.
 
-A, B and C rotate (A/B/C/A/B/C...) so machine noise hits all three; steps/s
+A0 (not a target): A with group commit off (``TicketIQ(group_commit=False)``,
+one ``write_checkpoint`` statement per step), to show what grouping the
+checkpoints of runs that step together gives.  With one run at once the two
+send the same statements.
+
+A, A0, B and C rotate (A/A0/B/C/A/A0/B/C...) so machine noise hits all; steps/s
 is the sum of steps over the sum of window time.  Client CPU per step comes from
 ``time.process_time`` over the windows; server time per statement from
 pg_stat_statements.
@@ -43,13 +48,20 @@ RAW_UPDATE = "update bench_raw set state = %s where run_id = %s"
 
 
 class _Round:
-    __slots__ = ("steps", "seconds", "cpu", "run_ids")
+    __slots__ = ("steps", "seconds", "cpu", "run_ids", "statements")
 
-    def __init__(self, steps: int, seconds: float, cpu: float, run_ids: list[uuid.UUID]) -> None:
+    def __init__(self, steps: int, seconds: float, cpu: float, run_ids: list[uuid.UUID],
+                 statements: int = 0) -> None:
         self.steps = steps
         self.seconds = seconds
         self.cpu = cpu
         self.run_ids = run_ids
+        #: checkpoint statements (write_checkpoint + write_checkpoints) sent in the window
+        self.statements = statements
+
+
+def _checkpoint_statements(db: TicketIQ) -> int:
+    return db.statements["write_checkpoint"] + db.statements["write_checkpoints"]
 
 
 async def ticketiq_round(runner: Any, model: BenchModel, c: int, steps: int, seq: int) -> _Round:
@@ -60,6 +72,7 @@ async def ticketiq_round(runner: Any, model: BenchModel, c: int, steps: int, seq
         states.append(state)
     barrier = Barrier(c)
     model.barrier = barrier
+    sent0 = _checkpoint_statements(runner.db)
     cpu0, t0 = time.process_time(), time.perf_counter()
     tasks = [asyncio.create_task(runner.run(s)) for s in states]
     waiter = asyncio.create_task(barrier.arrived.wait())
@@ -70,13 +83,14 @@ async def ticketiq_round(runner: Any, model: BenchModel, c: int, steps: int, seq
         outcomes = await asyncio.gather(*tasks)
         raise RuntimeError(f"a run ended early: {outcomes}")
     t1, cpu1 = time.perf_counter(), time.process_time()
+    sent = _checkpoint_statements(runner.db) - sent0
     barrier.release()
     model.barrier = None
     outcomes = await asyncio.gather(*tasks)
     bad = [o for o in outcomes if o.status != "completed"]
     if bad:
         raise RuntimeError(f"runs did not complete: {bad}")
-    return _Round(c * steps, t1 - t0, cpu1 - cpu0, [s.run_id for s in states])
+    return _Round(c * steps, t1 - t0, cpu1 - cpu0, [s.run_id for s in states], sent)
 
 
 async def raw_round(db: TicketIQ, c: int, payloads: list[Any]) -> _Round:
@@ -119,6 +133,16 @@ async def checkpoint_round(db: TicketIQ, c: int, payloads: list[Any], seq: int) 
     return _Round(c * len(payloads), t1 - t0, cpu1 - cpu0, [w[0] for w in work])
 
 
+def _per_checkpoint(wc: dict[str, float], wcs: dict[str, float], written: float) -> Any:
+    """{key: (write_checkpoint + write_checkpoints) / checkpoints written} from pgss deltas."""
+
+    def per(key: str) -> float | None:
+        total = wc.get(key, 0.0) + wcs.get(key, 0.0)
+        return total / written if written else None
+
+    return per
+
+
 def _rate(rounds: list[_Round]) -> float:
     seconds = sum(r.seconds for r in rounds)
     return sum(r.steps for r in rounds) / seconds if seconds else 0.0
@@ -137,6 +161,11 @@ async def run(bdb: BenchDB, sizes: Sizes, log: Any) -> dict[str, Any]:
     model = BenchModel()
     runner = make_runner(db, "bench-throughput", model)
     runner.leases.start()  # renews every 2 s, as in production; outside both windows' counts
+    db0 = await TicketIQ.connect(bdb.url, min_size=top + 2, max_size=top + 2,
+                                 group_commit=False)
+    model0 = BenchModel()
+    runner0 = make_runner(db0, "bench-throughput-ungrouped", model0)
+    runner0.leases.start()
     out: dict[str, Any] = {"steps_per_run": sizes.steps_per_run, "pairs": sizes.pairs,
                            "by_concurrency": {}}
     try:
@@ -152,35 +181,42 @@ async def run(bdb: BenchDB, sizes: Sizes, log: Any) -> dict[str, Any]:
         seq = 1
         for c in sizes.concurrency:
             await ticketiq_round(runner, model, c, sizes.steps_per_run, seq)  # warm-up at c
+            await ticketiq_round(runner0, model0, c, sizes.steps_per_run, seq + 1)
             await raw_round(db, c, payloads)
-            await checkpoint_round(db, c, payloads, seq + 1)
-            seq += 2
+            await checkpoint_round(db, c, payloads, seq + 2)
+            seq += 3
             a_rounds: list[_Round] = []
+            a0_rounds: list[_Round] = []
             b_rounds: list[_Round] = []
             c_rounds: list[_Round] = []
             before = StatementSnapshot(bdb.url, bdb.pgss)
-            stmts_before = db.statements.copy()
             for _ in range(sizes.pairs):
                 a_rounds.append(await ticketiq_round(runner, model, c, sizes.steps_per_run, seq))
+                a0_rounds.append(
+                    await ticketiq_round(runner0, model0, c, sizes.steps_per_run, seq + 1))
                 b_rounds.append(await raw_round(db, c, payloads))
-                c_rounds.append(await checkpoint_round(db, c, payloads, seq + 1))
-                seq += 2
+                c_rounds.append(await checkpoint_round(db, c, payloads, seq + 2))
+                seq += 3
             after = StatementSnapshot(bdb.url, bdb.pgss)
             delta = after.diff(before)
             a_rate, b_rate, c_rate = _rate(a_rounds), _rate(b_rounds), _rate(c_rounds)
+            a0_rate = _rate(a0_rounds)
             a_steps = sum(r.steps for r in a_rounds)
+            a0_steps = sum(r.steps for r in a0_rounds)
             b_steps = sum(r.steps for r in b_rounds)
             pair_ratios = [
                 (a.steps / a.seconds) / (b.steps / b.seconds)
                 for a, b in zip(a_rounds, b_rounds, strict=True)
             ]
-            written = db.statements["write_checkpoint"] - stmts_before["write_checkpoint"]
-            written -= sum(r.steps for r in c_rounds)
+            a_statements = sum(r.statements for r in a_rounds)
             figures: dict[str, Any] = {
                 "ticketiq_steps_per_s": a_rate,
                 "raw_update_steps_per_s": b_rate,
                 "ratio": a_rate / b_rate if b_rate else None,
                 "ratio_per_pair": summary(pair_ratios),
+                "ungrouped_steps_per_s": a0_rate,
+                "ungrouped_ratio": a0_rate / b_rate if b_rate else None,
+                "group_commit_gain": a_rate / a0_rate if a0_rate else None,
                 "write_checkpoint_alone_steps_per_s": c_rate,
                 "write_checkpoint_alone_ratio": c_rate / b_rate if b_rate else None,
                 "ticketiq_steps": a_steps,
@@ -189,20 +225,36 @@ async def run(bdb: BenchDB, sizes: Sizes, log: Any) -> dict[str, Any]:
                 "raw_update_ms": 1000.0 * c / b_rate if b_rate else None,
                 "client_cpu_us_per_step": {
                     "ticketiq": 1e6 * sum(r.cpu for r in a_rounds) / a_steps,
+                    "ungrouped": 1e6 * sum(r.cpu for r in a0_rounds) / a0_steps,
                     "raw_update": 1e6 * sum(r.cpu for r in b_rounds) / b_steps,
                     "write_checkpoint_alone": 1e6 * sum(r.cpu for r in c_rounds)
                     / sum(r.steps for r in c_rounds),
                 },
-                "write_checkpoint_statements": written,
+                # A's checkpoint statements in its windows: one per step when each run's
+                # checkpoint goes alone, fewer when runs that step together share one
+                "checkpoint_statements": a_statements,
+                "checkpoints_per_statement": a_steps / a_statements if a_statements else None,
             }
             if bdb.pgss:
-                wc, raw = delta.get("write_checkpoint", {}), delta.get("raw_update", {})
+                # Server time per checkpoint, over every checkpoint of the section (arms A,
+                # A0 and C): write_checkpoint writes one a call, write_checkpoints one a row.
+                wc = delta.get("write_checkpoint", {})
+                wcs = delta.get("write_checkpoints", {})
+                raw = delta.get("raw_update", {})
+                written = wc.get("calls", 0.0) + wcs.get("rows", 0.0)
+                per_checkpoint = _per_checkpoint(wc, wcs, written)
+
                 figures["server"] = {
-                    "write_checkpoint_mean_ms": wc.get("mean_ms"),
+                    "checkpoints": written,
+                    "write_checkpoint_mean_ms": per_checkpoint("ms"),
+                    "write_checkpoint_statement_ms": wc.get("mean_ms"),
+                    "write_checkpoints_statement_ms": wcs.get("mean_ms"),
+                    "write_checkpoints_rows_per_statement": (
+                        wcs["rows"] / wcs["calls"] if wcs else None),
                     "raw_update_mean_ms": raw.get("mean_ms"),
-                    "write_checkpoint_wal_bytes": (wc["wal_bytes"] / wc["calls"]) if wc else None,
+                    "write_checkpoint_wal_bytes": per_checkpoint("wal_bytes"),
                     "raw_update_wal_bytes": (raw["wal_bytes"] / raw["calls"]) if raw else None,
-                    "write_checkpoint_blocks": (wc["blocks"] / wc["calls"]) if wc else None,
+                    "write_checkpoint_blocks": per_checkpoint("blocks"),
                     "raw_update_blocks": (raw["blocks"] / raw["calls"]) if raw else None,
                     "statements": delta,
                 }
@@ -210,8 +262,8 @@ async def run(bdb: BenchDB, sizes: Sizes, log: Any) -> dict[str, Any]:
             log(
                 f"  throughput c={c}: ticketiq {a_rate:,.0f} steps/s, raw UPDATE "
                 f"{b_rate:,.0f}/s, ratio {figures['ratio']:.2f} "
-                f"(per pair p50 {percentile(pair_ratios, 50):.2f}); write_checkpoint alone "
-                f"{c_rate:,.0f}/s"
+                f"(per pair p50 {percentile(pair_ratios, 50):.2f}); without group commit "
+                f"{a0_rate:,.0f}/s; write_checkpoint alone {c_rate:,.0f}/s"
             )
         async with db.pool.connection() as conn:  # type: ignore[union-attr]
             cur = await conn.execute(
@@ -235,7 +287,9 @@ async def run(bdb: BenchDB, sizes: Sizes, log: Any) -> dict[str, Any]:
             runner, model, max(2, sizes.pairs // 5), sizes.steps_per_run)
     finally:
         await runner.leases.stop()
+        await runner0.leases.stop()
         await db.close()
+        await db0.close()
     # Where the time goes (outside the measured rounds).
     await asyncio.sleep(0.5)  # the closed sessions' statistics reach pg_stat_user_tables
     out["hot_updates"] = hot_updates(bdb.url)
