@@ -289,7 +289,8 @@ def _sealed(kind: str, run_id: uuid.UUID, step: int, content: Any) -> tuple[str,
 #: PostgreSQL's notify queue lock until it is acknowledged, synchronous standby wait
 #: included, so two of them never wait for the standby at once: each goes alone.
 WAVES = {
-    "steps": ("write_checkpoint", "mark_in_doubt", "record_outcome", "seal_answer",
+    "steps": ("write_checkpoint", "write_checkpoints", "mark_in_doubt", "record_outcome",
+              "seal_answer",
               "record_resume", "start_run", "start_run_keyed", "claim_entries"),
     "hand_on_answer": ("hand_on_answer",),
     "fail_run": ("fail_run",),
@@ -306,6 +307,7 @@ async def test_statements_cut_off_by_a_failover_are_applied_once(
     async with await TicketIQ.connect(db, min_size=1, max_size=16) as tiq:
         # -- the runs, each one statement away from the one the failover cuts off --
         a = await _started(tiq)  # write_checkpoint
+        grouped = [await _started(tiq) for _ in range(2)]  # write_checkpoints (group commit)
         b = await _started(tiq)  # mark_in_doubt
         c = await _started(tiq)  # record_outcome
         d = await _started(tiq)  # seal_answer
@@ -335,6 +337,10 @@ async def test_statements_cut_off_by_a_failover_are_applied_once(
             calls = {
                 "write_checkpoint": lambda: cut.write_checkpoint(
                     a, 1, 1, checkpoint, *_sealed("checkpoint", a, 1, checkpoint)),
+                # queued behind a's, they go out together in one write_checkpoints
+                "write_checkpoints": lambda: asyncio.gather(*(cut.write_checkpoint(
+                    r, 1, 1, checkpoint, *_sealed("checkpoint", r, 1, checkpoint))
+                    for r in grouped)),
                 "mark_in_doubt": lambda: cut.mark_in_doubt(b, 1, 1, "c1", "write"),
                 "record_outcome": lambda: cut.record_outcome(c, 1, 1, "c1", {"ok": True},
                                                              "made"),
@@ -372,6 +378,7 @@ async def test_statements_cut_off_by_a_failover_are_applied_once(
             done = await asyncio.gather(*tasks.values(), return_exceptions=True)
             results = dict(zip(tasks, done, strict=True))
             retries, recognised = cut.retries, cut.recognised
+            cut_batches = cut.checkpoints.batches if cut.checkpoints is not None else 0
 
     # Each was cut off after its commit and sent again (on a fresh connection to the
     # new primary); none raised, except the one never repeated.
@@ -390,6 +397,11 @@ async def test_statements_cut_off_by_a_failover_are_applied_once(
     # committed first attempt; and the database holds each effect once.
     if wave == "steps":
         assert results["write_checkpoint"].replayed is True
+        # the group's repeat wrote nothing; each then went alone and found its own row
+        assert [w.replayed for w in results["write_checkpoints"]] == [True, True]
+        assert cut_batches == 1
+        assert one("select count(*) from ticketiq.checkpoints where run_id = any(%s)",
+                   grouped) == 2
         assert results["mark_in_doubt"].already_marked is True
         assert results["record_outcome"].replayed is True
         assert results["seal_answer"].replayed is True

@@ -21,12 +21,12 @@
 -- after a lost connection therefore writes nothing twice.
 -- Arrays of different lengths, or holding a null run id, raise TQ004.
 create or replace function ticketiq.write_checkpoints(
-    p_run_ids uuid [],
-    p_epochs bigint [],
-    p_steps integer [],
+    p_run_ids uuid[],
+    p_epochs bigint[],
+    p_steps integer[],
     p_bodies jsonb,
-    p_seals text [],
-    p_seal_key_ids text []
+    p_seals text[],
+    p_seal_key_ids text[]
 )
 returns table (
     run_id uuid,
@@ -146,5 +146,5 @@ begin
 end;
 $$;
 
-comment on function ticketiq.write_checkpoints(uuid [], bigint [], integer [], jsonb, text [], text []) is
+comment on function ticketiq.write_checkpoints(uuid[], bigint[], integer[], jsonb, text[], text[]) is
 'Group commit: the checkpoints of several runs in one statement, each as ticketiq.write_checkpoint would write it; a row per checkpoint written, none for the rest (send those through write_checkpoint). TQ004 on unequal arrays.';

@@ -30,29 +30,39 @@ create temp table bodies (body jsonb) on commit drop;
 -- the documented shapes
 insert into bodies
 select g.body from good as g
-union all select tiq_test.body()
-union all select tiq_test.body(jsonb_build_array(
+union all
+select tiq_test.body()
+union all
+select tiq_test.body(jsonb_build_array(
     tiq_test.call('c1', 'read'), tiq_test.call('c2', 'delegation'), tiq_test.call('c3', 'remote_agent'),
     tiq_test.call('c4', 'subagent_with_tools'), tiq_test.call('c5', 'write') - 'step_key'))
-union all select tiq_test.body(jsonb_build_array(tiq_test.call('c1', 'read') || '{"extra": 1}'))
+union all
+select tiq_test.body(jsonb_build_array(tiq_test.call('c1', 'read') || '{"extra": 1}'))
 -- a body that is not an object
-union all select o.value from odd as o
+union all
+select o.value from odd as o
 -- each top-level field missing, or of another type
-union all select g.body - k.key from good as g cross join jsonb_object_keys(g.body) as k (key)
-union all select jsonb_set(g.body, array[k.key], coalesce(o.value, 'null'))
+union all
+select g.body - k.key from good as g cross join jsonb_object_keys(g.body) as k (key)
+union all
+select jsonb_set(g.body, array[k.key], coalesce(o.value, 'null'))
 from good as g cross join jsonb_object_keys(g.body) as k (key) cross join odd as o
 -- each field of either call missing, or of another type; the call itself replaced
-union all select jsonb_set(g.body, array['calls', i.i::text], (g.body -> 'calls' -> i.i) - f.field)
+union all
+select jsonb_set(g.body, array['calls', i.i::text], (g.body -> 'calls' -> i.i) - f.field)
 from good as g cross join generate_series(0, 1) as i (i)
 cross join unnest(array['call_id', 'tool', 'arguments', 'classification', 'step_key']) as f (field)
-union all select jsonb_set(g.body, array['calls', i.i::text, f.field], coalesce(o.value, 'null'))
+union all
+select jsonb_set(g.body, array['calls', i.i::text, f.field], coalesce(o.value, 'null'))
 from good as g cross join generate_series(0, 1) as i (i)
 cross join unnest(array['call_id', 'tool', 'arguments', 'classification', 'step_key']) as f (field)
 cross join odd as o
-union all select jsonb_set(g.body, array['calls', i.i::text], coalesce(o.value, 'null'))
+union all
+select jsonb_set(g.body, array['calls', i.i::text], coalesce(o.value, 'null'))
 from good as g cross join generate_series(0, 1) as i (i) cross join odd as o
 -- a call id twice
-union all select jsonb_set(g.body, '{calls,1,call_id}', '"a"') from good as g;
+union all
+select jsonb_set(g.body, '{calls,1,call_id}', '"a"') from good as g;
 
 select cmp_ok((select count(*) from bodies), '>', 250::bigint, 'over 250 bodies');
 select cmp_ok(

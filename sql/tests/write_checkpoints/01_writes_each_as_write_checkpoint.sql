@@ -17,7 +17,7 @@ create temp table written on commit drop as
 select w.*
 from ticketiq.write_checkpoints(
     array[tiq_test.rid(2), tiq_test.rid(1)],
-    array[1, 1]::bigint [],
+    array[1, 1]::bigint[],
     array[2, 1],
     jsonb_build_array(
         tiq_test.body(jsonb_build_array(tiq_test.call('r2', 'read'))) || '{"outcomes": {"w1": {"id": 7}}}',
@@ -45,7 +45,7 @@ select is(
     'd1', 'each body stored as given'
 );
 select is(tiq_test.call_rows(tiq_test.rid(1), 1), array['d1'], 'a calls row for the changing call only');
-select is(tiq_test.call_rows(tiq_test.rid(2), 2), array[]::text [], 'none for a read');
+select is(tiq_test.call_rows(tiq_test.rid(2), 2), array[]::text[], 'none for a read');
 select results_eq(
     $$select c.state, c.settlement, c.outcome from ticketiq.calls as c
       where c.run_id = tiq_test.rid(2) and c.call_id = 'w1'$$,

@@ -17,7 +17,7 @@ select w.*
 from ticketiq.write_checkpoints(
     array[tiq_test.rid(1), tiq_test.rid(2), tiq_test.rid(3), tiq_test.rid(4), tiq_test.rid(5),
           tiq_test.rid(6), tiq_test.rid(7), tiq_test.rid(8), tiq_test.rid(8), tiq_test.rid(9)],
-    array[1, 2, 1, 1, 1, 1, 1, 1, 1, 1]::bigint [],
+    array[1, 2, 1, 1, 1, 1, 1, 1, 1, 1]::bigint[],
     array[1, 1, 2, 1, 1, 1, 3, 1, 1, 1],
     jsonb_build_array(
         tiq_test.body(), tiq_test.body(), tiq_test.body(), tiq_test.body() - 'history', tiq_test.body(),
@@ -49,7 +49,7 @@ select results_eq(
 );
 select is(
     (select count(*) from ticketiq.write_checkpoints(
-        array['00000000-0000-0000-0000-0000000000ff'::uuid], array[1]::bigint [], array[1],
+        array['00000000-0000-0000-0000-0000000000ff'::uuid], array[1]::bigint[], array[1],
         jsonb_build_array(tiq_test.body()), array['s'], array['k1'])),
     0::bigint,
     'an unknown run: no row'

@@ -10,7 +10,7 @@ select tiq_test.new_run('p1', 8, tiq_test.rid(2));
 
 select is(
     (select count(*) from ticketiq.write_checkpoints(
-        array[tiq_test.rid(1), tiq_test.rid(2)], array[1, 1]::bigint [], array[1, 1],
+        array[tiq_test.rid(1), tiq_test.rid(2)], array[1, 1]::bigint[], array[1, 1],
         jsonb_build_array(tiq_test.body(jsonb_build_array(tiq_test.call('w', 'write'))), tiq_test.body()),
         array['s1', 's2'], array['k1', 'k1'])),
     2::bigint,
@@ -18,7 +18,7 @@ select is(
 );
 select is(
     (select count(*) from ticketiq.write_checkpoints(
-        array[tiq_test.rid(1), tiq_test.rid(2)], array[1, 1]::bigint [], array[1, 1],
+        array[tiq_test.rid(1), tiq_test.rid(2)], array[1, 1]::bigint[], array[1, 1],
         jsonb_build_array(tiq_test.body(jsonb_build_array(tiq_test.call('w', 'write'))), tiq_test.body()),
         array['s1', 's2'], array['k1', 'k1'])),
     0::bigint,
