@@ -406,7 +406,7 @@ async def server_breakdown(bdb: BenchDB, payloads: list[Any], runs: int) -> dict
 
 
 _ENTRY_POINTS = (
-    ("ticketiq_pg/seal.py", "seal", "seal: canonical JSON + HMAC (Sealer.seal)"),
+    ("ticketiq_pg/seal.py", "seal_encoded", "seal: canonical JSON + HMAC (Sealer.seal_encoded)"),
     ("copy.py", "deepcopy", "deep copy of the conversation for the model"),
     ("ticketiq_pg/driver.py", "_rows", "statement: driver + psycopg + pool (TicketIQ._rows)"),
     ("ticketiq_pg/models.py", "from_row", "row -> dataclass (models.from_row)"),
