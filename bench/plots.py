@@ -33,20 +33,25 @@ def _pyplot() -> Any:
 def throughput(res: dict[str, Any], peer: dict[str, Any] | None, path: Path) -> None:
     plt = _pyplot()
     conc = list(res["by_concurrency"])
-    ours = [res["by_concurrency"][c]["ticketiq_steps_per_s"] for c in conc]
-    alone = [res["by_concurrency"][c]["write_checkpoint_alone_steps_per_s"] for c in conc]
-    raw = [res["by_concurrency"][c]["raw_update_steps_per_s"] for c in conc]
+    by = res["by_concurrency"]
+    bars = [
+        ("ticketiq step (Runner, group commit)", "ticketiq_steps_per_s", "#3b6ea8"),
+        ("the same without group commit", "ungrouped_steps_per_s", "#6f93c0"),
+        ("checkpoints alone (no Runner)", "write_checkpoint_alone_steps_per_s", "#a9c4e4"),
+        ("raw single-statement UPDATE", "raw_update_steps_per_s", "#b0b0b0"),
+    ]
+    bars = [b for b in bars if all(b[1] in by[c] for c in conc)]  # older JSON: no A0 arm
     fig, ax = plt.subplots(figsize=(7.5, 4.4))
     xs = range(len(conc))
-    width = 0.27
-    ax.bar([x - width for x in xs], ours, width, label="ticketiq step (Runner + write_checkpoint)",
-           color="#3b6ea8")
-    ax.bar(list(xs), alone, width, label="write_checkpoint alone (no Runner)", color="#8fb3dc")
-    ax.bar([x + width for x in xs], raw, width, label="raw single-statement UPDATE",
-           color="#b0b0b0")
-    for x, a, m, b in zip(xs, ours, alone, raw, strict=True):
-        ax.annotate(f"{a / b:.2f}x", (x - width, a), ha="center", va="bottom", fontsize=9)
-        ax.annotate(f"{m / b:.2f}x", (x, m), ha="center", va="bottom", fontsize=9)
+    width = 0.8 / len(bars)
+    for index, (label, key, color) in enumerate(bars):
+        offset = (index - (len(bars) - 1) / 2) * width
+        values = [by[c][key] for c in conc]
+        ax.bar([x + offset for x in xs], values, width, label=label, color=color)
+        if key != "raw_update_steps_per_s":
+            for x, c, v in zip(xs, conc, values, strict=True):
+                ax.annotate(f"{v / by[c]['raw_update_steps_per_s']:.2f}x", (x + offset, v),
+                            ha="center", va="bottom", fontsize=8)
     if peer and "skipped" not in peer:
         c = str(peer["concurrency"])
         label = (f"{peer['runs']} runs x {peer['steps_per_run']} steps at {c}: "
