@@ -583,14 +583,10 @@ class TicketIQ:
         otherwise with the checkpoints that queued meanwhile.  Either way it
         is written (or refused, with the same typed error) before this returns.
         """
+        checkpoint = (run_id, epoch, step, body, seal, seal_key_id)
         if conn is None and self.checkpoints is not None and self.pool is not None:
-            return await self.checkpoints.write((run_id, epoch, step, body, seal, seal_key_id))
-        return await self._one(
-            models.CheckpointWritten,
-            "write_checkpoint",
-            (run_id, epoch, step, _json(body), seal, seal_key_id),
-            conn,
-        )
+            return await self.checkpoints.write(checkpoint)
+        return await self.write_checkpoint_alone(*checkpoint, conn=conn)
 
     async def write_checkpoint_alone(
         self,
@@ -600,13 +596,15 @@ class TicketIQ:
         body: dict[str, Any] | JsonText,
         seal: str,
         seal_key_id: str,
+        *,
+        conn: psycopg.AsyncConnection | None = None,
     ) -> models.CheckpointWritten:
-        """``ticketiq.write_checkpoint`` on a pooled connection, never grouped."""
+        """One ``ticketiq.write_checkpoint`` statement, never grouped."""
         return await self._one(
             models.CheckpointWritten,
             "write_checkpoint",
             (run_id, epoch, step, _json(body), seal, seal_key_id),
-            None,
+            conn,
         )
 
     async def write_checkpoints(
