@@ -229,3 +229,35 @@ async def test_encoded_bodies_are_stored_as_their_objects(tiq: TicketIQ, aconn) 
     assert stored == {r.run_id: b for r, b in zip(runs, bodies, strict=True)}
     for r, (seal, key, _) in zip(runs, texts, strict=True):
         sealer.verify("checkpoint", r.run_id, 1, stored[r.run_id], seal, key)
+
+
+async def test_callers_are_not_left_waiting_when_the_statement_is_cancelled(
+    tiq: TicketIQ, db_url: str, aconn
+) -> None:
+    """The batcher's statement cancelled (a loop closing) cancels its callers too."""
+    runs = await _runs(tiq, 3)
+    blocker = await psycopg.AsyncConnection.connect(db_url)
+    try:
+        await blocker.execute(
+            "select 1 from ticketiq.runs where run_id = any(%s) for no key update",
+            ([r.run_id for r in runs[1:]],),
+        )
+        first = asyncio.create_task(
+            tiq.write_checkpoint(runs[0].run_id, runs[0].epoch, 1, body(), "s", "k"))
+        await asyncio.sleep(0)
+        queued = [asyncio.create_task(tiq.write_checkpoint(r.run_id, r.epoch, 1, body(), "s",
+                                                           "k")) for r in runs[1:]]
+        await first
+        # the group left both locked runs out; each now waits alone for its row lock
+        for _ in range(200):
+            if tiq.checkpoints is not None and tiq.checkpoints.batches == 1:
+                break
+            await asyncio.sleep(0.01)
+        assert not any(t.done() for t in queued)
+        for task in list(tiq.checkpoints._tasks):  # type: ignore[union-attr]
+            task.cancel()
+        done, pending = await asyncio.wait(queued, timeout=30)
+        assert pending == set()
+        assert all(t.cancelled() for t in done)
+    finally:
+        await blocker.close()

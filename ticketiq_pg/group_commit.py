@@ -114,6 +114,12 @@ class CheckpointBatcher:
                 await self._alone(*group[0])
             else:
                 await self._together(group)
+        except BaseException:
+            # Cancelled (the loop is closing): its callers must not wait for good.
+            for _, future in group:
+                if not future.done():
+                    future.cancel()
+            raise
         finally:
             self._out -= 1
 
