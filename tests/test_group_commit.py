@@ -196,6 +196,22 @@ async def test_without_group_commit_every_checkpoint_is_its_own_statement(
     assert await scalar(aconn, "select count(*) from ticketiq.checkpoints") == 6
 
 
+async def test_the_group_size_is_how_many_go_together(db_url: str, aconn) -> None:
+    tiq = await TicketIQ.connect(db_url, min_size=4, max_size=4, group_size=2)
+    try:
+        runs = await _runs(tiq, 5)
+        tiq.statements.clear()
+        await asyncio.gather(*(
+            tiq.write_checkpoint(r.run_id, r.epoch, 1, body(), "s", "k") for r in runs
+        ))
+        # the first alone at once, then two by two
+        assert tiq.statements == {"write_checkpoint": 1, "write_checkpoints": 2}
+    finally:
+        await tiq.close()
+    with pytest.raises(ValueError, match="group must be at least 2"):
+        TicketIQ(group_size=1)
+
+
 async def test_write_checkpoints_returns_what_it_wrote(tiq: TicketIQ, aconn) -> None:
     runs = await _runs(tiq, 3)
     got = await tiq.write_checkpoints([

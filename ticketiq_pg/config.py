@@ -28,6 +28,11 @@ variable                           default   meaning
                                              three of them of grace); ``0`` turns
                                              liveness off (lease expiry alone, e.g.
                                              behind a transaction-mode pooler)
+``TICKETIQ_GROUP_COMMIT``          ``4``     checkpoints of runs that step together
+                                             sent in one statement as soon as this
+                                             many are queued (at least 2); ``0``
+                                             turns group commit off (one statement
+                                             per checkpoint)
 =================================  ========  ==========================================
 
 :func:`Settings.from_env` reads them all and raises one ConfigError naming
@@ -88,6 +93,7 @@ class Settings:
     crash_resume_entries: bool = True
     entry_claim_delay: float = 0.0
     liveness_interval: float = 0.1
+    group_commit: int = 4
 
     def sealer(self) -> Sealer:
         if not self.seal_keys:
@@ -123,6 +129,7 @@ class Settings:
         number("TICKETIQ_ANSWER_RETENTION", "answer_retention", 1.0)
         number("TICKETIQ_ENTRY_CLAIM_DELAY", "entry_claim_delay", 0.0)
         number("TICKETIQ_LIVENESS_INTERVAL", "liveness_interval", 0.0)
+        number("TICKETIQ_GROUP_COMMIT", "group_commit", 0, integer=True)
 
         url = env.get("TICKETIQ_DATABASE_URL")
         if url:
@@ -161,6 +168,8 @@ class Settings:
                 f"TICKETIQ_LIVENESS_INTERVAL ({settings.liveness_interval}) must be less than "
                 f"TICKETIQ_RENEW_INTERVAL ({settings.renew_interval}), or 0 to turn liveness off"
             )
+        if settings.group_commit == 1:
+            problems.append("TICKETIQ_GROUP_COMMIT=1 groups nothing: use 0 (off) or 2 and more")
         if problems:
             raise ConfigError("invalid configuration: " + "; ".join(problems))
         return settings

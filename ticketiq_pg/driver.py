@@ -124,6 +124,7 @@ class TicketIQ:
         *,
         retry_policy: retry.RetryPolicy | None = None,
         group_commit: bool = True,
+        group_size: int = 4,
     ) -> None:
         self.pool = pool
         self._own_pool = False
@@ -139,7 +140,7 @@ class TicketIQ:
         #: Pooled checkpoints of runs that step at the same moment share one
         #: statement (:mod:`ticketiq_pg.group_commit`); None: one each.
         self.checkpoints: CheckpointBatcher | None = (
-            CheckpointBatcher(self) if group_commit else None
+            CheckpointBatcher(self, group=group_size) if group_commit else None
         )
 
     @classmethod
@@ -152,9 +153,10 @@ class TicketIQ:
         check_schema: bool = True,
         retry_policy: retry.RetryPolicy | None = None,
         group_commit: bool = True,
+        group_size: int = 4,
         **pool_kwargs: Any,
     ) -> TicketIQ:
-        client = cls(retry_policy=retry_policy, group_commit=group_commit)
+        client = cls(retry_policy=retry_policy, group_commit=group_commit, group_size=group_size)
         pool_kwargs.setdefault("check", client._check_pooled)
         pool_kwargs.setdefault("connection_class", FailoverConnection)
         pool = AsyncConnectionPool(

@@ -163,7 +163,8 @@ class Worker:
         s = self.settings
         assert s.database_url
         self.db = await TicketIQ.connect(
-            s.database_url, min_size=2, max_size=self.max_runs + self.max_jobs + 6
+            s.database_url, min_size=2, max_size=self.max_runs + self.max_jobs + 6,
+            group_commit=s.group_commit > 0, group_size=max(2, s.group_commit),
         )
         await self.db.register_process(self.process_id, socket.gethostname(), os.getpid())
         self.leases = LeaseKeeper(
