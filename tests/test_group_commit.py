@@ -227,24 +227,53 @@ async def test_write_checkpoints_returns_what_it_wrote(tiq: TicketIQ, aconn) -> 
 
 
 async def test_encoded_bodies_are_stored_as_their_objects(tiq: TicketIQ, aconn) -> None:
-    """A body given as its sealed canonical text (JsonText) is stored as the object, alone
-    or in a group beside bodies given as dicts."""
-    from ticketiq_pg.seal import Sealer
+    """What seal_encoded gives to send (its canonical text for a plain ASCII body, the body
+    itself otherwise) is stored as the body, alone or in a group beside plain dicts."""
+    from ticketiq_pg.seal import JsonText, Sealer
 
     sealer = Sealer({"k": b"k" * 32})
     runs = await _runs(tiq, 5)
-    bodies = [body(call(f"w{i}", "write"), note=f"é{i}") for i in range(5)]
-    texts = [sealer.seal_encoded("checkpoint", r.run_id, 1, b) for r, b in zip(runs, bodies,
-                                                                             strict=True)]
+    notes = ["a", "b", "caf\u00e9", "d", "e"]
+    bodies = [body(call(f"w{i}", "write"), note=n) for i, n in enumerate(notes)]
+    sealed = [sealer.seal_encoded("checkpoint", r.run_id, 1, b) for r, b in zip(runs, bodies,
+                                                                              strict=True)]
+    assert [isinstance(s[2], JsonText) for s in sealed] == [True, True, False, True, True]
     await asyncio.gather(*(
-        tiq.write_checkpoint(r.run_id, r.epoch, 1, text if i % 2 == 0 else b, seal, key)
-        for i, (r, b, (seal, key, text)) in enumerate(zip(runs, bodies, texts, strict=True))
+        tiq.write_checkpoint(r.run_id, r.epoch, 1, sent if i != 3 else b, seal, key)
+        for i, (r, b, (seal, key, sent)) in enumerate(zip(runs, bodies, sealed, strict=True))
     ))
     assert tiq.checkpoints is not None and tiq.checkpoints.batches == 1
     stored = {s[0]: s[4] for s in await _stored(aconn)}
     assert stored == {r.run_id: b for r, b in zip(runs, bodies, strict=True)}
-    for r, (seal, key, _) in zip(runs, texts, strict=True):
+    for r, (seal, key, _) in zip(runs, sealed, strict=True):
         sealer.verify("checkpoint", r.run_id, 1, stored[r.run_id], seal, key)
+
+
+async def test_one_bad_checkpoint_fails_only_its_own_caller(tiq: TicketIQ, aconn) -> None:
+    """A value the grouped statement cannot take (a NUL in a body) fails that one caller;
+    the others of its group are written."""
+    runs = await _runs(tiq, 5)
+    bodies = [body(note="ok") for _ in runs]
+    bodies[3] = body(note="bad \x00")
+    outcomes = await asyncio.gather(*(
+        tiq.write_checkpoint(r.run_id, r.epoch, 1, b, "s", "k")
+        for r, b in zip(runs, bodies, strict=True)
+    ), return_exceptions=True)
+    assert isinstance(outcomes[3], psycopg.Error)
+    assert [o.step for i, o in enumerate(outcomes) if i != 3] == [1, 1, 1, 1]
+    assert tiq.checkpoints is not None and tiq.checkpoints.batches == 1
+    assert await scalar(aconn, "select count(*) from ticketiq.checkpoints") == 4
+
+
+async def test_a_run_id_given_as_text_is_matched(tiq: TicketIQ, aconn) -> None:
+    runs = await _runs(tiq, 4)
+    tiq.statements.clear()
+    written = await asyncio.gather(*(
+        tiq.write_checkpoint(str(r.run_id).upper(), r.epoch, 1, body(), "s", "k")  # type: ignore[arg-type]
+        for r in runs
+    ))
+    assert [w.replayed for w in written] == [False] * 4
+    assert tiq.statements == {"write_checkpoint": 1, "write_checkpoints": 1}
 
 
 async def test_callers_are_not_left_waiting_when_the_statement_is_cancelled(

@@ -112,23 +112,57 @@ def test_the_fast_encoder_writes_the_canonical_text() -> None:
 
 
 def test_the_sealed_text_is_sent_as_it_is_and_verifies(empty_db_url: str) -> None:
-    """seal_encoded returns the seal and the canonical text it covers; that text, sent as
-    the jsonb argument without encoding it again, comes back as a body that verifies."""
+    """seal_encoded returns the seal and what to send: the canonical text it covers for a
+    plain ASCII body, the body itself otherwise; either way the database stores exactly what
+    sending the body stores, and what comes back verifies."""
+    from psycopg.types.json import Jsonb
+
     from ticketiq_pg.driver import _json
-    from ticketiq_pg.seal import JsonText
+    from ticketiq_pg.seal import JsonText, _plain
 
     sealer = Sealer({"k1": KEY_A})
     with psycopg.connect(empty_db_url, autocommit=True) as conn:
 
-        @settings(max_examples=200, deadline=None,
+        @settings(max_examples=300, deadline=None,
                   suppress_health_check=[HealthCheck.function_scoped_fixture])
         @given(json_values)
         def round_trip(value: object) -> None:
-            seal, key_id, text = sealer.seal_encoded("checkpoint", RUN, 3, value)
-            assert isinstance(text, JsonText) and text == canonical(value)
+            seal, key_id, sent = sealer.seal_encoded("checkpoint", RUN, 3, value)
             assert (seal, key_id) == sealer.seal("checkpoint", RUN, 3, value)
-            (back,) = conn.execute("select %s::jsonb", [_json(text)]).fetchone()
-            assert back == json.loads(text)
+            if isinstance(sent, JsonText):
+                assert sent.text == canonical(value) and sent.value is value
+                assert _plain(value) and sent.text.isascii()
+            else:
+                assert sent is value
+            (back, same) = conn.execute(
+                "select %s::jsonb, %s::jsonb = %s::jsonb", [_json(sent), _json(sent), Jsonb(value)]
+            ).fetchone()
+            assert same, (value, back)
             sealer.verify("checkpoint", RUN, 3, back, seal, key_id)
 
         round_trip()
+    assert isinstance(sealer.seal_encoded("checkpoint", RUN, 1, {"a": [1, "b"]})[2], JsonText)
+    for body in ({"a": 1.0}, {"a": "caf\u00e9"}, {"a": 1.5}):
+        assert sealer.seal_encoded("checkpoint", RUN, 1, body)[2] is body
+
+
+def test_a_body_that_contains_itself_is_refused_not_looped_over() -> None:
+    import threading
+
+    looped: dict[str, object] = {"a": 1}
+    looped["self"] = looped
+    outcome: list[BaseException | str] = []
+
+    def encode() -> None:
+        try:
+            outcome.append(canonical(looped))
+        except BaseException as exc:  # noqa: BLE001 - what it raised is the result
+            outcome.append(exc)
+
+    worker = threading.Thread(target=encode, daemon=True)
+    worker.start()
+    worker.join(timeout=30)
+    assert not worker.is_alive(), "canonical() did not return on a body that contains itself"
+    assert len(outcome) == 1 and isinstance(outcome[0], InvalidPayload)
+    shared = {"x": [1, 2]}
+    assert canonical({"p": shared, "q": shared}) == '{"p":{"x":[1,2]},"q":{"x":[1,2]}}'

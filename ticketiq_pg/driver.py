@@ -24,7 +24,6 @@ did.  ``retries`` and ``recognised`` count both per function.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import select
 import time
@@ -61,26 +60,26 @@ ENTRY_CHANNEL = "ticketiq_entry"
 def _readable(conn: psycopg.AsyncConnection) -> bool:
     """Whether the connection's socket has input waiting (or was closed), without blocking."""
     try:
-        ready, _, _ = select.select([conn.pgconn.socket], [], [], 0)
+        poller = select.poll()  # no FD_SETSIZE limit, unlike select()
+        poller.register(conn.pgconn.socket, select.POLLIN)
+        return bool(poller.poll(0))
     except (OSError, ValueError, psycopg.OperationalError):
         return True  # no usable socket: let the real check say what is wrong
-    return bool(ready)
 
 
 def _json(value: Any) -> Jsonb | None:
     if value is None:
         return None
     if isinstance(value, JsonText):  # encoded already (the seal's canonical text)
-        return Jsonb(value, dumps=str)
+        return Jsonb(value.text, dumps=str)
     return Jsonb(value)
 
 
 def _json_array(values: Sequence[Any]) -> Jsonb:
-    """One JSON array of the values, each encoded text used as it is."""
-    if not any(isinstance(v, JsonText) for v in values):
-        return Jsonb(list(values))
-    text = "[" + ",".join(v if isinstance(v, JsonText) else json.dumps(v) for v in values) + "]"
-    return Jsonb(text, dumps=str)
+    """One JSON array of the values: their texts joined when every one has its text."""
+    if values and all(isinstance(v, JsonText) for v in values):
+        return Jsonb("[" + ",".join(v.text for v in values) + "]", dumps=str)
+    return Jsonb([v.value if isinstance(v, JsonText) else v for v in values])
 
 
 class FailoverConnection(psycopg.AsyncConnection[Any]):
@@ -163,7 +162,8 @@ class TicketIQ:
             conninfo,
             min_size=min_size,
             max_size=max_size,
-            kwargs={"autocommit": True},
+            # UTF-8 whatever the database's encoding: psycopg reads and writes JSON as UTF-8
+            kwargs={"autocommit": True, "client_encoding": "UTF8"},
             open=False,
             **pool_kwargs,
         )

@@ -23,8 +23,11 @@ its flush, the driver's own work) is paid once for several of them.
   rows; every other checkpoint of the statement goes through
   ``write_checkpoint`` on its own, which writes it, recognises a repeat, or
   raises the documented error (fenced, lapsed, malformed, ...).  A
-  statement that fails as a whole fails each of its callers with its error.
-* A caller cancelled before its statement was sent is left out of it.
+  grouped statement that fails as a whole sends each of its checkpoints on
+  its own too, so one bad checkpoint fails only its own caller; only a
+  lost connection (after the driver's retries) fails them all, as it would
+  have failed each alone.
+* A caller cancelled before its checkpoint was sent is left out.
 
 Each checkpoint is still written and durable before its caller returns, so
 the step loop does not change; only the number of statements and commits
@@ -34,11 +37,12 @@ does.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from . import models
+from . import models, retry
 
 if TYPE_CHECKING:
     from .driver import TicketIQ
@@ -106,22 +110,21 @@ class CheckpointBatcher:
         self._out += 1
         task = asyncio.get_running_loop().create_task(self._send(waiting))
         self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(functools.partial(self._sent, waiting))
+
+    def _sent(self, group: list[_Waiting], task: asyncio.Task[None]) -> None:
+        """A statement's task ended: it runs even for a task cancelled before it started."""
+        self._out -= 1
+        self._tasks.discard(task)
+        for _, future in group:  # cancelled (the loop is closing): nobody waits for good
+            if not future.done():
+                future.cancel()
 
     async def _send(self, group: list[_Waiting]) -> None:
-        try:
-            if len(group) == 1:
-                await self._alone(*group[0])
-            else:
-                await self._together(group)
-        except BaseException:
-            # Cancelled (the loop is closing): its callers must not wait for good.
-            for _, future in group:
-                if not future.done():
-                    future.cancel()
-            raise
-        finally:
-            self._out -= 1
+        if len(group) == 1:
+            await self._alone(*group[0])
+        else:
+            await self._together(group)
 
     async def _alone(
         self, checkpoint: Checkpoint, future: asyncio.Future[models.CheckpointWritten]
@@ -140,19 +143,33 @@ class CheckpointBatcher:
         self.batched += len(group)
         try:
             rows = await self._db.write_checkpoints([c for c, _ in group])
-        except Exception as exc:  # noqa: BLE001 - the statement failed: each caller sees it
-            for _, future in group:
-                if not future.done():
-                    future.set_exception(exc)
-            return
-        written = {(row.run_id, row.step): row for row in rows}
+        except Exception as exc:  # noqa: BLE001 - handed to the callers, or each goes alone
+            if retry.is_connection_error(exc):
+                for _, future in group:
+                    if not future.done():
+                        future.set_exception(exc)
+                return
+            # Something in one checkpoint (a value the statement cannot take):
+            # alone, each gets its own answer.
+            log.debug("a group of %d failed (%s): each goes on its own", len(group), exc)
+            rows = []
+        written = {(str(row.run_id), row.step): row for row in rows}
         left: list[_Waiting] = []
         for checkpoint, future in group:
-            row = written.get((checkpoint[0], checkpoint[2]))
+            row = written.get(_key(checkpoint))
             if row is None:
                 left.append((checkpoint, future))
             elif not future.done():
                 future.set_result(row)
+        left = [(c, f) for c, f in left if not f.done()]  # a cancelled caller: not sent
         if left:
             log.debug("%d of %d checkpoints go on their own", len(left), len(group))
             await asyncio.gather(*(self._alone(c, f) for c, f in left))
+
+
+def _key(checkpoint: Checkpoint) -> tuple[str, int] | None:
+    """The (run id, step) a written row of this checkpoint comes back with."""
+    try:
+        return str(uuid.UUID(str(checkpoint[0]))), int(checkpoint[2])
+    except (TypeError, ValueError):
+        return None

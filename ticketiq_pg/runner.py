@@ -293,12 +293,13 @@ class Runner:
             self.faults.reach("before_checkpoint", step_no)
             self.leases.check(state.run_id, state.epoch)
             if state.durable:
-                # The canonical text the seal covers is what is sent: encoded once.
-                seal, key_id, text = self.sealer.seal_encoded(
+                # Where it can, the canonical text the seal covers is what is sent:
+                # the body is encoded once.
+                seal, key_id, to_send = self.sealer.seal_encoded(
                     "checkpoint", state.run_id, step_no, body
                 )
                 written = await self.db.write_checkpoint(
-                    state.run_id, state.epoch, step_no, text, seal, key_id
+                    state.run_id, state.epoch, step_no, to_send, seal, key_id
                 )
                 self.faults.reach("after_checkpoint", step_no)
                 if written.stop_requested:

@@ -37,8 +37,15 @@ def canonical(value: Any) -> str:
     """
     if _plain(value):
         return _FAST.encode(value)
+    return _slow(value)
+
+
+def _slow(value: Any) -> str:
     parts: list[str] = []
-    _encode(value, parts)
+    try:
+        _encode(value, parts)
+    except RecursionError as exc:
+        raise InvalidPayload("nested too deeply, or it contains itself") from exc
     return "".join(parts)
 
 
@@ -51,35 +58,50 @@ def _plain(value: Any) -> bool:
     """True when the C encoder gives the canonical text: no floats, NULs or odd types.
 
     A loop over a stack rather than recursion: it runs on every checkpoint.
+    A container met twice (shared, or containing itself) also answers False,
+    so the slow encoder deals with it (and refuses a cycle).
     """
     stack = [value]
-    pop, push, extend = stack.pop, stack.append, stack.extend
+    seen: set[int] = set()
+    pop, push, extend, mark = stack.pop, stack.append, stack.extend, seen.add
     while stack:
         item = pop()
         kind = type(item)
         if kind is str:
             if "\x00" in item:
                 return False
-        elif kind is dict:
-            for key, member in item.items():
-                if type(key) is not str or "\x00" in key:
-                    return False
-                push(member)
-        elif kind is list or kind is tuple:
-            extend(item)
+        elif kind is dict or kind is list or kind is tuple:
+            if id(item) in seen:
+                return False
+            mark(id(item))
+            if kind is dict:
+                for key, member in item.items():
+                    if type(key) is not str or "\x00" in key:
+                        return False
+                    push(member)
+            else:
+                extend(item)
         elif not (kind is int or kind is bool or item is None):
             return False
     return True
 
 
-class JsonText(str):
-    """A body's canonical JSON text, sent to PostgreSQL as it is (not encoded again).
+class JsonText:
+    """A body with its canonical JSON text, which the driver sends as it is.
 
-    :meth:`Sealer.seal_encoded` returns it beside the seal; the driver passes
-    it as the ``jsonb`` argument, so a checkpoint is encoded once per step.
+    :meth:`Sealer.seal_encoded` makes one only where that text is exactly
+    what sending the body would store: a body with no float (the canonical
+    text writes an integral float as an integer) and ASCII only (psycopg
+    sends a JSON text as UTF-8 whatever the connection's client encoding;
+    the escapes ``json.dumps`` writes are safe in any).  Then a checkpoint
+    is encoded once per step, not twice.
     """
 
-    __slots__ = ()
+    __slots__ = ("text", "value")
+
+    def __init__(self, text: str, value: Any) -> None:
+        self.text = text
+        self.value = value
 
 
 def _encode(value: Any, out: list[str]) -> None:
@@ -148,12 +170,19 @@ class Sealer:
 
     def seal_encoded(
         self, kind: str, run_id: uuid.UUID | str, step: int, body: Any
-    ) -> tuple[str, str, JsonText]:
-        """Return ``(seal, key_id, text)``: the seal and the canonical text it covers."""
-        text = JsonText(canonical(body))
+    ) -> tuple[str, str, Any]:
+        """Return ``(seal, key_id, to_send)``: the seal, and the body to send.
+
+        ``to_send`` is a :class:`JsonText` holding the canonical text the seal
+        covers where sending that text stores what sending the body would
+        (a plain, ASCII body), and ``body`` itself otherwise.
+        """
+        plain = _plain(body)
+        text = _FAST.encode(body) if plain else _slow(body)
         key = self._keys[self.signing_key_id]
         digest = hmac.new(key, _message(kind, run_id, step, text), hashlib.sha256).hexdigest()
-        return digest, self.signing_key_id, text
+        to_send = JsonText(text, body) if plain and text.isascii() else body
+        return digest, self.signing_key_id, to_send
 
     def verify(
         self,

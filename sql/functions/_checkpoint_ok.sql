@@ -23,6 +23,9 @@ begin
         and jsonb_typeof(p_body -> 'history') = 'array'
         and jsonb_typeof(p_body -> 'delegation_keys') = 'object'
         and coalesce(jsonb_typeof(p_body -> 'outcomes'), 'object') = 'object'
+        -- every call an object: .type() does not unwrap a call that is itself
+        -- an array, where the filter below would test its elements instead
+        and not jsonb_path_exists(p_body, '$.calls[*].type() ? (@ != "object")')
         -- every call well formed: in lax mode a failed comparison is unknown,
         -- so each one is guarded by a type test that is plainly false first
         and not jsonb_path_exists(

@@ -60,8 +60,24 @@ cross join odd as o
 union all
 select jsonb_set(g.body, array['calls', i.i::text], coalesce(o.value, 'null'))
 from good as g cross join generate_series(0, 1) as i (i) cross join odd as o
--- a call id twice
+-- a call that is itself an array (lax JSON path would unwrap it), holding a
+-- good call, two of them, or nothing
 union all
+select jsonb_set(g.body, '{calls}', jsonb_build_array(g.body -> 'calls'))
+from good as g
+union all
+select jsonb_set(g.body, '{calls}', jsonb_build_array(jsonb_build_array(g.body -> 'calls' -> 1)))
+from good as g
+union all
+select jsonb_set(g.body, '{calls}', jsonb_build_array(jsonb_build_array(
+    g.body -> 'calls' -> 1, g.body -> 'calls' -> 1
+)))
+from good as g
+union all
+select jsonb_set(g.body, '{calls}', '[[]]')
+from good as g
+union all
+-- a call id twice
 select jsonb_set(g.body, '{calls,1,call_id}', '"a"') from good as g;
 
 select cmp_ok((select count(*) from bodies), '>', 250::bigint, 'over 250 bodies');
