@@ -220,8 +220,10 @@ async def test_write_checkpoints_returns_what_it_wrote(tiq: TicketIQ, aconn) -> 
         (runs[2].run_id, runs[2].epoch, 1, body(), "s", "k"),
         (uuid.uuid4(), 1, 1, body(), "s", "k"),  # unknown: left out
     ])
-    assert sorted(w.run_id for w in got) == sorted([runs[0].run_id, runs[2].run_id])
-    assert all(w.step == 1 and not w.replayed for w in got)
+    # by index in the list given
+    assert {i: (w.run_id, w.step, w.replayed) for i, w in got.items()} == {
+        0: (runs[0].run_id, 1, False), 2: (runs[2].run_id, 1, False)
+    }
     with pytest.raises(errors.InvalidPayload):
         await tiq.write_checkpoints([(None, 1, 1, body(), "s", "k")])  # type: ignore[list-item]
 

@@ -614,12 +614,13 @@ class TicketIQ:
         checkpoints: Sequence[tuple[uuid.UUID, int, int, Any, str, str]],
         *,
         conn: psycopg.AsyncConnection | None = None,
-    ) -> list[models.CheckpointWritten]:
+    ) -> dict[int, models.CheckpointWritten]:
         """``ticketiq.write_checkpoints``: several runs' checkpoints in one statement.
 
         ``checkpoints`` holds ``(run_id, epoch, step, body, seal, seal_key_id)``
-        tuples.  Returns the checkpoints written (``replayed`` false); any other
-        one was not written and goes through :meth:`write_checkpoint` on its own.
+        tuples.  Returns the checkpoints written (``replayed`` false) by their
+        index in ``checkpoints``; any other one was not written and goes through
+        :meth:`write_checkpoint` on its own.
         """
         args = (
             [c[0] for c in checkpoints],
@@ -630,13 +631,13 @@ class TicketIQ:
             [c[5] for c in checkpoints],
         )
         rows = await self._rows("write_checkpoints", args, conn)
-        return [
-            models.CheckpointWritten(
+        return {
+            row["item"] - 1: models.CheckpointWritten(
                 row["run_id"], row["step"], row["written_at"], row["lease_expires_at"],
                 False, row["stop_requested"],
             )
             for row in rows
-        ]
+        }
 
     async def mark_in_doubt(
         self,

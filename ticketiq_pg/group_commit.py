@@ -142,7 +142,7 @@ class CheckpointBatcher:
         self.batches += 1
         self.batched += len(group)
         try:
-            rows = await self._db.write_checkpoints([c for c, _ in group])
+            written = await self._db.write_checkpoints([c for c, _ in group])
         except Exception as exc:  # noqa: BLE001 - handed to the callers, or each goes alone
             if retry.is_connection_error(exc):
                 for _, future in group:
@@ -152,11 +152,10 @@ class CheckpointBatcher:
             # Something in one checkpoint (a value the statement cannot take):
             # alone, each gets its own answer.
             log.debug("a group of %d failed (%s): each goes on its own", len(group), exc)
-            rows = []
-        written = {(str(row.run_id), row.step): row for row in rows}
+            written = {}
         left: list[_Waiting] = []
-        for checkpoint, future in group:
-            row = written.get(_key(checkpoint))
+        for index, (checkpoint, future) in enumerate(group):
+            row = written.get(index)
             if row is None:
                 left.append((checkpoint, future))
             elif not future.done():
@@ -166,10 +165,3 @@ class CheckpointBatcher:
             log.debug("%d of %d checkpoints go on their own", len(left), len(group))
             await asyncio.gather(*(self._alone(c, f) for c, f in left))
 
-
-def _key(checkpoint: Checkpoint) -> tuple[str, int] | None:
-    """The (run id, step) a written row of this checkpoint comes back with."""
-    try:
-        return str(uuid.UUID(str(checkpoint[0]))), int(checkpoint[2])
-    except (TypeError, ValueError):
-        return None

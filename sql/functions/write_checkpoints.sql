@@ -10,7 +10,8 @@
 -- process whose runs step at the same moment writes their checkpoints with
 -- one statement and one commit instead of one each.
 --
--- It returns a row for each checkpoint it wrote and nothing for the others:
+-- It returns a row for each checkpoint it wrote, with its place in the
+-- arrays (item, from 1), and nothing for the others:
 -- a malformed body or seal, a fenced writer, a lapsed lease, a step out of
 -- order, a repeat of a written step, a sealed answer, a run listed twice,
 -- or a run whose row another transaction holds locked at that moment (it
@@ -29,6 +30,7 @@ create or replace function ticketiq.write_checkpoints(
     p_seal_key_ids text[]
 )
 returns table (
+    item integer,
     run_id uuid,
     step integer,
     written_at timestamptz,
@@ -69,10 +71,10 @@ begin
 
     return query
     with given as (
-        select g.run_id, g.epoch, g.step, g.body, g.seal, g.seal_key_id
+        select g.i, g.run_id, g.epoch, g.step, g.body, g.seal, g.seal_key_id
         from (
             select
-                u.run_id, u.epoch, u.step, p_bodies -> (u.i - 1)::integer as body, u.seal,
+                u.i, u.run_id, u.epoch, u.step, p_bodies -> (u.i - 1)::integer as body, u.seal,
                 u.seal_key_id, count(*) over (partition by u.run_id) as listed
             from unnest(p_run_ids, p_epochs, p_steps, p_seals, p_seal_key_ids)
                 with ordinality as u (run_id, epoch, step, seal, seal_key_id, i)
@@ -95,7 +97,7 @@ begin
             and r.last_step = g.step - 1
             and not exists (select 1 from ticketiq.answers as a where a.run_id = g.run_id)
         returning
-            r.run_id, g.epoch, g.step, g.body, g.seal, g.seal_key_id,
+            g.i, r.run_id, g.epoch, g.step, g.body, g.seal, g.seal_key_id,
             r.lease_expires_at, r.stop_requested_at
     ),
 
@@ -140,11 +142,12 @@ begin
         where e.value ->> 'classification' <> 'read'
     )
 
-    select f.run_id, f.step, v_now, f.lease_expires_at, f.stop_requested_at is not null
+    select f.i::integer, f.run_id, f.step, v_now, f.lease_expires_at,
+        f.stop_requested_at is not null
     from fenced as f
-    order by f.run_id;
+    order by f.i;
 end;
 $$;
 
 comment on function ticketiq.write_checkpoints(uuid[], bigint[], integer[], jsonb, text[], text[]) is
-'Group commit: the checkpoints of several runs in one statement, each as ticketiq.write_checkpoint would write it; a row per checkpoint written, none for the rest (send those through write_checkpoint). TQ004 on unequal arrays.';
+'Group commit: the checkpoints of several runs in one statement, each as ticketiq.write_checkpoint would write it; a row per checkpoint written (item: its place in the arrays), none for the rest (send those through write_checkpoint). TQ004 on unequal arrays.';

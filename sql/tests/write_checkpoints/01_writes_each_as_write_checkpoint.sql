@@ -1,7 +1,7 @@
 -- write_checkpoints: each checkpoint of the batch is written as
 -- write_checkpoint writes it (the checkpoint row, a calls row per changing
 -- call, last_step, the previous step's calls closed with their outcomes),
--- and a row comes back for each, in run id order.
+-- and a row comes back for each, with its place in the arrays.
 begin;
 select plan(7);
 
@@ -28,10 +28,12 @@ from ticketiq.write_checkpoints(
 ) as w;
 
 select results_eq(
-    $$select w.run_id, w.step, w.written_at, w.lease_expires_at, w.stop_requested from written as w$$,
-    $$values (tiq_test.rid(1), 1, '2030-01-01 00:00:01+00'::timestamptz, '2030-01-01 00:00:08+00'::timestamptz, false),
-             (tiq_test.rid(2), 2, '2030-01-01 00:00:01+00', '2030-01-01 00:00:08+00', false)$$,
-    'a row per checkpoint written, in run id order, with the database clock and the lease'
+    $$select w.item, w.run_id, w.step, w.written_at, w.lease_expires_at, w.stop_requested
+      from written as w$$,
+    $$values (1, tiq_test.rid(2), 2, '2030-01-01 00:00:01+00'::timestamptz,
+              '2030-01-01 00:00:08+00'::timestamptz, false),
+             (2, tiq_test.rid(1), 1, '2030-01-01 00:00:01+00', '2030-01-01 00:00:08+00', false)$$,
+    'a row per checkpoint written, by its place in the arrays, with the database clock and the lease'
 );
 select results_eq(
     $$select c.run_id, c.step, c.epoch, c.seal from ticketiq.checkpoints as c
