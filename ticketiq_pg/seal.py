@@ -54,26 +54,36 @@ _FAST = json.JSONEncoder(
 )
 
 
+_LEAVE = object()
+
+
 def _plain(value: Any) -> bool:
     """True when the C encoder gives the canonical text: no floats, NULs or odd types.
 
     A loop over a stack rather than recursion: it runs on every checkpoint.
-    A container met twice (shared, or containing itself) also answers False,
-    so the slow encoder deals with it (and refuses a cycle).
+    A container met again inside itself (a cycle) answers False, so the slow
+    encoder refuses it; one shared by two places (the step loop's bodies
+    share messages) is fine.
     """
-    stack = [value]
-    seen: set[int] = set()
-    pop, push, extend, mark = stack.pop, stack.append, stack.extend, seen.add
+    stack: list[Any] = [value]
+    on_path: set[int] = set()
+    pop, push, extend = stack.pop, stack.append, stack.extend
     while stack:
         item = pop()
+        if item is _LEAVE:
+            on_path.discard(pop())
+            continue
         kind = type(item)
         if kind is str:
             if "\x00" in item:
                 return False
         elif kind is dict or kind is list or kind is tuple:
-            if id(item) in seen:
+            ident = id(item)
+            if ident in on_path:
                 return False
-            mark(id(item))
+            on_path.add(ident)
+            push(ident)
+            push(_LEAVE)  # popped once everything inside it has been looked at
             if kind is dict:
                 for key, member in item.items():
                     if type(key) is not str or "\x00" in key:
