@@ -26,7 +26,8 @@ insert into ticketiq.schema_migrations (version, name) values
 (4, 'jobs'),
 (5, 'fast_steps'),
 (6, 'liveness'),
-(7, 'group_commit');
+(7, 'group_commit'),
+(8, 'lean_steps');
 
 -- One-row settings table.  fake_clock_allowed lets the setting
 -- ticketiq.fake_now move the database clock; only test databases turn it on.
@@ -58,25 +59,54 @@ create table ticketiq.processes (
 -- session's lock to go.
 create sequence ticketiq.liveness_keys as integer minvalue 1 cycle;
 
+-- Column rules as domains: a domain's check runs only where a value is
+-- assigned to the column (a CHECK constraint of the table runs on every
+-- update of the row, read back from its text once per statement).
+create domain ticketiq.nonempty_text as text check (value <> '');
+
+comment on domain ticketiq.nonempty_text is 'Text that is not empty.';
+
+create domain ticketiq.json_object as jsonb check (jsonb_typeof(value) = 'object');
+
+comment on domain ticketiq.json_object is 'A JSON object.';
+
+create domain ticketiq.run_status as text check (
+    value in ('running', 'claimed', 'suspended', 'completed', 'failed', 'stopped')
+);
+
+comment on domain ticketiq.run_status is 'The state of a run.';
+
+create domain ticketiq.epoch_number as bigint check (value >= 1);
+
+comment on domain ticketiq.epoch_number is 'An epoch: 1 for the first attempt, one more per claim.';
+
+create domain ticketiq.step_number as integer check (value >= 1);
+
+comment on domain ticketiq.step_number is 'A model step of a run, from 1.';
+
+create domain ticketiq.count_number as integer check (value >= 0);
+
+comment on domain ticketiq.count_number is 'A count, or a step where 0 means none yet.';
+
 -- One agent run.  Its lease `checkpoint:<run id>` lives on the row:
 -- lease_holder/lease_expires_at, fenced by epoch.
 create table ticketiq.runs (
     run_id uuid primary key,
-    owner text not null check (owner <> ''),
-    run_as text not null check (run_as <> ''),
-    channel text not null check (channel <> ''),
-    entry_point text not null check (entry_point <> ''),
+    owner ticketiq.nonempty_text not null,
+    run_as ticketiq.nonempty_text not null,
+    channel ticketiq.nonempty_text not null,
+    entry_point ticketiq.nonempty_text not null,
     may_wait boolean not null default false,
-    correlation_id text not null check (correlation_id <> ''),
+    correlation_id ticketiq.nonempty_text not null,
     idempotency_key text unique,
     input jsonb not null default '{}',
-    meta jsonb not null default '{}' check (jsonb_typeof(meta) = 'object'),
-    status text not null default 'running',
-    epoch bigint not null default 1 check (epoch >= 1),
+    meta ticketiq.json_object not null default '{}',
+    status ticketiq.run_status not null default 'running',
+    epoch ticketiq.epoch_number not null default 1,
     lease_holder text,
     lease_expires_at timestamptz,
-    loss_count integer not null default 0 check (loss_count >= 0),
-    last_step integer not null default 0 check (last_step >= 0),
+    loss_count ticketiq.count_number not null default 0,
+    last_step ticketiq.count_number not null default 0,
     stop_requested_at timestamptz,
     stop_requested_by text,
     failure_reason text,
@@ -90,9 +120,6 @@ create table ticketiq.runs (
     check ((status = 'running') = (lease_holder is not null)),
     check ((lease_holder is null) = (lease_expires_at is null)),
     check ((status in ('completed', 'failed', 'stopped')) = (finished_at is not null)),
-    constraint runs_status_check check (
-        status in ('running', 'claimed', 'suspended', 'completed', 'failed', 'stopped')
-    ),
     constraint runs_check3 check ((status = 'suspended') = (wait_key is not null))
 )
 -- Room for HOT updates: a checkpoint write changes no indexed column.
@@ -124,14 +151,26 @@ where finished_at is not null;
 -- One write-ahead checkpoint per model step, written once.
 create table ticketiq.checkpoints (
     run_id uuid not null references ticketiq.runs (run_id),
-    step integer not null check (step >= 1),
+    step ticketiq.step_number not null,
     epoch bigint not null,
     body jsonb not null,
-    seal text not null check (seal <> ''),
-    seal_key_id text not null check (seal_key_id <> ''),
+    seal ticketiq.nonempty_text not null,
+    seal_key_id ticketiq.nonempty_text not null,
     written_at timestamptz not null,
     primary key (run_id, step)
 );
+
+-- lz4 where the server has it: several times cheaper to compress than pglz.
+do $$
+begin
+    if exists (
+        select 1 from pg_catalog.pg_settings as s
+        where s.name = 'default_toast_compression' and 'lz4' = any(s.enumvals)
+    ) then
+        alter table ticketiq.checkpoints alter column body set compression lz4;
+    end if;
+end;
+$$;
 
 -- The calls a step asked for.  classification is what the step recorded;
 -- marked_classification what the in-doubt mark recorded, and it decides
@@ -362,21 +401,22 @@ create type ticketiq.adopted_run as (
     answer_handed_on boolean
 );
 
--- Operator views (read-only role ticketiq_operator).
+-- Operator views (read-only role ticketiq_operator).  Columns held by a
+-- domain are shown as their base type.
 
 create view ticketiq.runs_in_flight as
 select
     r.run_id,
     'checkpoint:' || r.run_id::text as lease_name,
-    r.status,
+    r.status::text as status,
     r.lease_holder,
     r.lease_expires_at,
-    r.epoch,
-    r.loss_count,
-    r.last_step,
-    r.owner,
-    r.channel,
-    r.entry_point,
+    r.epoch::bigint as epoch,
+    r.loss_count::integer as loss_count,
+    r.last_step::integer as last_step,
+    r.owner::text as owner,
+    r.channel::text as channel,
+    r.entry_point::text as entry_point,
     r.created_at,
     r.updated_at
 from ticketiq.runs as r
@@ -395,7 +435,7 @@ select
     c.step_key,
     c.marked_at,
     c.marked_epoch,
-    r.status as run_status,
+    r.status::text as run_status,
     r.lease_holder
 from ticketiq.calls as c
 inner join ticketiq.runs as r on c.run_id = r.run_id
@@ -443,7 +483,7 @@ select
     e.sender_id,
     e.state,
     e.run_id,
-    r.status as run_status,
+    r.status::text as run_status,
     r.lease_holder,
     r.lease_expires_at,
     e.received_at,

@@ -152,9 +152,9 @@ def test_schema_sql_and_migrations_give_the_same_schema(pg_server_url: str) -> N
 # Each mutation takes something out of a copy of the first migration only.
 MUTATIONS = {
     "missing-column": (
-        "    meta jsonb not null default '{}' check (jsonb_typeof(meta) = 'object'),\n",
+        "    input jsonb not null default '{}',\n",
         "",
-        "meta jsonb",
+        "input jsonb",
     ),
     "missing-index": (
         "create index runs_holder_idx on ticketiq.runs (lease_holder)\nwhere status = 'running';\n",
@@ -162,15 +162,16 @@ MUTATIONS = {
         "runs_holder_idx",
     ),
     "other-default": (
-        "    loss_count integer not null default 0 check (loss_count >= 0),\n",
-        "    loss_count integer not null default 1 check (loss_count >= 0),\n",
-        "loss_count integer DEFAULT",
+        "    may_wait boolean not null default false,\n",
+        "    may_wait boolean not null default true,\n",
+        "may_wait boolean DEFAULT",
     ),
     "missing-comment": (
-        "comment on view ticketiq.calls_in_doubt is\n"
-        "'Changing calls marked in doubt whose outcome is not yet recorded or settled.';\n",
+        "comment on view ticketiq.resume_audit is\n"
+        "'One row per crash resume: the step, how often the run was lost, how each call it"
+        " left was settled.';\n",
         "",
-        "COMMENT ON VIEW ticketiq.calls_in_doubt",
+        "COMMENT ON VIEW ticketiq.resume_audit",
     ),
 }
 

@@ -95,20 +95,25 @@ def test_seal_survives_a_jsonb_round_trip(empty_db_url: str) -> None:
 def test_the_fast_encoder_writes_the_canonical_text() -> None:
     """Whenever the C encoder is used (no floats, NULs or odd types), it writes what the
     canonical encoder writes."""
-    from ticketiq_pg.seal import _FAST, _encode, _plain
+    from ticketiq_pg.seal import _encode, _fast_text
 
     @settings(max_examples=500, deadline=None)
     @given(json_values)
     def same(value: object) -> None:
         parts: list[str] = []
         _encode(value, parts)
-        if _plain(value):
-            assert _FAST.encode(value) == "".join(parts)
+        fast = _fast_text(value)
+        if fast is not None:
+            assert fast == "".join(parts)
         assert canonical(value) == "".join(parts)
 
     same()
-    assert not _plain({"a": [1, {"b": 1.5}]}) and not _plain({"a": "x\x00"})
-    assert not _plain({1: "a"}) and not _plain([object()]) and _plain({"a": [None, True, 3]})
+    for slow in ({"a": [1, {"b": 1.5}]}, {"a": "x\x00"}, {"x\x00": 1}, {1: "a"}, {10: 1, 9: 2},
+                 [object()], [float("nan")], ("a", 1.0)):
+        assert _fast_text(slow) is None, slow
+    assert _fast_text({"a": [None, True, 3, ("b",)]}) == '{"a":[null,true,3,["b"]]}'
+    assert _fast_text({"a": "x\\u0000"}) is None  # only slower: the slow encoder agrees
+    assert canonical({"a": "x\\u0000"}) == '{"a":"x\\\\u0000"}'
 
 
 def test_the_sealed_text_is_sent_as_it_is_and_verifies(empty_db_url: str) -> None:
@@ -118,7 +123,7 @@ def test_the_sealed_text_is_sent_as_it_is_and_verifies(empty_db_url: str) -> Non
     from psycopg.types.json import Jsonb
 
     from ticketiq_pg.driver import _json
-    from ticketiq_pg.seal import JsonText, _plain
+    from ticketiq_pg.seal import JsonText, _fast_text
 
     sealer = Sealer({"k1": KEY_A})
     with psycopg.connect(empty_db_url, autocommit=True) as conn:
@@ -131,7 +136,7 @@ def test_the_sealed_text_is_sent_as_it_is_and_verifies(empty_db_url: str) -> Non
             assert (seal, key_id) == sealer.seal("checkpoint", RUN, 3, value)
             if isinstance(sent, JsonText):
                 assert sent.text == canonical(value) and sent.value is value
-                assert _plain(value) and sent.text.isascii()
+                assert _fast_text(value) is not None and sent.text.isascii()
             else:
                 assert sent is value
             (back, same) = conn.execute(
@@ -168,6 +173,7 @@ def test_a_body_that_contains_itself_is_refused_not_looped_over() -> None:
     assert canonical({"p": shared, "q": shared}) == '{"p":{"x":[1,2]},"q":{"x":[1,2]}}'
     # shared, not cyclic: the fast encoder still takes it (the step loop's bodies share
     # messages; the slow encoder would cost hundreds of microseconds a step)
-    from ticketiq_pg.seal import _plain
+    from ticketiq_pg.seal import _fast_text
 
-    assert _plain({"p": shared, "q": [shared, shared]}) and not _plain(looped)
+    assert _fast_text({"p": shared, "q": [shared, shared]}) is not None
+    assert _fast_text(looped) is None

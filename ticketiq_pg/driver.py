@@ -46,7 +46,7 @@ T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 #: Schema versions this driver knows how to talk to.
-KNOWN_SCHEMA_VERSIONS = frozenset({7})
+KNOWN_SCHEMA_VERSIONS = frozenset({8})
 
 #: NOTIFY channels the functions use.
 RESUME_CHANNEL = "ticketiq_resume"

@@ -35,9 +35,8 @@ def canonical(value: Any) -> str:
     :mod:`json`, which then writes exactly the canonical text; anything
     else goes through the slower encoder below.
     """
-    if _plain(value):
-        return _FAST.encode(value)
-    return _slow(value)
+    text = _fast_text(value)
+    return text if text is not None else _slow(value)
 
 
 def _slow(value: Any) -> str:
@@ -54,45 +53,56 @@ _FAST = json.JSONEncoder(
 )
 
 
-_LEAVE = object()
+def _fast_text(value: Any) -> str | None:
+    """The canonical text as the C encoder writes it, or None where it would not be that.
+
+    The C encoder runs first: it refuses what is not JSON, NaN and a body
+    that contains itself (the slow encoder then says why).  Its text is the
+    canonical one unless a NUL hides in it (written as an escape, which
+    ``jsonb`` refuses) or the body holds a float or a key that is not a
+    string, which :func:`_plain` looks for.
+    """
+    try:
+        text = _FAST.encode(value)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    if "\\u0000" in text or not _plain(value):
+        return None
+    return text
+
+
+_CONTAINERS = (dict, list, tuple)
+_SCALARS = (str, int, bool)
 
 
 def _plain(value: Any) -> bool:
-    """True when the C encoder gives the canonical text: no floats, NULs or odd types.
+    """True when ``value`` holds no float, no odd type and only string keys.
 
-    A loop over a stack rather than recursion: it runs on every checkpoint.
-    A container met again inside itself (a cycle) answers False, so the slow
-    encoder refuses it; one shared by two places (the step loop's bodies
-    share messages) is fine.
+    Only for a value the C encoder has taken, so one with no cycle: a loop
+    over a stack (it runs on every checkpoint), which looks at the type of
+    each member once.  A container shared by two places (the step loop's
+    bodies share messages) is looked at twice, and that is fine.
     """
+    kind = type(value)
+    if kind not in _CONTAINERS:
+        return kind in _SCALARS or value is None
     stack: list[Any] = [value]
-    on_path: set[int] = set()
-    pop, push, extend = stack.pop, stack.append, stack.extend
+    pop, push = stack.pop, stack.append
     while stack:
         item = pop()
-        if item is _LEAVE:
-            on_path.discard(pop())
-            continue
-        kind = type(item)
-        if kind is str:
-            if "\x00" in item:
+        if type(item) is dict:
+            for key in item:
+                if type(key) is not str:
+                    return False
+            members = item.values()
+        else:
+            members = item
+        for member in members:
+            kind = type(member)
+            if kind is dict or kind is list or kind is tuple:
+                push(member)
+            elif not (kind is str or kind is int or kind is bool or member is None):
                 return False
-        elif kind is dict or kind is list or kind is tuple:
-            ident = id(item)
-            if ident in on_path:
-                return False
-            on_path.add(ident)
-            push(ident)
-            push(_LEAVE)  # popped once everything inside it has been looked at
-            if kind is dict:
-                for key, member in item.items():
-                    if type(key) is not str or "\x00" in key:
-                        return False
-                    push(member)
-            else:
-                extend(item)
-        elif not (kind is int or kind is bool or item is None):
-            return False
     return True
 
 
@@ -187,11 +197,11 @@ class Sealer:
         covers where sending that text stores what sending the body would
         (a plain, ASCII body), and ``body`` itself otherwise.
         """
-        plain = _plain(body)
-        text = _FAST.encode(body) if plain else _slow(body)
+        fast = _fast_text(body)
+        text = fast if fast is not None else _slow(body)
         key = self._keys[self.signing_key_id]
         digest = hmac.new(key, _message(kind, run_id, step, text), hashlib.sha256).hexdigest()
-        to_send = JsonText(text, body) if plain and text.isascii() else body
+        to_send = JsonText(text, body) if fast is not None and text.isascii() else body
         return digest, self.signing_key_id, to_send
 
     def verify(

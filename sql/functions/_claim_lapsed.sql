@@ -111,7 +111,8 @@ begin
         else
             perform pg_notify('ticketiq_resume', v_row.run_id::text);
         end if;
-        return query select v_row.run_id, v_row.epoch, v_row.loss_count, v_row.status,
+        return query select v_row.run_id, v_row.epoch::bigint, v_row.loss_count::integer,
+            v_row.status::text,
             v_row.lease_holder, v_row.lease_expires_at;
     end loop;
 end;

@@ -58,10 +58,11 @@ begin
         jsonb_build_object('loss_count', v_run.loss_count, 'step', v_run.last_step));
 
     return query
-    select v_run.run_id, v_run.epoch, v_run.lease_expires_at, v_run.loss_count, v_run.last_step,
-        v_run.owner, v_run.run_as, v_run.channel, v_run.entry_point, v_run.may_wait,
-        v_run.correlation_id, v_run.input, v_run.meta, v_run.stop_requested_at is not null,
-        c.body, c.seal, c.seal_key_id,
+    select v_run.run_id, v_run.epoch::bigint, v_run.lease_expires_at, v_run.loss_count::integer,
+        v_run.last_step::integer, v_run.owner::text, v_run.run_as::text, v_run.channel::text,
+        v_run.entry_point::text, v_run.may_wait, v_run.correlation_id::text, v_run.input,
+        v_run.meta::jsonb, v_run.stop_requested_at is not null,
+        c.body, c.seal::text, c.seal_key_id::text,
         coalesce((
             select jsonb_agg(jsonb_build_object(
                 'call_id', k.call_id,

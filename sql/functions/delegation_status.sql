@@ -30,7 +30,7 @@ begin
         raise exception 'a delegation key must be non-empty' using errcode = 'TQ004';
     end if;
     return query
-    select r.run_id, r.parent_run_id, r.status, r.epoch,
+    select r.run_id, r.parent_run_id, r.status::text, r.epoch::bigint,
         r.status = 'running' and r.lease_expires_at <= v_now,
         r.failure_reason, a.body, a.step
     from ticketiq.runs as r

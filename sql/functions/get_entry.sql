@@ -25,7 +25,7 @@ as $$
 #variable_conflict use_column
 begin
     return query
-    select e.entry_id, e.kind, e.sender_id, e.state, e.run_id, r.status, r.failure_reason,
+    select e.entry_id, e.kind, e.sender_id, e.state, e.run_id, r.status::text, r.failure_reason,
         a.body, e.outcome, e.received_at, e.finished_at
     from ticketiq.entries as e
     left join ticketiq.runs as r on e.run_id = r.run_id

@@ -29,8 +29,9 @@ as $$
 #variable_conflict use_column
 begin
     return query
-    select r.run_id, r.status, r.entry_point, r.owner, r.channel, r.epoch, r.lease_holder,
-        r.lease_expires_at, r.loss_count, r.last_step, r.parent_run_id, r.wait_key,
+    select r.run_id, r.status::text, r.entry_point::text, r.owner::text, r.channel::text,
+        r.epoch::bigint, r.lease_holder, r.lease_expires_at, r.loss_count::integer,
+        r.last_step::integer, r.parent_run_id, r.wait_key,
         r.failure_reason, a.body, r.created_at, r.finished_at
     from ticketiq.runs as r
     left join ticketiq.answers as a on r.run_id = a.run_id

@@ -103,7 +103,7 @@ begin
         'step', v_run.last_step, 'loss_count', v_run.loss_count, 'settlements', p_settlements
     ), v_now);
 
-    return query select p_run_id, v_run.last_step, v_run.loss_count, v_audit_id;
+    return query select p_run_id, v_run.last_step::integer, v_run.loss_count::integer, v_audit_id;
 end;
 $$;
 

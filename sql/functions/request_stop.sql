@@ -59,10 +59,10 @@ begin
             return query select p_run_id, 'claimed'::text, v_now;
             return;
         end if;
-        return query select p_run_id, v_run.status, v_now;
+        return query select p_run_id, v_run.status::text, v_now;
         return;
     end if;
-    return query select p_run_id, v_run.status, v_run.stop_requested_at;
+    return query select p_run_id, v_run.status::text, v_run.stop_requested_at;
 end;
 $$;
 

@@ -73,7 +73,7 @@ begin
         where r.idempotency_key = p_idempotency_key;
         if found then
             return query select v_existing.run_id, null::bigint, null::timestamptz, false,
-                v_existing.correlation_id;
+                v_existing.correlation_id::text;
             return;
         end if;
     end if;
@@ -100,7 +100,7 @@ begin
             raise;
         end if;
         return query select v_existing.run_id, null::bigint, null::timestamptz, false,
-            v_existing.correlation_id;
+            v_existing.correlation_id::text;
         return;
     end;
 

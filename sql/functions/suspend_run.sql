@@ -77,7 +77,8 @@ begin
         perform ticketiq._wake(p_wait_key, v_now);
     end if;
 
-    return query select r.run_id, r.status, r.epoch from ticketiq.runs as r where r.run_id = p_run_id;
+    return query select r.run_id, r.status::text, r.epoch::bigint
+    from ticketiq.runs as r where r.run_id = p_run_id;
 end;
 $$;
 

@@ -18,9 +18,10 @@
 -- changes nothing; any other step raises TQ007 step_conflict.
 -- stop_requested tells the loop that a Stop was asked (ticketiq.request_stop),
 -- so it stops before making any call without another round trip.
--- The common case is one SQL statement inside the function (a fenced UPDATE
--- of the run with the inserts hanging off it); the error paths are
--- diagnosed only when that UPDATE matches nothing.
+-- A step of reads is one SQL statement inside the function (a fenced UPDATE
+-- of the run with the checkpoint's insert hanging off it); the calls'
+-- statements run only when there are calls to close or to record, and the
+-- error paths are diagnosed only when that UPDATE matches nothing.
 create or replace function ticketiq.write_checkpoint(
     p_run_id uuid,
     p_epoch bigint,
@@ -48,6 +49,8 @@ declare
     v_prior ticketiq.checkpoints;
     v_expires timestamptz;
     v_stop boolean;
+    v_open boolean;
+    v_changing boolean;
 begin
     if coalesce(p_seal, '') = '' or coalesce(p_seal_key_id, '') = '' then
         raise exception 'seal and seal_key_id must be non-empty' using errcode = 'TQ004';
@@ -56,11 +59,13 @@ begin
         perform ticketiq._validate_checkpoint(p_body);
     end if;
 
-    -- One statement does every write of the common case: the fenced UPDATE
-    -- of the run (fence, step order and sealed-answer check in its WHERE;
-    -- no indexed column changes, so it can be a HOT update) and, only if it
-    -- matched, the checkpoint, the changing calls' rows and the closing of
-    -- the previous step's calls.
+    -- One statement does the writes of the common case, a step of reads:
+    -- the fenced UPDATE of the run (fence, step order and sealed-answer
+    -- check in its WHERE; no indexed column changes, so it can be a HOT
+    -- update) and, only if it matched, the checkpoint.  It also finds out
+    -- whether the previous step left calls open and whether this step asks
+    -- for a changing call: only then do the calls' statements run (each
+    -- costs an executor start even when it touches no row).
     with fenced as (
         update ticketiq.runs as r
         set last_step = p_step
@@ -77,44 +82,19 @@ begin
         insert into ticketiq.checkpoints (run_id, step, epoch, body, seal, seal_key_id, written_at)
         select p_run_id, p_step, p_epoch, p_body, p_seal, p_seal_key_id, v_now
         from fenced
-    ),
-
-    closed as (
-        update ticketiq.calls as c
-        set state = case
-                when c.state = 'pending' and c.classification <> 'read' then 'settled' else 'done'
-            end,
-            settlement = case
-                when c.state = 'pending' and c.classification <> 'read' then 'skipped' else 'made'
-            end,
-            outcome = p_body -> 'outcomes' -> c.call_id,
-            finished_at = v_now,
-            finished_epoch = p_epoch
-        where c.run_id = p_run_id
-            and c.step = p_step - 1
-            and c.state in ('pending', 'in_doubt')
-            and exists (select 1 from fenced)
-    ),
-
-    recorded as (
-        insert into ticketiq.calls (
-            run_id, step, call_id, ordinal, tool, arguments, classification, step_key
-        )
-        select
-            p_run_id,
-            p_step,
-            e.value ->> 'call_id',
-            e.ordinality::integer,
-            e.value ->> 'tool',
-            e.value -> 'arguments',
-            e.value ->> 'classification',
-            e.value ->> 'step_key'
-        from fenced
-        cross join lateral jsonb_array_elements(p_body -> 'calls') with ordinality as e
-        where e.value ->> 'classification' <> 'read'
     )
 
-    select f.lease_expires_at, f.stop_requested_at is not null into v_expires, v_stop
+    select
+        f.lease_expires_at,
+        f.stop_requested_at is not null,
+        exists (
+            select 1 from ticketiq.calls as c
+            where c.run_id = p_run_id
+                and c.step = p_step - 1
+                and c.state in ('pending', 'in_doubt')
+        ),
+        jsonb_path_exists(p_body, '$.calls[*] ? (@.classification != "read")')
+    into v_expires, v_stop, v_open, v_changing
     from fenced as f;
 
     if v_expires is null then
@@ -141,6 +121,40 @@ begin
         raise exception 'run % expects checkpoint of step %, got step %', p_run_id,
             v_run.last_step + 1, coalesce(p_step::text, 'null')
             using errcode = 'TQ007';
+    end if;
+
+    -- The changing calls of the previous step are closed: their results
+    -- are in this step's conversation.
+    if v_open then
+        update ticketiq.calls as c
+        set state = case
+                when c.state = 'pending' and c.classification <> 'read' then 'settled' else 'done'
+            end,
+            settlement = case
+                when c.state = 'pending' and c.classification <> 'read' then 'skipped' else 'made'
+            end,
+            outcome = p_body -> 'outcomes' -> c.call_id,
+            finished_at = v_now,
+            finished_epoch = p_epoch
+        where c.run_id = p_run_id
+            and c.step = p_step - 1
+            and c.state in ('pending', 'in_doubt');
+    end if;
+    if v_changing then
+        insert into ticketiq.calls (
+            run_id, step, call_id, ordinal, tool, arguments, classification, step_key
+        )
+        select
+            p_run_id,
+            p_step,
+            e.value ->> 'call_id',
+            e.ordinality::integer,
+            e.value ->> 'tool',
+            e.value -> 'arguments',
+            e.value ->> 'classification',
+            e.value ->> 'step_key'
+        from jsonb_array_elements(p_body -> 'calls') with ordinality as e
+        where e.value ->> 'classification' <> 'read';
     end if;
 
     run_id := p_run_id;

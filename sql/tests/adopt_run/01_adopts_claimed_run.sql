@@ -47,7 +47,7 @@ select is(
 );
 select is((select a.stop_requested from adopted as a), false, 'no stop requested');
 select results_eq(
-    $$select r.status, r.epoch, r.lease_holder, r.lease_expires_at, r.loss_count
+    $$select r.status::text, r.epoch::bigint, r.lease_holder, r.lease_expires_at, r.loss_count::integer
       from ticketiq.runs as r where r.run_id = tiq_test.rid(1)$$,
     $$values ('running'::text, 3::bigint, 'p2'::text, '2030-01-01 00:00:18+00'::timestamptz, 1)$$,
     'the run is running again, held by p2 at epoch 3; adoption counts no loss'

@@ -27,8 +27,9 @@ select results_eq(
     'returns both entries, oldest first, each with its run at epoch 1'
 );
 select results_eq(
-    $$select r.status, r.lease_holder, r.lease_expires_at, r.epoch, r.idempotency_key, r.entry_point, r.input,
-             r.meta = jsonb_build_object('entry_id', c.entry_id), r.owner, r.channel, r.may_wait
+    $$select r.status::text, r.lease_holder, r.lease_expires_at, r.epoch::bigint, r.idempotency_key,
+        r.entry_point::text, r.input,
+             r.meta::jsonb = jsonb_build_object('entry_id', c.entry_id), r.owner::text, r.channel::text, r.may_wait
       from claimed as c inner join ticketiq.runs as r on c.run_id = r.run_id order by c.entry_id$$,
     $$values ('running'::text, 'p1'::text, '2030-01-01 00:00:32+00'::timestamptz, 1::bigint,
               'webhook:delivery-7'::text, 'webhook'::text, '{"ticket": 7}'::jsonb, true, 'alice@example.com'::text,

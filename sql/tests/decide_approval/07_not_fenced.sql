@@ -29,7 +29,7 @@ select is(
     'decided while the run is claimed and held by no process'
 );
 select results_eq(
-    $$select r.status, r.epoch, r.lease_holder from ticketiq.runs as r where r.run_id = tiq_test.rid(1)$$,
+    $$select r.status::text, r.epoch::bigint, r.lease_holder from ticketiq.runs as r where r.run_id = tiq_test.rid(1)$$,
     $$values ('claimed'::text, 2::bigint, null::text)$$,
     'the run is not touched by the decision'
 );

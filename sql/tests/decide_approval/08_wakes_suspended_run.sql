@@ -20,7 +20,8 @@ select ticketiq.decide_approval(tiq_test.approval_id(tiq_test.rid(1), 'w1'), tru
 select ticketiq.decide_approval(tiq_test.approval_id(tiq_test.rid(2), 'w1'), false, 'bob');
 
 select results_eq(
-    $$select r.run_id, r.status, r.epoch, r.wait_key, r.claim_reason from ticketiq.runs as r order by r.run_id$$,
+    $$select r.run_id, r.status::text, r.epoch::bigint, r.wait_key,
+        r.claim_reason from ticketiq.runs as r order by r.run_id$$,
     $$values (tiq_test.rid(1), 'claimed'::text, 3::bigint, null::text, 'woken'::text),
              (tiq_test.rid(2), 'claimed', 3, null, 'woken'),
              (tiq_test.rid(3), 'suspended', 2, 'approval:' || tiq_test.approval_id(tiq_test.rid(3), 'w1')::text,

@@ -15,7 +15,7 @@ select results_eq(
     'returns the run failed now'
 );
 select results_eq(
-    $$select r.status, r.failure_reason, r.lease_holder, r.lease_expires_at, r.epoch
+    $$select r.status::text, r.failure_reason, r.lease_holder, r.lease_expires_at, r.epoch::bigint
       from ticketiq.runs as r where r.run_id = tiq_test.rid(1)$$,
     $$values ('failed'::text, 'checkpoint seal does not verify'::text, null::text, null::timestamptz, 1::bigint)$$,
     'the run is failed with the reason and its lease released'

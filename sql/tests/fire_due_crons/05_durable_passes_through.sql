@@ -20,7 +20,7 @@ create temp table claimed on commit drop as
 select c.* from ticketiq.claim_entries('p1', 8) as c;
 
 select results_eq(
-    $$select split_part(c.sender_id, '@', 1), r.durable, r.entry_point, r.may_wait
+    $$select split_part(c.sender_id, '@', 1), r.durable, r.entry_point::text, r.may_wait
       from claimed as c inner join ticketiq.runs as r on c.run_id = r.run_id order by c.entry_id$$,
     $$values ('nightly'::text, false, 'cron'::text, false), ('hourly', true, 'cron', false)$$,
     'and the runs started for them'

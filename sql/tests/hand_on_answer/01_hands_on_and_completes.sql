@@ -23,7 +23,7 @@ select results_eq(
     'the answer is marked handed on by epoch 1'
 );
 select results_eq(
-    $$select r.status, r.lease_holder, r.lease_expires_at, r.finished_at
+    $$select r.status::text, r.lease_holder, r.lease_expires_at, r.finished_at
       from ticketiq.runs as r where r.run_id = tiq_test.rid(1)$$,
     $$values ('completed'::text, null::text, null::timestamptz, '2030-01-01 00:00:01+00'::timestamptz)$$,
     'the run is completed and its lease released'

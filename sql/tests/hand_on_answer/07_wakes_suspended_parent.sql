@@ -16,7 +16,7 @@ select tiq_test.advance(1);
 select ticketiq.hand_on_answer(tiq_test.rid(11), 1);
 
 select results_eq(
-    $$select r.status, r.epoch, r.wait_key, r.claim_reason, r.updated_at from ticketiq.runs as r
+    $$select r.status::text, r.epoch::bigint, r.wait_key, r.claim_reason, r.updated_at from ticketiq.runs as r
       where r.run_id = tiq_test.rid(1)$$,
     $$values ('claimed'::text, 3::bigint, null::text, 'woken'::text, '2030-01-01 00:00:01+00'::timestamptz)$$,
     'the parent is woken: claimed at epoch 3'
@@ -28,7 +28,7 @@ select results_eq(
     'agent.run.woken audited with the child''s key'
 );
 select results_eq(
-    $$select r.status, r.epoch from ticketiq.runs as r where r.run_id = tiq_test.rid(2)$$,
+    $$select r.status::text, r.epoch::bigint from ticketiq.runs as r where r.run_id = tiq_test.rid(2)$$,
     $$values ('suspended'::text, 2::bigint)$$,
     'the parent waiting on another child stays suspended'
 );

@@ -27,7 +27,7 @@ select results_eq(
 );
 select is(tiq_test.table_fingerprint(), tiq_test.saved_fingerprint(), 'every table as it was');
 select results_eq(
-    $$select r.run_id, r.status from ticketiq.runs as r order by r.run_id$$,
+    $$select r.run_id, r.status::text from ticketiq.runs as r order by r.run_id$$,
     $$values (tiq_test.rid(1), 'running'::text), (tiq_test.rid(2), 'claimed'), (tiq_test.rid(3), 'suspended')$$,
     'the three runs in flight are all there'
 );

@@ -9,12 +9,12 @@ select tiq_test.checkpoint(tiq_test.rid(1), 1, 1);
 select tiq_test.advance(2);
 
 select results_eq(
-    $$select r.run_id, r.epoch from ticketiq.release_run(tiq_test.rid(1), 1, 'SIGTERM') as r$$,
+    $$select r.run_id, r.epoch::bigint from ticketiq.release_run(tiq_test.rid(1), 1, 'SIGTERM') as r$$,
     $$values (tiq_test.rid(1), 2::bigint)$$,
     'returns the run and its new epoch 2'
 );
 select results_eq(
-    $$select r.status, r.epoch, r.loss_count, r.lease_holder, r.lease_expires_at, r.finished_at
+    $$select r.status::text, r.epoch::bigint, r.loss_count::integer, r.lease_holder, r.lease_expires_at, r.finished_at
       from ticketiq.runs as r where r.run_id = tiq_test.rid(1)$$,
     $$values ('claimed'::text, 2::bigint, 0, null::text, null::timestamptz, null::timestamptz)$$,
     'claimed at epoch 2, lease cleared, no loss counted'
@@ -41,7 +41,7 @@ select is(
 );
 select is(
     (
-        select r.epoch from ticketiq.release_run(tiq_test.rid(1), 3) as r
+        select r.epoch::bigint from ticketiq.release_run(tiq_test.rid(1), 3) as r
     ),
     4::bigint,
     'the reason defaults (shutdown) and the epoch grows again'

@@ -8,7 +8,7 @@ select tiq_test.new_run('p1', 8, tiq_test.rid(1));
 select ticketiq.release_run(tiq_test.rid(1), 1);
 
 select results_eq(
-    $$select r.status, r.claim_reason from ticketiq.runs as r where r.run_id = tiq_test.rid(1)$$,
+    $$select r.status::text, r.claim_reason from ticketiq.runs as r where r.run_id = tiq_test.rid(1)$$,
     $$values ('claimed'::text, 'released'::text)$$,
     'claimed, released'
 );

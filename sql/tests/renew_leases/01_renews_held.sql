@@ -10,7 +10,7 @@ select tiq_test.new_run('p1', 8, tiq_test.rid(2));
 select tiq_test.advance(5);
 
 select results_eq(
-    $$select r.run_id, r.epoch, r.held, r.lease_expires_at
+    $$select r.run_id, r.epoch::bigint, r.held, r.lease_expires_at
       from ticketiq.renew_leases('p1', array[tiq_test.rid(1), tiq_test.rid(2)], array[1, 1]::bigint[], 8) as r
       order by r.run_id$$,
     $$values (tiq_test.rid(1), 1::bigint, true, '2030-01-01 00:00:13+00'::timestamptz),
@@ -28,7 +28,7 @@ select is(
     'the process is recorded as seen'
 );
 select is(
-    (select r.epoch from ticketiq.runs as r where r.run_id = tiq_test.rid(1)), 1::bigint,
+    (select r.epoch::bigint from ticketiq.runs as r where r.run_id = tiq_test.rid(1)), 1::bigint,
     'renewal does not change the epoch'
 );
 select is_empty(

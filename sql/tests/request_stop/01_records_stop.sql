@@ -14,7 +14,7 @@ select results_eq(
     'returns the run''s status and when the Stop was asked'
 );
 select results_eq(
-    $$select r.stop_requested_at, r.stop_requested_by, r.status, r.epoch
+    $$select r.stop_requested_at, r.stop_requested_by, r.status::text, r.epoch::bigint
       from ticketiq.runs as r where r.run_id = tiq_test.rid(1)$$,
     $$values ('2030-01-01 00:00:01+00'::timestamptz, 'alice@example.com'::text, 'running'::text, 1::bigint)$$,
     'recorded on the run, which keeps running until its attempt stops it'

@@ -160,7 +160,7 @@ select is(
 select is(ticketiq.renew_leader('sweep', 'app-1', 1, 10), true, 'renew_leader');
 select is(ticketiq.resign_leader('sweep', 'app-1'), true, 'resign_leader');
 select is_empty($$select 1 from ticketiq.sweep_lapsed('app-1')$$, 'sweep_lapsed');
-select is(ticketiq.schema_version(), 7, 'schema_version');
+select is(ticketiq.schema_version(), 8, 'schema_version');
 select throws_ok(
     $$select ticketiq._fence('00000000-0000-0000-0000-000000000004', 2, '2030-01-01 00:00:00+00')$$,
     '42501', null, 'app cannot call the internal _fence'
@@ -185,7 +185,8 @@ select throws_ok(
 
 reset role;
 select results_eq(
-    $$select r.run_id, r.status, r.epoch from ticketiq.runs as r where r.entry_point = 'ep' order by r.run_id$$,
+    $$select r.run_id, r.status::text,
+        r.epoch::bigint from ticketiq.runs as r where r.entry_point::text = 'ep' order by r.run_id$$,
     $$values (tiq_test.rid(1), 'completed'::text, 1::bigint), (tiq_test.rid(2), 'stopped', 1),
              (tiq_test.rid(3), 'failed', 1), (tiq_test.rid(4), 'running', 3), (tiq_test.rid(5), 'running', 3)$$,
     'the runs ended where the app drove them'
@@ -197,7 +198,7 @@ select results_eq(
     'the resume of the released run is audited, as a resume after a release'
 );
 select results_eq(
-    $$select e.kind, e.state, r.status from ticketiq.entries as e
+    $$select e.kind, e.state, r.status::text from ticketiq.entries as e
       inner join ticketiq.runs as r on e.run_id = r.run_id order by e.kind$$,
     $$values ('a2a'::text, 'running'::text, 'claimed'::text), ('cron', 'running', 'running')$$,
     'the entries'' runs: the a2a one woken, the cron one running'

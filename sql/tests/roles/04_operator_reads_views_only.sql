@@ -91,7 +91,10 @@ select throws_ok(
     'approvals_waiting is read-only for the operator'
 );
 select throws_ok(
-    $$update ticketiq.runs_in_flight set epoch = 9$$, '42501', null, 'the views are read-only for the operator'
+    $$update ticketiq.runs_in_flight set lease_holder = 'op'$$,
+    '42501',
+    null,
+    'the views are read-only for the operator'
 );
 select throws_ok(
     $$select ticketiq.accept_entry('webhook', 'delivery-2', '{}', 'o', 'ra', 'web')$$, '42501', null,
@@ -106,7 +109,7 @@ select throws_ok(
 select throws_ok(
     $$select ticketiq.fire_due_crons()$$, '42501', null, 'operator cannot fire crons'
 );
-select is(ticketiq.schema_version(), 7, 'operator calls schema_version()');
+select is(ticketiq.schema_version(), 8, 'operator calls schema_version()');
 
 reset role;
 

@@ -11,7 +11,7 @@ select is(
         select pg_get_expr(i.indpred, i.indrelid) from pg_index as i
         where i.indexrelid = 'ticketiq.runs_running_lease_idx'::regclass
     ),
-    '(status = ''running''::text)',
+    '((status)::text = ''running''::text)',
     'runs_running_lease_idx holds running runs only'
 );
 select has_index('ticketiq', 'runs', 'runs_holder_idx', 'lease_holder');
@@ -20,7 +20,7 @@ select is(
         select pg_get_expr(i.indpred, i.indrelid) from pg_index as i
         where i.indexrelid = 'ticketiq.runs_holder_idx'::regclass
     ),
-    '(status = ''running''::text)',
+    '((status)::text = ''running''::text)',
     'runs_holder_idx holds running runs only'
 );
 select has_index('ticketiq', 'runs', 'runs_finished_idx', 'finished_at');
@@ -38,7 +38,7 @@ select is(
         select pg_get_expr(i.indpred, i.indrelid) from pg_index as i
         where i.indexrelid = 'ticketiq.runs_claimed_idx'::regclass
     ),
-    '(status = ''claimed''::text)',
+    '((status)::text = ''claimed''::text)',
     'runs_claimed_idx holds claimed runs only'
 );
 select index_is_unique('ticketiq', 'audit', 'audit_one_resume_per_epoch_idx');
@@ -74,7 +74,7 @@ select is(
         select pg_get_expr(i.indpred, i.indrelid) from pg_index as i
         where i.indexrelid = 'ticketiq.runs_wait_key_idx'::regclass
     ),
-    '(status = ''suspended''::text)',
+    '((status)::text = ''suspended''::text)',
     'runs_wait_key_idx holds suspended runs only'
 );
 select has_index('ticketiq', 'entries', 'entries_pending_idx', 'received_at');
@@ -108,7 +108,7 @@ begin
     for v_line in
         explain (costs off)
         select r.run_id from ticketiq.runs as r
-        where r.status = 'running' and r.lease_expires_at <= ticketiq.now()
+        where r.status::text = 'running' and r.lease_expires_at <= ticketiq.now()
         order by r.lease_expires_at
         limit 1000
         for update skip locked

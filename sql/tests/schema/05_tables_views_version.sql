@@ -22,12 +22,12 @@ select views_are(
         'runs_in_flight', 'calls_in_doubt', 'resume_audit', 'approvals_waiting', 'entries_open', 'jobs_open'
     ]
 );
-select is(ticketiq.schema_version(), 7, 'schema_version() is 7');
+select is(ticketiq.schema_version(), 8, 'schema_version() is 8');
 select results_eq(
     $$select m.version, m.name from ticketiq.schema_migrations as m order by m.version$$,
     $$values (1, 'core'::text), (2, 'approvals_delegation'), (3, 'entry_points'), (4, 'jobs'), (5, 'fast_steps'),
-        (6, 'liveness'), (7, 'group_commit')$$,
-    'migrations 1 to 7 are recorded'
+        (6, 'liveness'), (7, 'group_commit'), (8, 'lean_steps')$$,
+    'migrations 1 to 8 are recorded'
 );
 select is(
     (select c.reloptions from pg_catalog.pg_class as c where c.oid = 'ticketiq.runs'::regclass),

@@ -26,9 +26,10 @@ select results_eq(
     $$values (2, 1::bigint, '{"text": "Ticket closed."}'::jsonb, 'ans-seal'::text, 'k2'::text, null::timestamptz)$$,
     'the answer is stored with its seal, not handed on'
 );
-select is((select r.last_step from ticketiq.runs as r where r.run_id = tiq_test.rid(1)), 2, 'last_step is 2');
+select is((select r.last_step::integer from ticketiq.runs as r where r.run_id = tiq_test.rid(1)), 2, 'last_step is 2');
 select results_eq(
-    $$select r.status, r.lease_holder, r.lease_expires_at from ticketiq.runs as r where r.run_id = tiq_test.rid(1)$$,
+    $$select r.status::text, r.lease_holder,
+        r.lease_expires_at from ticketiq.runs as r where r.run_id = tiq_test.rid(1)$$,
     $$values ('running'::text, 'p1'::text, '2030-01-01 00:00:08+00'::timestamptz)$$,
     'the run keeps running with its lease until the hand-on'
 );

@@ -18,7 +18,10 @@ select results_eq(
     $$values (5, false)$$,
     'the run not written ahead seals at step 5'
 );
-select is((select r.last_step from ticketiq.runs as r where r.run_id = tiq_test.rid(1)), 5, 'its last step is 5');
+select is(
+    (select r.last_step::integer from ticketiq.runs as r where r.run_id = tiq_test.rid(1)), 5,
+    'its last step is 5'
+);
 select throws_ok(
     $$select ticketiq.seal_answer(tiq_test.rid(2), 1, 5, '{}', 's', 'k', 60)$$, 'TQ007', null,
     'a durable run may not skip steps'

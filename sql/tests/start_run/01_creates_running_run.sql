@@ -24,8 +24,14 @@ select is(
     'correlation id defaults to the run id'
 );
 
-select is((select r.status from ticketiq.runs as r where r.run_id = tiq_test.rid(1)), 'running', 'run is running');
-select is((select r.epoch from ticketiq.runs as r where r.run_id = tiq_test.rid(1)), 1::bigint, 'run is at epoch 1');
+select is(
+    (select r.status::text from ticketiq.runs as r where r.run_id = tiq_test.rid(1)), 'running',
+    'run is running'
+);
+select is(
+    (select r.epoch::bigint from ticketiq.runs as r where r.run_id = tiq_test.rid(1)), 1::bigint,
+    'run is at epoch 1'
+);
 select is((select r.lease_holder from ticketiq.runs as r where r.run_id = tiq_test.rid(1)), 'p1', 'p1 holds the lease');
 select is(
     (select r.lease_expires_at from ticketiq.runs as r where r.run_id = tiq_test.rid(1)),
@@ -33,13 +39,13 @@ select is(
     'lease expiry stored on the run'
 );
 select is(
-    (select (r.loss_count, r.last_step) from ticketiq.runs as r where r.run_id = tiq_test.rid(1)),
+    (select (r.loss_count::integer, r.last_step::integer) from ticketiq.runs as r where r.run_id = tiq_test.rid(1)),
     row(0, 0),
     'no loss and no step yet'
 );
 select is(
     (
-        select (r.owner, r.run_as, r.channel, r.entry_point, r.may_wait, r.input, r.meta)
+        select (r.owner::text, r.run_as::text, r.channel::text, r.entry_point::text, r.may_wait, r.input, r.meta::jsonb)
         from ticketiq.runs as r where r.run_id = tiq_test.rid(1)
     ),
     row(
@@ -75,7 +81,7 @@ select is(
     'an explicit correlation id is kept'
 );
 select is(
-    (select r.correlation_id from ticketiq.runs as r where r.run_id = tiq_test.rid(2)), 'corr-7',
+    (select r.correlation_id::text from ticketiq.runs as r where r.run_id = tiq_test.rid(2)), 'corr-7',
     'and stored'
 );
 

@@ -19,7 +19,7 @@ select is(
     'the child is created, running at epoch 1'
 );
 select results_eq(
-    $$select r.parent_run_id, r.idempotency_key, r.status, r.lease_holder
+    $$select r.parent_run_id, r.idempotency_key, r.status::text, r.lease_holder
       from ticketiq.runs as r where r.run_id = tiq_test.rid(2)$$,
     $$values (tiq_test.rid(1), 'deleg-1'::text, 'running'::text, 'c1'::text)$$,
     'its parent is recorded; its delegation key is its idempotency key'
@@ -37,7 +37,7 @@ select is(
     'a run started without a parent has none'
 );
 select results_eq(
-    $$select r.status, r.epoch, r.lease_holder from ticketiq.runs as r where r.run_id = tiq_test.rid(1)$$,
+    $$select r.status::text, r.epoch::bigint, r.lease_holder from ticketiq.runs as r where r.run_id = tiq_test.rid(1)$$,
     $$values ('running'::text, 1::bigint, 'p1'::text)$$,
     'the parent is unchanged'
 );

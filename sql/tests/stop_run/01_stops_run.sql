@@ -15,7 +15,7 @@ select results_eq(
     'returns the run stopped now'
 );
 select results_eq(
-    $$select r.status, r.failure_reason, r.lease_holder, r.lease_expires_at
+    $$select r.status::text, r.failure_reason, r.lease_holder, r.lease_expires_at
       from ticketiq.runs as r where r.run_id = tiq_test.rid(1)$$,
     $$values ('stopped'::text, 'Stop by alice'::text, null::text, null::timestamptz)$$,
     'stopped with the reason, lease released'

@@ -9,7 +9,7 @@ select ticketiq.suspend_run(tiq_test.rid(1), 1, 'child:' || tiq_test.rid(11)::te
 select ticketiq.stop_run(tiq_test.rid(11), 1);
 
 select results_eq(
-    $$select r.status, r.epoch, r.claim_reason from ticketiq.runs as r where r.run_id = tiq_test.rid(1)$$,
+    $$select r.status::text, r.epoch::bigint, r.claim_reason from ticketiq.runs as r where r.run_id = tiq_test.rid(1)$$,
     $$values ('claimed'::text, 3::bigint, 'woken'::text)$$,
     'the parent is woken'
 );

@@ -17,7 +17,8 @@ select results_eq(
     'returns the run suspended at epoch 2'
 );
 select results_eq(
-    $$select r.status, r.epoch, r.wait_key, r.lease_holder, r.lease_expires_at, r.loss_count, r.finished_at,
+    $$select r.status::text, r.epoch::bigint, r.wait_key, r.lease_holder, r.lease_expires_at,
+        r.loss_count::integer, r.finished_at,
              r.updated_at
       from ticketiq.runs as r where r.run_id = tiq_test.rid(1)$$,
     $$values ('suspended'::text, 2::bigint, 'reply:conv-1'::text, null::text, null::timestamptz, 0,

@@ -23,7 +23,7 @@ select results_eq(
     'the decided approval: woken at once, claimed at epoch 3'
 );
 select results_eq(
-    $$select r.status, r.wait_key, r.claim_reason, r.lease_holder from ticketiq.runs as r
+    $$select r.status::text, r.wait_key, r.claim_reason, r.lease_holder from ticketiq.runs as r
       where r.run_id = tiq_test.rid(1)$$,
     $$values ('claimed'::text, null::text, 'woken'::text, null::text)$$,
     'claimed for adoption, woken, no wait key'

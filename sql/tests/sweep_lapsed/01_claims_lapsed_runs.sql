@@ -26,14 +26,15 @@ select results_eq(
     'returns only the lapsed running run, claimed at epoch 2 with one loss'
 );
 select results_eq(
-    $$select r.status, r.epoch, r.loss_count, r.lease_holder, r.lease_expires_at, r.finished_at, r.updated_at
+    $$select r.status::text, r.epoch::bigint, r.loss_count::integer, r.lease_holder, r.lease_expires_at,
+        r.finished_at, r.updated_at
       from ticketiq.runs as r where r.run_id = tiq_test.rid(1)$$,
     $$values ('claimed'::text, 2::bigint, 1, null::text, null::timestamptz, null::timestamptz,
               '2030-01-01 00:00:10+00'::timestamptz)$$,
     'the run is claimed at epoch 2, loss counted, lease cleared, not finished'
 );
 select is(
-    (select r.last_step from ticketiq.runs as r where r.run_id = tiq_test.rid(1)), 1,
+    (select r.last_step::integer from ticketiq.runs as r where r.run_id = tiq_test.rid(1)), 1,
     'its last step is kept for the resume'
 );
 select results_eq(

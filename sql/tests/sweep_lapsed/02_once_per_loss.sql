@@ -17,7 +17,8 @@ select is_empty($$select 1 from ticketiq.sweep_lapsed('leader-a')$$, 'a second s
 select is_empty($$select 1 from ticketiq.sweep_lapsed('leader-b')$$, 'another leader''s sweep claims nothing');
 select is(tiq_test.table_fingerprint(), tiq_test.saved_fingerprint(), 'and changes nothing');
 select is(
-    (select (r.epoch, r.loss_count) from ticketiq.runs as r where r.run_id = tiq_test.rid(1)), row(2::bigint, 1),
+    (select (r.epoch::bigint, r.loss_count::integer) from ticketiq.runs as r where r.run_id = tiq_test.rid(1)),
+    row(2::bigint, 1),
     'epoch 2, one loss'
 );
 

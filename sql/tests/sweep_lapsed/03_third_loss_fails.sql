@@ -10,7 +10,7 @@ select tiq_test.checkpoint(tiq_test.rid(1), 1, 1);
 select is(tiq_test.take_over(tiq_test.rid(1), 'p2'), 3::bigint, 'first loss: claimed (2), adopted (3)');
 select is(tiq_test.take_over(tiq_test.rid(1), 'p3'), 5::bigint, 'second loss: claimed (4), adopted (5)');
 select is(
-    (select r.loss_count from ticketiq.runs as r where r.run_id = tiq_test.rid(1)), 2,
+    (select r.loss_count::integer from ticketiq.runs as r where r.run_id = tiq_test.rid(1)), 2,
     'two losses counted'
 );
 
@@ -24,7 +24,7 @@ select results_eq(
     'the third loss returns the run failed at epoch 6'
 );
 select results_eq(
-    $$select r.status, r.loss_count, r.lease_holder, r.finished_at
+    $$select r.status::text, r.loss_count::integer, r.lease_holder, r.finished_at
       from ticketiq.runs as r where r.run_id = tiq_test.rid(1)$$,
     $$values ('failed'::text, 3, null::text, '2030-01-01 00:00:27+00'::timestamptz)$$,
     'the run is failed and finished, three losses counted'

@@ -21,7 +21,8 @@ select results_eq(
     'the run not written ahead is failed; the durable one is claimed'
 );
 select results_eq(
-    $$select r.status, r.epoch, r.loss_count, r.lease_holder, r.finished_at, r.failure_reason like 'interrupted:%'
+    $$select r.status::text, r.epoch::bigint, r.loss_count::integer, r.lease_holder, r.finished_at,
+        r.failure_reason like 'interrupted:%'
       from ticketiq.runs as r where r.run_id = current_setting('tiq_test.run')::uuid$$,
     $$values ('failed'::text, 2::bigint, 1, null::text, '2030-01-01 00:00:10+00'::timestamptz, true)$$,
     'failed now, interrupted, loss counted, lease cleared'

@@ -16,7 +16,7 @@ select is(
     'a lapsed run: lease_lapsed'
 );
 select results_eq(
-    $$select r.status, r.claim_reason from ticketiq.runs as r where r.run_id = tiq_test.rid(2)$$,
+    $$select r.status::text, r.claim_reason from ticketiq.runs as r where r.run_id = tiq_test.rid(2)$$,
     $$values ('claimed'::text, 'lease_lapsed'::text)$$,
     'a released run adopted and then lost: lease_lapsed, not released'
 );

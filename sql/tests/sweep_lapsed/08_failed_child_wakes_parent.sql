@@ -17,12 +17,12 @@ select tiq_test.advance(12);
 select ticketiq.sweep_lapsed('leader', 2);
 
 select results_eq(
-    $$select r.status, r.epoch, r.claim_reason from ticketiq.runs as r where r.run_id = tiq_test.rid(1)$$,
+    $$select r.status::text, r.epoch::bigint, r.claim_reason from ticketiq.runs as r where r.run_id = tiq_test.rid(1)$$,
     $$values ('claimed'::text, 3::bigint, 'woken'::text)$$,
     'the parent of the failed child is woken'
 );
 select results_eq(
-    $$select r.status, r.epoch from ticketiq.runs as r where r.run_id = tiq_test.rid(2)$$,
+    $$select r.status::text, r.epoch::bigint from ticketiq.runs as r where r.run_id = tiq_test.rid(2)$$,
     $$values ('suspended'::text, 2::bigint)$$,
     'the parent of the claimed child still waits'
 );

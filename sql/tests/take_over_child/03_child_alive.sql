@@ -14,7 +14,8 @@ select is_empty(
     'no row: the child is alive with c1'
 );
 select results_eq(
-    $$select r.status, r.epoch, r.lease_holder, r.loss_count from ticketiq.runs as r where r.run_id = tiq_test.rid(2)$$,
+    $$select r.status::text, r.epoch::bigint, r.lease_holder,
+        r.loss_count::integer from ticketiq.runs as r where r.run_id = tiq_test.rid(2)$$,
     $$values ('running'::text, 1::bigint, 'c1'::text, 0)$$,
     'the child keeps its epoch and holder; no loss counted'
 );

@@ -47,7 +47,7 @@ select is(
     'the child''s entry point and input; no answer'
 );
 select results_eq(
-    $$select r.status, r.epoch, r.lease_holder, r.lease_expires_at, r.loss_count, r.parent_run_id
+    $$select r.status::text, r.epoch::bigint, r.lease_holder, r.lease_expires_at, r.loss_count::integer, r.parent_run_id
       from ticketiq.runs as r where r.run_id = tiq_test.rid(2)$$,
     $$values ('running'::text, 3::bigint, 'p1'::text, '2030-01-01 00:00:39+00'::timestamptz, 1, tiq_test.rid(1))$$,
     'the child runs again, held by the parent''s holder'
@@ -71,7 +71,7 @@ select throws_ok(
     'TQ002', null, 'the child''s lost attempt (epoch 1) is fenced'
 );
 select results_eq(
-    $$select r.status, r.epoch, r.lease_holder from ticketiq.runs as r where r.run_id = tiq_test.rid(1)$$,
+    $$select r.status::text, r.epoch::bigint, r.lease_holder from ticketiq.runs as r where r.run_id = tiq_test.rid(1)$$,
     $$values ('running'::text, 1::bigint, 'p1'::text)$$,
     'the parent is unchanged'
 );

@@ -17,7 +17,8 @@ select results_eq(
     'the swept child is adopted at epoch 3 with one loss'
 );
 select results_eq(
-    $$select r.status, r.epoch, r.lease_holder, r.loss_count from ticketiq.runs as r where r.run_id = tiq_test.rid(2)$$,
+    $$select r.status::text, r.epoch::bigint, r.lease_holder,
+        r.loss_count::integer from ticketiq.runs as r where r.run_id = tiq_test.rid(2)$$,
     $$values ('running'::text, 3::bigint, 'p1'::text, 1)$$,
     'held by the parent''s holder; the loss counted once'
 );

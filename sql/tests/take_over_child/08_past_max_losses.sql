@@ -17,7 +17,7 @@ select is_empty(
     'the third loss: no row'
 );
 select results_eq(
-    $$select r.status, r.epoch, r.loss_count, r.lease_holder, r.finished_at is not null
+    $$select r.status::text, r.epoch::bigint, r.loss_count::integer, r.lease_holder, r.finished_at is not null
       from ticketiq.runs as r where r.run_id = tiq_test.rid(2)$$,
     $$values ('failed'::text, 6::bigint, 3, null::text, true)$$,
     'the child is failed and finished at epoch 6, three losses counted'
@@ -35,7 +35,7 @@ select is_empty(
 select tiq_test.advance(60);
 select ticketiq.take_over_child(tiq_test.rid(1), 1, tiq_test.rid(3), 'p1', 30, 0);
 select is(
-    (select (r.status, r.loss_count) from ticketiq.runs as r where r.run_id = tiq_test.rid(3)),
+    (select (r.status::text, r.loss_count::integer) from ticketiq.runs as r where r.run_id = tiq_test.rid(3)),
     row('failed'::text, 1),
     'with p_max_losses 0 the first loss fails the child'
 );

@@ -21,7 +21,8 @@ select ticketiq.sweep_lapsed('leader');
 select tiq_test.advance(12);
 
 select results_eq(
-    $$select r.status, r.failure_reason like 'interrupted:%' from ticketiq.runs as r where r.run_id = tiq_test.rid(2)$$,
+    $$select r.status::text,
+        r.failure_reason like 'interrupted:%' from ticketiq.runs as r where r.run_id = tiq_test.rid(2)$$,
     $$values ('failed'::text, true)$$,
     'reference: the sweep fails the non-durable child, interrupted'
 );
@@ -30,7 +31,7 @@ select is_empty(
     'the take-over returns no row: nothing to resume'
 );
 select results_eq(
-    $$select r.status, r.failure_reason like 'interrupted:%', r.lease_holder
+    $$select r.status::text, r.failure_reason like 'interrupted:%', r.lease_holder
       from ticketiq.runs as r where r.run_id = tiq_test.rid(3)$$,
     $$values ('failed'::text, true, null::text)$$,
     'the take-over fails the non-durable child, interrupted'

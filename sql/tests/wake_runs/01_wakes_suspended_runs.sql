@@ -16,7 +16,8 @@ select tiq_test.advance(5);
 
 select is(ticketiq.wake_runs('reply:conv-1'), 2, 'two runs woken');
 select results_eq(
-    $$select r.run_id, r.status, r.epoch, r.wait_key, r.claim_reason, r.loss_count, r.lease_holder, r.updated_at
+    $$select r.run_id, r.status::text, r.epoch::bigint, r.wait_key, r.claim_reason, r.loss_count::integer,
+        r.lease_holder, r.updated_at
       from ticketiq.runs as r where r.run_id in (tiq_test.rid(1), tiq_test.rid(2)) order by r.run_id$$,
     $$values (tiq_test.rid(1), 'claimed'::text, 3::bigint, null::text, 'woken'::text, 0, null::text,
               '2030-01-01 00:00:05+00'::timestamptz),
@@ -31,7 +32,7 @@ select results_eq(
     'agent.run.woken audited for each, with the key'
 );
 select results_eq(
-    $$select r.status, r.epoch, r.wait_key from ticketiq.runs as r where r.run_id = tiq_test.rid(3)$$,
+    $$select r.status::text, r.epoch::bigint, r.wait_key from ticketiq.runs as r where r.run_id = tiq_test.rid(3)$$,
     $$values ('suspended'::text, 2::bigint, 'reply:conv-2'::text)$$,
     'the run waiting on another key is untouched'
 );

@@ -26,7 +26,8 @@ select results_eq(
     'p1 is reported dead; nothing is claimed within the grace'
 );
 select results_eq(
-    $$select r.status, r.epoch, r.lease_expires_at from ticketiq.runs as r where r.run_id = tiq_test.rid(1)$$,
+    $$select r.status::text, r.epoch::bigint,
+        r.lease_expires_at from ticketiq.runs as r where r.run_id = tiq_test.rid(1)$$,
     $$values ('running'::text, 1::bigint, '2030-01-01 00:00:01.3+00'::timestamptz)$$,
     'its run''s lease is cut to the grace'
 );
@@ -59,7 +60,8 @@ select results_eq(
     'after the grace, the next watch claims its run'
 );
 select results_eq(
-    $$select r.status, r.epoch, r.loss_count, r.lease_holder, r.claim_reason, r.last_step
+    $$select r.status::text, r.epoch::bigint, r.loss_count::integer, r.lease_holder, r.claim_reason,
+        r.last_step::integer
       from ticketiq.runs as r where r.run_id = tiq_test.rid(1)$$,
     $$values ('claimed'::text, 2::bigint, 1, null::text, 'session_ended'::text, 1)$$,
     'claimed at epoch 2 with the loss counted, 6.5 s before its lease would have lapsed'
@@ -71,7 +73,7 @@ select results_eq(
     'the claim is audited with the reason'
 );
 select results_eq(
-    $$select r.status, r.epoch, r.lease_holder from ticketiq.runs as r where r.run_id = tiq_test.rid(2)$$,
+    $$select r.status::text, r.epoch::bigint, r.lease_holder from ticketiq.runs as r where r.run_id = tiq_test.rid(2)$$,
     $$values ('running'::text, 1::bigint, 'p2'::text)$$,
     'another process''s run is untouched'
 );

@@ -27,7 +27,7 @@ select ticketiq.renew_leases('p2', array[tiq_test.rid(2)], array[1::bigint], 8);
 select tiq_test.advance(1);
 select ticketiq.watch_processes('w', tiq_test.watch_session('w'), '{p2}', 2, 0.3);
 select results_eq(
-    $$select r.status, r.epoch, r.lease_holder from ticketiq.runs as r where r.run_id = tiq_test.rid(2)$$,
+    $$select r.status::text, r.epoch::bigint, r.lease_holder from ticketiq.runs as r where r.run_id = tiq_test.rid(2)$$,
     $$values ('running'::text, 1::bigint, 'p2'::text)$$,
     'p2, back within the grace, renewed and kept its run'
 );

@@ -24,7 +24,7 @@ select results_eq(
     'the resume is a crash resume, with its reason'
 );
 select results_eq(
-    $$select r.status, r.loss_count from ticketiq.runs as r where r.run_id = tiq_test.rid(2)$$,
+    $$select r.status::text, r.loss_count::integer from ticketiq.runs as r where r.run_id = tiq_test.rid(2)$$,
     $$values ('failed'::text, 3)$$,
     'a run lost a third time is failed'
 );

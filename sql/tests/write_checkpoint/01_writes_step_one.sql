@@ -32,7 +32,7 @@ select is(
     'returns the lease expiry'
 );
 select results_eq(
-    $$select c.step, c.epoch, c.seal, c.seal_key_id, c.body = tiq_test.body(jsonb_build_array(
+    $$select c.step::integer, c.epoch, c.seal::text, c.seal_key_id::text, c.body = tiq_test.body(jsonb_build_array(
           tiq_test.call('c1', 'read'), tiq_test.call('c2', 'write', 'key-2'), tiq_test.call('c3', 'delegation')))
       from ticketiq.checkpoints as c where c.run_id = tiq_test.rid(1)$$,
     $$values (1, 1::bigint, 'seal-1'::text, 'k1'::text, true)$$,
@@ -62,7 +62,7 @@ select is(
     0::bigint,
     'no call is marked or finished yet'
 );
-select is((select r.last_step from ticketiq.runs as r where r.run_id = tiq_test.rid(1)), 1, 'last_step is 1');
+select is((select r.last_step::integer from ticketiq.runs as r where r.run_id = tiq_test.rid(1)), 1, 'last_step is 1');
 select is(
     (select r.updated_at from ticketiq.runs as r where r.run_id = tiq_test.rid(1)),
     '2030-01-01 00:00:00+00'::timestamptz,

@@ -26,7 +26,10 @@ select is(
     (select count(*) from ticketiq.calls as c where c.run_id = tiq_test.rid(1)), 1::bigint,
     'no duplicate calls rows'
 );
-select is((select r.last_step from ticketiq.runs as r where r.run_id = tiq_test.rid(1)), 1, 'last_step still 1');
+select is(
+    (select r.last_step::integer from ticketiq.runs as r where r.run_id = tiq_test.rid(1)), 1,
+    'last_step still 1'
+);
 
 select * from finish();
 rollback;

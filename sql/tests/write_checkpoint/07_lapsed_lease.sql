@@ -26,11 +26,11 @@ select throws_ok(
 );
 select is(tiq_test.table_fingerprint(), tiq_test.saved_fingerprint(), 'nothing changed');
 select is(
-    (select r.status from ticketiq.runs as r where r.run_id = tiq_test.rid(1)), 'running',
+    (select r.status::text from ticketiq.runs as r where r.run_id = tiq_test.rid(1)), 'running',
     'the run is still running, waiting for the sweep'
 );
 select is(
-    (select r.last_step from ticketiq.runs as r where r.run_id = tiq_test.rid(1)), 1,
+    (select r.last_step::integer from ticketiq.runs as r where r.run_id = tiq_test.rid(1)), 1,
     'last step is still 1'
 );
 

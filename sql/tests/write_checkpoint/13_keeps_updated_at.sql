@@ -37,9 +37,10 @@ select is(
     'updated_at is still the start_run time after two steps'
 );
 select results_eq(
-    $$select r.last_step, r.epoch, r.status, r.lease_holder, r.lease_expires_at, r.updated_at
+    $$select r.last_step::integer, r.epoch::bigint, r.status::text, r.lease_holder, r.lease_expires_at, r.updated_at
       from ticketiq.runs as r where r.run_id = tiq_test.rid(1)$$,
-    $$select 2, b.epoch, b.status, b.lease_holder, b.lease_expires_at, b.updated_at from before_steps as b$$,
+    $$select 2, b.epoch::bigint, b.status::text, b.lease_holder, b.lease_expires_at,
+        b.updated_at from before_steps as b$$,
     'only last_step moved'
 );
 select is(

@@ -36,7 +36,7 @@ select results_eq(
     'a row per checkpoint written, by its place in the arrays, with the database clock and the lease'
 );
 select results_eq(
-    $$select c.run_id, c.step, c.epoch, c.seal from ticketiq.checkpoints as c
+    $$select c.run_id, c.step::integer, c.epoch, c.seal::text from ticketiq.checkpoints as c
       where c.written_at = '2030-01-01 00:00:01+00' order by c.run_id$$,
     $$values (tiq_test.rid(1), 1, 1::bigint, 'seal-a'::text), (tiq_test.rid(2), 2, 1, 'seal-b')$$,
     'each checkpoint stored with its own step, epoch and seal'
@@ -55,7 +55,7 @@ select results_eq(
     'the previous step''s call in doubt is closed as made, with its outcome'
 );
 select results_eq(
-    $$select r.run_id, r.last_step from ticketiq.runs as r order by r.run_id$$,
+    $$select r.run_id, r.last_step::integer from ticketiq.runs as r order by r.run_id$$,
     $$values (tiq_test.rid(1), 1), (tiq_test.rid(2), 2)$$,
     'each run''s last step moved on'
 );

@@ -35,13 +35,13 @@ select results_eq(
     'only the two good checkpoints come back'
 );
 select results_eq(
-    $$select c.run_id, c.step from ticketiq.checkpoints as c where c.written_at > '2030-01-01 00:00:00+00'
+    $$select c.run_id, c.step::integer from ticketiq.checkpoints as c where c.written_at > '2030-01-01 00:00:00+00'
       order by c.run_id$$,
     $$values (tiq_test.rid(1), 1), (tiq_test.rid(6), 1)$$,
     'and only they are stored'
 );
 select results_eq(
-    $$select r.run_id, r.last_step from ticketiq.runs as r order by r.run_id$$,
+    $$select r.run_id, r.last_step::integer from ticketiq.runs as r order by r.run_id$$,
     $$values (tiq_test.rid(1), 1), (tiq_test.rid(2), 0), (tiq_test.rid(3), 0), (tiq_test.rid(4), 0),
              (tiq_test.rid(5), 0), (tiq_test.rid(6), 1), (tiq_test.rid(7), 2), (tiq_test.rid(8), 0),
              (tiq_test.rid(9), 0)$$,
