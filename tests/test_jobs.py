@@ -550,3 +550,116 @@ async def _wait_for(events: list[tuple[str, dict[str, Any]]], kind: str,
         if time.monotonic() >= deadline:
             raise AssertionError(f"no {kind} event: {events}")
         await asyncio.sleep(0.02)
+
+
+async def test_ready_waits_for_the_liveness_token_and_learns_the_job_was_lost(
+    db_url: str,
+) -> None:
+    """A job's outside write waits for a fresh liveness confirmation (``JobContext.ready``).
+
+    The handler's first write goes while the process's token is confirmed.  Then the job
+    is taken over (its epoch moves, as a peer's claim after the sweep moves it) and the
+    process's liveness session is ended: its lease still looks good on its own clock, so
+    ``check()`` alone would let the second write go.  ``ready()`` waits instead; the token
+    is held again, the job leases are renewed first, the job is found lost, and the
+    handler stops without its second write.
+    """
+    from ticketiq_pg.liveness import Liveness
+
+    db = await TicketIQ.connect(db_url)
+    await db.register_process("w1")
+    liveness = Liveness(db, db_url, "w1", interval=0.05)
+    events: list[tuple[str, dict[str, Any]]] = []
+    writes: list[int] = []
+    first_done = asyncio.Event()
+    go_on = asyncio.Event()
+
+    async def handler(ctx: JobContext) -> dict[str, Any]:
+        await ctx.ready()
+        writes.append(1)
+        first_done.set()
+        await go_on.wait()
+        await ctx.ready()
+        writes.append(2)
+        return {}
+
+    worker = JobWorker(db, "w1", {"source_sync": handler}, ttl=30, renew_interval=20,
+                       margin=1, poll_interval=0.02, liveness=liveness,
+                       on_event=lambda e, f: events.append((e, f)))
+    liveness.jobs = worker
+    store = JobStore(db)
+    try:
+        liveness.start()
+        assert await liveness.wait_ok(5)
+        queued = await store.enqueue("source_sync", {}, resumable=True)
+        await worker.start()
+        await asyncio.wait_for(first_done.wait(), 10)
+        async with db.pool.connection() as conn:  # type: ignore[union-attr]
+            await conn.execute("update ticketiq.jobs set epoch = epoch + 1, holder = 'w2'"
+                               " where job_id = %s", [queued.job_id])
+            drops = liveness.drops
+            await conn.execute("select pg_terminate_backend(pid) from pg_stat_activity"
+                               " where application_name = 'ticketiq-liveness:w1'")
+        await _until(lambda: liveness.drops > drops, within=5)
+        go_on.set()
+        lost = await _wait_for(events, "job_lost")
+        assert lost["job_id"] == str(queued.job_id)
+        assert writes == [1]
+        assert liveness.holds >= 2  # the token was held again before anything went on
+    finally:
+        go_on.set()
+        await worker.stop(drain_timeout=1)
+        await liveness.stop()
+        await db.close()
+
+
+async def test_a_job_claimed_again_here_stops_the_older_attempt_of_it(db_url: str) -> None:
+    """The worker claims a job again while its own older attempt still runs (that attempt's
+    lease lapsed and the job was queued again): the older attempt is fenced and stopped like
+    one a renewal found lost, and its end leaves the newer attempt's lease in the worker's
+    care (renewed, and marked lost if the database says so)."""
+    db = await TicketIQ.connect(db_url)
+    events: list[tuple[str, dict[str, Any]]] = []
+    attempts: list[int] = []
+    release = asyncio.Event()
+
+    async def handler(ctx: JobContext) -> dict[str, Any]:
+        attempts.append(ctx.epoch)
+        if len(attempts) == 1:
+            await asyncio.Event().wait()  # stuck until stopped
+        await release.wait()
+        await ctx.ready()
+        return {"epoch": ctx.epoch}
+
+    worker = JobWorker(db, "w1", {"source_sync": handler}, ttl=30, renew_interval=20,
+                       margin=1, poll_interval=0.02,
+                       on_event=lambda e, f: events.append((e, f)))
+    store = JobStore(db)
+    try:
+        queued = await store.enqueue("source_sync", {}, resumable=True)
+        await worker.start()
+        await _until(lambda: len(attempts) == 1)
+        async with db.pool.connection() as conn:  # type: ignore[union-attr]
+            # What the sweep does to a lapsed job: queued again, a new epoch, no holder.
+            await conn.execute(
+                "update ticketiq.jobs set state = 'queued', holder = null,"
+                " lease_expires_at = null, epoch = epoch + 1 where job_id = %s",
+                [queued.job_id],
+            )
+        lost = await _wait_for(events, "job_lost")
+        assert lost["epoch"] == attempts[0]
+        assert lost["reason"] == f"claimed again at epoch {attempts[1]}"
+        await asyncio.sleep(0.1)  # the older attempt has ended ...
+        held = worker.jobs[queued.job_id]  # ... and the newer one is still in the worker's care
+        assert (held.epoch, held.lost) == (attempts[1], None)
+        renewed = await store.renew("w1", [(queued.job_id, held.epoch)], 30)
+        assert [r.held for r in renewed] == [True]
+        release.set()
+        done = await _wait_for(events, "job_completed")
+        assert done["epoch"] == attempts[1] > attempts[0]
+        assert (await store.get(queued.job_id)).state == "completed"
+        assert worker.jobs == {}
+    finally:
+        release.set()
+        await worker.stop(drain_timeout=1)
+        await db.close()

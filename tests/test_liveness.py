@@ -209,6 +209,55 @@ def _judge_cut(stack, owner, survivor, run_id: str, cut_at: float) -> None:  # t
     assert survivor.terminate() == 0
 
 
+def test_a_job_of_a_live_process_whose_liveness_session_is_cut_writes_nothing_more(stack) -> None:  # type: ignore[no-untyped-def]
+    """Taken for dead while alive: the peer runs the job on; this process writes nothing more.
+
+    The owner runs a ``source_sync`` job (a vendor write per page, 1.5 s apart).  Right
+    after page 1 is written and checkpointed its liveness session is cut and it cannot
+    connect for 4 s.  The survivor cuts the job's lease to the grace, queues the job again
+    and runs it on from its checkpoint.  The owner's next write comes after the page's
+    sleep with no database write before it, while its lease (on its own clock) still looks
+    good; only ``JobContext.ready`` (waiting for the token to be held again and the job
+    leases renewed, which says the job is gone) keeps it from sending that write.
+    """
+    from test_jobs import enqueue, job
+
+    db = conninfo_to_dict(stack.db_url)
+    proxy = Proxy(str(db.get("host") or "127.0.0.1"), int(db.get("port") or 5432))
+    proxied = make_conninfo(stack.db_url, host="127.0.0.1", port=proxy.port)
+    try:
+        owner = up(spawn_worker(stack, "owner", TICKETIQ_DATABASE_URL=proxied,
+                                TICKETIQ_RENEW_INTERVAL="3.5"))
+        wait_until("the owner holds a token", lambda: liveness_backend(stack, "owner"), 10)
+        job_id = enqueue(stack, "source_sync", {"pages": 5, "delay": 1.5}, resumable=True)
+        wait_until("the owner claimed the job", lambda: job(stack, job_id)["holder"] == "owner",
+                   10, 0.01)
+        survivor = up(spawn_worker(stack, "survivor"))
+        wait_until("both hold liveness tokens", lambda: liveness_backend(stack, "survivor"), 10)
+        time.sleep(0.3)  # the survivor's watcher has seen the owner alive in its session
+        done = int(job(stack, job_id)["progress"].get("pages_done", 0))
+        wait_until("the owner's next page written and checkpointed",
+                   lambda: job(stack, job_id)["progress"].get("pages_done", 0) > done, 10, 0.005)
+        proxy.refusing.set()
+        cut_at = time.time()
+        stack.query("select pg_terminate_backend(pid) from pg_stat_activity"
+                    " where application_name = 'ticketiq-liveness:owner'")
+        time.sleep(4.0)
+        proxy.refusing.clear()
+
+        wait_until("the job completed", lambda: job(stack, job_id)["state"] == "completed", 45)
+        (ended,) = session_ended(stack, "owner")
+        late = [r for r in vendor_requests_by(stack, "owner") if r["wall_at"] > cut_at]
+        assert late == [], json.dumps(late, default=str)[:2000]
+        assert vendor_requests_by(stack, "survivor")  # the survivor wrote the pages left
+        assert job(stack, job_id)["holder"] is None or job(stack, job_id)["epoch"] >= 2
+        assert stack.duplicates() == {}
+        assert owner.terminate() == 0
+        assert survivor.terminate() == 0
+    finally:
+        proxy.close()
+
+
 @pytest.fixture
 def restart_stack(tmp_path: Path):  # type: ignore[no-untyped-def]
     """A stack on a private cluster of its own, which the test restarts."""

@@ -27,9 +27,13 @@ started anew.
 
 A handler is ``async def handler(ctx: JobContext) -> result`` (any JSON
 value).  It reads ``ctx.payload`` and ``ctx.progress`` (what a lost attempt
-checkpointed; empty for a fresh job), calls ``ctx.check()`` before each
+checkpointed; empty for a fresh job), awaits ``ctx.ready()`` before each
 external write and ``await ctx.checkpoint(progress)`` after each unit of
-work.  A handler that raises fails the job with the error as its reason; one
+work.  ``ready()`` is ``ctx.check()`` (the lease, on the process's own
+clock) plus, in a process that holds a liveness token, a fresh confirmation
+that its session is still alive: a peer that found it ended may already have
+given the job to another worker, before any database write of this attempt
+would be refused.  A handler that raises fails the job with the error as its reason; one
 that loses its lease (:class:`JobLeaseLost`, a
 :class:`~ticketiq_pg.errors.NotOwner`) just stops: the sweep takes the job
 back.
@@ -59,7 +63,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 from psycopg.types.json import Jsonb
@@ -67,6 +71,9 @@ from psycopg.types.json import Jsonb
 from .driver import TicketIQ
 from .errors import NotOwner
 from .listener import Wakeup
+
+if TYPE_CHECKING:
+    from .liveness import Liveness
 
 log = logging.getLogger(__name__)
 
@@ -348,6 +355,29 @@ class JobContext:
             return False
         return True
 
+    async def ready(self) -> None:
+        """:meth:`check`, first waiting for a fresh liveness confirmation: await it before a call.
+
+        In a process that holds a liveness token (:mod:`ticketiq_pg.liveness`),
+        a peer that finds the process's session ended cuts its job leases to
+        a short grace, and the leader's sweep then queues its jobs again for
+        anyone to claim, possibly before this process noticed anything (a
+        partition, a stalled event loop).  So an outside write goes only
+        while a watch of the process's own, sent within the call window,
+        confirmed its token held; otherwise this waits for the next
+        confirmation, or for the token to be held again and the job leases
+        renewed, which raises :class:`JobLeaseLost` here for a job lost
+        meanwhile.  The wait ends at the job's deadline at the latest (re-read
+        each time: renewals move it).  Without liveness it is :meth:`check`.
+        """
+        liveness = self._worker.liveness
+        while True:
+            self.check()
+            if liveness is None or liveness.may_call():
+                return
+            left = self._held.deadline - self._worker.clock()
+            await liveness.wait_confirmed(min(max(left, 0.0), liveness.interval * 2))
+
     async def checkpoint(self, progress: Mapping[str, Any]) -> None:
         """Record ``progress`` (a JSON object), fenced locally and in the database.
 
@@ -398,6 +428,7 @@ class JobWorker:
         wakeup: Wakeup | None = None,
         clock: Callable[[], float] = time.monotonic,
         on_event: EventSink | None = None,
+        liveness: Liveness | None = None,
     ) -> None:
         if not 0 < renew_interval < ttl:
             raise ValueError("renew_interval must be positive and shorter than the TTL")
@@ -423,6 +454,8 @@ class JobWorker:
         self.wakeup = wakeup if wakeup is not None else Wakeup([JOB_CHANNEL])
         self.clock = clock
         self.on_event = on_event
+        #: The process's liveness token, if it holds one: gates :meth:`JobContext.ready`.
+        self.liveness = liveness
         self.jobs: dict[uuid.UUID, HeldJob] = {}
         self.renewals = 0
         self.failed_renewals = 0
@@ -507,6 +540,14 @@ class JobWorker:
                 break
             claimed_count += 1
             held = HeldJob(claimed.job_id, claimed.epoch, sent + self.ttl - self.margin)
+            older = self.jobs.get(claimed.job_id)
+            if older is not None and older.lost is None:
+                # This worker claimed the job again while an older attempt of its own
+                # still runs (its lease lapsed and the job was queued again): that
+                # attempt is fenced now, and stops like one a renewal found lost.
+                older.lost = f"claimed again at epoch {claimed.epoch}"
+                if older.task is not None and not older.ending:
+                    older.task.cancel()
             self.jobs[claimed.job_id] = held
             self.emit(
                 "job_claimed",
@@ -559,15 +600,15 @@ class JobWorker:
                 return
             await self._end(ctx, ident, "job_completed", result=result)
         finally:
-            self.jobs.pop(claimed.job_id, None)
+            if self.jobs.get(claimed.job_id) is held:  # not a newer attempt's
+                del self.jobs[claimed.job_id]
             self.wakeup.notify(JOB_CHANNEL)  # room for another job
 
     async def _end(self, ctx: JobContext, ident: dict[str, Any], event: str, *,
                    result: Any = None, reason: str | None = None) -> None:
         """Finish or fail the job, fenced; a refusal means another attempt owns it."""
-        held = self.jobs.get(ctx.job_id)
-        if held is not None:
-            held.ending = True  # a renewal that finds it finished must not cancel this
+        held = ctx._held  # this attempt's, even if a newer one of the job runs here
+        held.ending = True  # a renewal that finds it finished must not cancel this
         try:
             ctx.check()
             if event == "job_completed":
@@ -579,16 +620,12 @@ class JobWorker:
                 await self.store.fail(ctx.job_id, ctx.epoch, reason[:2000])
                 self.emit(event, **ident, reason=reason)
         except NotOwner as exc:
-            self._lose(ctx.job_id, str(exc))
+            if held.lost is None:
+                held.lost = str(exc)
             self.emit("job_lost", **ident, reason=str(exc))
         except Exception:  # noqa: BLE001 - the lease lapses and the sweep takes it back
             log.exception("recording the end of job %s failed", ctx.job_id)
             self.emit("job_end_failed", **ident)
-
-    def _lose(self, job_id: uuid.UUID, reason: str) -> None:
-        held = self.jobs.get(job_id)
-        if held is not None and held.lost is None:
-            held.lost = reason
 
     # -- renewal --------------------------------------------------------------
 

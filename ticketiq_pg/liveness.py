@@ -33,10 +33,11 @@ The lease stays the fence and the fallback:
 * a process whose liveness connection drops while it is alive (a network
   blip, ``pg_terminate_backend``) may have its runs taken over.  It makes
   no outside call without a fresh confirmation
-  (:meth:`~ticketiq_pg.leases.LeaseKeeper.ready` waits) until it has held
-  its token again and renewed its leases; renewal tells it which runs it
-  lost (back within the grace, it keeps them all), and the epoch fences
-  any write it would still try for them.
+  (:meth:`~ticketiq_pg.leases.LeaseKeeper.ready` for a run's calls,
+  :meth:`~ticketiq_pg.jobs.JobContext.ready` for a job's, wait) until it
+  has held its token again and renewed its run and job leases; renewal
+  tells it which runs and jobs it lost (back within the grace, it keeps
+  them all), and the epoch fences any write it would still try for them.
 
 The token must be held on a direct connection: a transaction-mode pooler
 (PgBouncer ``pool_mode=transaction``) hands sessions from client to client
@@ -51,12 +52,16 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import psycopg
 
 from .driver import TicketIQ
 from .leases import LeaseKeeper
 from .listener import KEEPALIVE_KWARGS
+
+if TYPE_CHECKING:
+    from .jobs import JobWorker
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +92,7 @@ class Liveness:
         interval: float = 0.1,
         max_losses: int = 2,
         leases: LeaseKeeper | None = None,
+        jobs: JobWorker | None = None,
         on_claimed: Callable[[int], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -98,6 +104,8 @@ class Liveness:
         self.interval = interval
         self.max_losses = max_losses
         self.leases = leases
+        #: The process's job worker, if it runs jobs: its leases are renewed after a gap too.
+        self.jobs = jobs
         self.on_claimed = on_claimed
         self.clock = clock
         #: Seconds a dead peer's leases get before they are claimed.
@@ -240,11 +248,12 @@ class Liveness:
                 pass
 
     async def _confirm_leases(self) -> bool:
-        """After a gap, renew every lease once so runs taken over meanwhile are known lost."""
-        if self.leases is None:
-            return True
+        """After a gap, renew all leases once: runs and jobs taken over meanwhile are known lost."""
         try:
-            await self.leases.renew_once()
+            if self.leases is not None:
+                await self.leases.renew_once()
+            if self.jobs is not None:
+                await self.jobs.renew_once()
         except Exception as exc:  # noqa: BLE001 - try again at the next look
             log.warning("renewal after the liveness gap failed (%s); calls still wait", exc)
             return False

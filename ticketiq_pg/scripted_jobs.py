@@ -15,7 +15,9 @@ kind                     resumable  what it does
 
 Every handler sleeps ``delay`` seconds per unit (payload, default 0.2), resumes
 from ``ctx.progress`` and calls ``ctx.check()`` before each unit, so a worker
-past its lease deadline does nothing more.  ``fail_at`` (payload) makes the
+past its lease deadline does nothing more; ``source_sync`` awaits
+``ctx.ready()`` before each vendor write, so a process whose liveness session
+ended makes none until it knows the job is still its own.  ``fail_at`` (payload) makes the
 handler raise at that unit, to show a handler error failing the job.  Each
 unit is reported with ``ctx.note`` (the child process prints it).
 """
@@ -70,7 +72,9 @@ def scripted_handlers(vendors: VendorClients | None) -> dict[str, Handler]:
             ctx.check()
             await asyncio.sleep(delay)
             _maybe_fail(ctx, page)
-            ctx.check()  # the sleep may have outlived the lease
+            # The sleep may have outlived the lease, or the process's session:
+            # the write goes only on a fresh confirmation (JobContext.ready).
+            await ctx.ready()
             await vendors.jira.add_comment(issue, f"page {page}", step_key=f"{ctx.job_id}:{page}")
             ctx.note(page=page)
             await ctx.checkpoint({"pages_done": page})

@@ -210,7 +210,10 @@ class Worker:
                 self.db, self.process_id, self.app.jobs, ttl=s.lease_ttl,
                 renew_interval=s.renew_interval, margin=s.self_fence_margin,
                 poll_interval=s.poll_interval, wakeup=self.wakeup, max_jobs=self.max_jobs,
+                liveness=self.liveness,
             )
+            if self.liveness is not None:
+                self.liveness.jobs = self.jobs  # renewed with the runs after a gap
             await self.jobs.start()
         self._tasks = [
             asyncio.create_task(self._lead_forever(), name="leader"),
