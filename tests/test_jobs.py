@@ -663,3 +663,33 @@ async def test_a_job_claimed_again_here_stops_the_older_attempt_of_it(db_url: st
         release.set()
         await worker.stop(drain_timeout=1)
         await db.close()
+
+
+async def test_no_job_is_claimed_while_the_liveness_token_is_unconfirmed(db_url: str) -> None:
+    """A process whose token is not confirmed claims no job: a peer that found its session
+    ended would cut the new claim's lease at once, costing the job an attempt."""
+    from ticketiq_pg.liveness import Liveness
+
+    db = await TicketIQ.connect(db_url)
+    await db.register_process("w1")
+    liveness = Liveness(db, db_url, "w1", interval=0.05)  # not holding its token yet
+
+    async def handler(ctx: JobContext) -> dict[str, Any]:
+        return {}
+
+    worker = JobWorker(db, "w1", {"source_sync": handler}, ttl=30, renew_interval=20,
+                       margin=1, poll_interval=0.02, liveness=liveness)
+    store = JobStore(db)
+    try:
+        queued = await store.enqueue("source_sync", {}, resumable=True)
+        assert await worker.claim_available() == 0
+        assert (await store.get(queued.job_id)).state == "queued"
+        liveness.start()
+        await _until(liveness.may_call, within=5)
+        assert await worker.claim_available() == 1
+        await _until(lambda: worker.completed == 1)
+        assert (await store.get(queued.job_id)).state == "completed"
+    finally:
+        await worker.stop(drain_timeout=1)
+        await liveness.stop()
+        await db.close()

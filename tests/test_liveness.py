@@ -250,7 +250,8 @@ def test_a_job_of_a_live_process_whose_liveness_session_is_cut_writes_nothing_mo
         late = [r for r in vendor_requests_by(stack, "owner") if r["wall_at"] > cut_at]
         assert late == [], json.dumps(late, default=str)[:2000]
         assert vendor_requests_by(stack, "survivor")  # the survivor wrote the pages left
-        assert job(stack, job_id)["holder"] is None or job(stack, job_id)["epoch"] >= 2
+        assert job(stack, job_id)["epoch"] >= 2
+        assert [a["actor"] for a in audit(stack, "job.completed")] == ["survivor"]
         assert stack.duplicates() == {}
         assert owner.terminate() == 0
         assert survivor.terminate() == 0

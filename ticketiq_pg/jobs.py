@@ -531,9 +531,17 @@ class JobWorker:
             await self.wakeup.wait(JOB_CHANNEL, self.poll_interval)
 
     async def claim_available(self) -> int:
-        """Claim queued jobs while this worker has room; return how many."""
+        """Claim queued jobs while this worker has room; return how many.
+
+        Not while the process's liveness token is unconfirmed: a peer that
+        found its session ended cuts the lease of every job it holds, one
+        claimed meanwhile too, and that would cost the job an attempt (a job
+        that is not resumable, all of it) before a step ran.
+        """
         claimed_count = 0
         while not self._stopping.is_set() and len(self.jobs) < self.max_jobs:
+            if self.liveness is not None and not self.liveness.may_call():
+                break
             sent = self.clock()
             claimed = await self.store.claim(self.holder, self.ttl, self.kinds)
             if claimed is None:

@@ -108,7 +108,7 @@ begin
     for v_line in
         explain (costs off)
         select r.run_id from ticketiq.runs as r
-        where r.status::text = 'running' and r.lease_expires_at <= ticketiq.now()
+        where r.status = 'running' and r.lease_expires_at <= ticketiq.now()
         order by r.lease_expires_at
         limit 1000
         for update skip locked
