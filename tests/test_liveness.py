@@ -360,3 +360,55 @@ async def test_liveness_claims_a_dead_peers_runs_and_spares_a_clean_exit(db_url:
         await watcher.stop()
     finally:
         await db.close()
+
+
+async def test_a_process_whose_token_is_unconfirmed_adopts_no_run(db_url: str) -> None:
+    """Unit-level: no run is adopted while the process's liveness token is unconfirmed.
+
+    A peer that found the process's session ended would cut the lease of a run adopted
+    meanwhile and claim it again, a loss counted for nothing.  Adoption waits for the
+    token; once it is held and confirmed again, the run is adopted and finishes.
+    """
+    import asyncio
+
+    from ticketiq_pg.agent import ModelStep, Tools
+    from ticketiq_pg.config import Settings
+    from ticketiq_pg.driver import TicketIQ
+    from ticketiq_pg.worker import App, Worker
+
+    class Answers:
+        async def step(self, request):  # type: ignore[no-untyped-def]
+            return ModelStep(text="done")
+
+    settings = Settings(database_url=db_url, seal_keys={"k1": b"k" * 32}, poll_interval=0.1,
+                        liveness_interval=0.05)
+    worker = Worker(settings, App(model=Answers(), tools=Tools()), process_id="adopter")
+    db = await TicketIQ.connect(db_url)
+    try:
+        await worker.start()
+        liveness = worker.liveness
+        assert liveness is not None
+
+        async def confirmed() -> bool:
+            return liveness.may_call()
+
+        await _wait_for("the token confirmed", confirmed)
+        await liveness.stop(release=False)  # the token is gone, not yet held again
+        run_id = (await db.start_run(holder="gone", owner="o", run_as="o", channel="c",
+                                     entry_point="e", may_wait=False, ttl=0.05)).run_id
+        await asyncio.sleep(0.1)
+        assert [r.run_id for r in await db.sweep_lapsed("sweeper")] == [run_id]
+        await asyncio.sleep(1.0)  # ten polls of the resume worker, and a NOTIFY
+        held = await db.get_run(run_id)
+        assert (held.status, held.lease_holder) == ("claimed", None)
+        liveness.start()
+
+        async def completed() -> bool:
+            return (await db.get_run(run_id)).status == "completed"
+
+        await _wait_for("the run adopted and completed", completed)
+        done = await db.get_run(run_id)
+        assert (done.epoch, done.loss_count) == (3, 1)  # started, claimed, adopted
+    finally:
+        await worker.shutdown()
+        await db.close()

@@ -384,12 +384,22 @@ class Worker:
                 break
             await self.wakeup.wait(RESUME_CHANNEL, s.poll_interval)
 
+    def _may_take_work(self) -> bool:
+        """Whether to adopt runs and claim entries now: not while the liveness token is unconfirmed.
+
+        A peer that found this process's session ended cuts the lease of every
+        run it holds, one adopted meanwhile too, and claims it again: a loss
+        counted for nothing (a run lost more than ``max_losses`` times fails).
+        The poll, or the next NOTIFY, tries again once the token is confirmed.
+        """
+        return self.liveness is None or self.liveness.may_call()
+
     async def adopt_available(self) -> int:
         """Adopt claimed runs while this process has room; return how many."""
         assert self.db is not None and self.leases is not None and self.runner is not None
         adopted_count = 0
         while not self._stopping.is_set():
-            if self._slots.locked():
+            if self._slots.locked() or not self._may_take_work():
                 break
             await self._slots.acquire()
             sent = self.leases.sent_at()
@@ -418,7 +428,7 @@ class Worker:
         while not self._stopping.is_set():
             room = 0
             try:
-                while room < 16 and not self._slots.locked():
+                while room < 16 and not self._slots.locked() and self._may_take_work():
                     await self._slots.acquire()
                     room += 1
                 await self.pump.tick(room)
