@@ -294,3 +294,53 @@ def test_schema_version_sync_without_the_schema(empty_db_url: str) -> None:
         assert migrate.schema_version_sync(conn) is None
         assert migrate.install_from_migrations_only_sync(conn) == NEWEST
         assert migrate.schema_version_sync(conn) == NEWEST
+
+
+def test_a_populated_database_at_version_7_upgrades_keeping_its_rows(
+    pg_server_url: str, tmp_path: Path
+) -> None:
+    """Migration 8 changes the types of columns that hold data (their rules become
+    domains): a database at version 7 with a run in flight and a finished one upgrades,
+    keeps every row as it was, ends with the schema of a fresh install, and its run goes
+    on where it was."""
+    root = tmp_path / "sql"
+    shutil.copytree(sqlfiles.sql_dir(), root)
+    for later in (root / "migrations").glob("0008_*.sql"):
+        later.unlink()
+    body = Jsonb({"conversation": [], "calls": [], "counters": {}, "history": [],
+                  "delegation_keys": {}, "outcomes": {}})
+    with temporary_database(pg_server_url) as url, temporary_database(pg_server_url) as fresh:
+        assert install_migrations(url, root) == 7
+        with psycopg.connect(url, autocommit=True) as conn:
+            (live, epoch), (done, done_epoch) = (
+                conn.execute(
+                    "select run_id, epoch from ticketiq.start_run(%s, 'o', 'r', 'c', 'e', false,"
+                    " 600, '{}')", (holder,),
+                ).fetchone()
+                for holder in ("p1", "p2")
+            )
+            for step in (1, 2):
+                conn.execute("select ticketiq.write_checkpoint(%s, %s, %s, %s, 's', 'k')",
+                             (live, epoch, step, body))
+            conn.execute("select ticketiq.fail_run(%s, %s, 'gave up')", (done, done_epoch))
+            snapshot = [
+                conn.execute(f"select to_jsonb(t) from ticketiq.{table} as t order by 1")
+                .fetchall()
+                for table in ("runs", "checkpoints", "audit")
+            ]
+        assert install_fresh(url) == NEWEST
+        install_fresh(fresh)
+        assert dump_schema(url) == dump_schema(fresh)
+        with psycopg.connect(url, autocommit=True) as conn:
+            assert [
+                conn.execute(f"select to_jsonb(t) from ticketiq.{table} as t order by 1")
+                .fetchall()
+                for table in ("runs", "checkpoints", "audit")
+            ] == snapshot
+            assert conn.execute(
+                "select step, replayed from ticketiq.write_checkpoint(%s, %s, 3, %s, 's', 'k')",
+                (live, epoch, body),
+            ).fetchone() == (3, False)
+            assert conn.execute(
+                "select status, last_step from ticketiq.get_run(%s)", (live,)
+            ).fetchone() == ("running", 3)
