@@ -155,12 +155,13 @@ class CheckpointBatcher:
             written = {}
         left: list[_Waiting] = []
         for index, (checkpoint, future) in enumerate(group):
+            if future.done():  # a cancelled caller: its checkpoint is not sent again
+                continue
             row = written.get(index)
             if row is None:
                 left.append((checkpoint, future))
-            elif not future.done():
+            else:
                 future.set_result(row)
-        left = [(c, f) for c, f in left if not f.done()]  # a cancelled caller: not sent
         if left:
             log.debug("%d of %d checkpoints go on their own", len(left), len(group))
             await asyncio.gather(*(self._alone(c, f) for c, f in left))

@@ -371,12 +371,12 @@ class JobContext:
         each time: renewals move it).  Without liveness it is :meth:`check`.
         """
         liveness = self._worker.liveness
-        while True:
+        if liveness is None:
             self.check()
-            if liveness is None or liveness.may_call():
-                return
-            left = self._held.deadline - self._worker.clock()
-            await liveness.wait_confirmed(min(max(left, 0.0), liveness.interval * 2))
+            return
+        await liveness.until_may_call(
+            self.check, lambda: self._held.deadline - self._worker.clock()
+        )
 
     async def checkpoint(self, progress: Mapping[str, Any]) -> None:
         """Record ``progress`` (a JSON object), fenced locally and in the database.

@@ -141,14 +141,15 @@ class LeaseKeeper:
         wait ends at the lease's deadline at the latest (re-read each time:
         renewals move it).
         """
-        while True:
+        if self.liveness is None:
             self.check(run_id, epoch)
-            liveness = self.liveness
-            if liveness is None or liveness.may_call():
-                return
+            return
+
+        def left() -> float:
             lease = self._leases.get(run_id)
-            left = (lease.deadline if lease else 0.0) - self.clock()
-            await liveness.wait_confirmed(min(max(left, 0.0), liveness.interval * 2))
+            return (lease.deadline if lease else 0.0) - self.clock()
+
+        await self.liveness.until_may_call(lambda: self.check(run_id, epoch), left)
 
     def may_act(self, run_id: uuid.UUID, epoch: int | None = None) -> bool:
         try:

@@ -267,6 +267,21 @@ class Liveness:
 
     # -- for callers ------------------------------------------------------
 
+    async def until_may_call(self, check: Callable[[], None], left: Callable[[], float]) -> None:
+        """Return once an outside call may go; ``check()`` raises while it must not at all.
+
+        ``check`` is the lease's own test (it raises once the run or job is
+        known lost, or its deadline passed); past it, wait for the next
+        confirmation of the token, at most ``left()`` seconds (the time to
+        the lease's deadline, re-read each time: renewals move it).  The
+        gate of :meth:`LeaseKeeper.ready` and :meth:`JobContext.ready`.
+        """
+        while True:
+            check()
+            if self.may_call():
+                return
+            await self.wait_confirmed(min(max(left(), 0.0), self.interval * 2))
+
     async def wait_confirmed(self, seconds: float) -> None:
         """Wait up to ``seconds`` for the next confirmation of the token."""
         with contextlib.suppress(TimeoutError):

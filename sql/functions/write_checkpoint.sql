@@ -6,13 +6,9 @@
 --     ticketiq._validate_checkpoint) — checked first, as they need no lock,
 --   * fences the writer (TQ001/TQ002/TQ003/TQ006, see ticketiq._fence),
 --   * refuses a run whose answer is sealed (TQ005 answer_sealed),
---   * closes the changing calls of the previous step (their results are in
---     this step's conversation; body.outcomes may carry them per call id):
---     calls marked in doubt as made, a changing call never marked as
---     skipped, since it cannot have been made (I5),
---   * stores the sealed checkpoint and one ticketiq.calls row per changing
---     call (a read needs no row: it is never marked, and made again on
---     resume; the checkpoint itself lists every call).
+--   * stores the sealed checkpoint, and (ticketiq._step_calls) closes the
+--     changing calls of the previous step and records one ticketiq.calls
+--     row per changing call of this one.
 -- p_step must be the run's last step + 1.  Writing the same step again with
 -- the same epoch and seal (a retried statement) returns the stored row and
 -- changes nothing; any other step raises TQ007 step_conflict.
@@ -49,8 +45,7 @@ declare
     v_prior ticketiq.checkpoints;
     v_expires timestamptz;
     v_stop boolean;
-    v_open boolean;
-    v_changing boolean;
+    v_calls boolean;
 begin
     if coalesce(p_seal, '') = '' or coalesce(p_seal_key_id, '') = '' then
         raise exception 'seal and seal_key_id must be non-empty' using errcode = 'TQ004';
@@ -64,8 +59,7 @@ begin
     -- check in its WHERE; no indexed column changes, so it can be a HOT
     -- update) and, only if it matched, the checkpoint.  It also finds out
     -- whether the previous step left calls open and whether this step asks
-    -- for a changing call: only then do the calls' statements run (each
-    -- costs an executor start even when it touches no row).
+    -- for a changing call: only then is ticketiq._step_calls called.
     with fenced as (
         update ticketiq.runs as r
         set last_step = p_step
@@ -92,9 +86,9 @@ begin
             where c.run_id = p_run_id
                 and c.step = p_step - 1
                 and c.state in ('pending', 'in_doubt')
-        ),
-        jsonb_path_exists(p_body, '$.calls[*] ? (@.classification != "read")')
-    into v_expires, v_stop, v_open, v_changing
+        )
+        or jsonb_path_exists(p_body, '$.calls[*] ? (@.classification != "read")')
+    into v_expires, v_stop, v_calls
     from fenced as f;
 
     if v_expires is null then
@@ -123,38 +117,10 @@ begin
             using errcode = 'TQ007';
     end if;
 
-    -- The changing calls of the previous step are closed: their results
-    -- are in this step's conversation.
-    if v_open then
-        update ticketiq.calls as c
-        set state = case
-                when c.state = 'pending' and c.classification <> 'read' then 'settled' else 'done'
-            end,
-            settlement = case
-                when c.state = 'pending' and c.classification <> 'read' then 'skipped' else 'made'
-            end,
-            outcome = p_body -> 'outcomes' -> c.call_id,
-            finished_at = v_now,
-            finished_epoch = p_epoch
-        where c.run_id = p_run_id
-            and c.step = p_step - 1
-            and c.state in ('pending', 'in_doubt');
-    end if;
-    if v_changing then
-        insert into ticketiq.calls (
-            run_id, step, call_id, ordinal, tool, arguments, classification, step_key
-        )
-        select
-            p_run_id,
-            p_step,
-            e.value ->> 'call_id',
-            e.ordinality::integer,
-            e.value ->> 'tool',
-            e.value -> 'arguments',
-            e.value ->> 'classification',
-            e.value ->> 'step_key'
-        from jsonb_array_elements(p_body -> 'calls') with ordinality as e
-        where e.value ->> 'classification' <> 'read';
+    if v_calls then
+        perform ticketiq._step_calls(
+            array[p_run_id], array[p_epoch], array[p_step], jsonb_build_array(p_body), v_now
+        );
     end if;
 
     run_id := p_run_id;

@@ -5,8 +5,8 @@
 -- ticketiq.write_checkpoint(p_run_ids[i], p_epochs[i], p_steps[i],
 -- p_bodies -> (i - 1), p_seals[i], p_seal_key_ids[i]) (p_bodies is one JSON
 -- array of the bodies, cheaper to send than a jsonb[]), with its fence, its step
--- order, its sealed-answer check, the closing of the previous step's calls
--- and one ticketiq.calls row per changing call, exactly as there.  One
+-- order, its sealed-answer check and its calls rows (ticketiq._step_calls,
+-- only when some checkpoint has calls to close or record), exactly as there.  One
 -- process whose runs step at the same moment writes their checkpoints with
 -- one statement and one commit instead of one each.
 --
@@ -46,6 +46,10 @@ declare
     v_now timestamptz := ticketiq.now();
     v_n integer := cardinality(p_run_ids);
     v_locked uuid [];
+    v_items integer [];
+    v_expires timestamptz [];
+    v_stops boolean [];
+    v_calls boolean;
 begin
     if p_run_ids is null
         or cardinality(p_epochs) is distinct from v_n
@@ -69,7 +73,9 @@ begin
         for no key update skip locked
     ) as l;
 
-    return query
+    -- One statement writes what passes: the fenced UPDATE of each run and,
+    -- hanging off it, its checkpoint; it gathers the rows written and
+    -- whether any of them has calls to close or record.
     with given as (
         select g.i, g.run_id, g.epoch, g.step, g.body, g.seal, g.seal_key_id
         from (
@@ -105,47 +111,42 @@ begin
         insert into ticketiq.checkpoints (run_id, step, epoch, body, seal, seal_key_id, written_at)
         select f.run_id, f.step, f.epoch, f.body, f.seal, f.seal_key_id, v_now
         from fenced as f
-    ),
-
-    closed as (
-        update ticketiq.calls as c
-        set state = case
-                when c.state = 'pending' and c.classification <> 'read' then 'settled' else 'done'
-            end,
-            settlement = case
-                when c.state = 'pending' and c.classification <> 'read' then 'skipped' else 'made'
-            end,
-            outcome = f.body -> 'outcomes' -> c.call_id,
-            finished_at = v_now,
-            finished_epoch = f.epoch
-        from fenced as f
-        where c.run_id = f.run_id
-            and c.step = f.step - 1
-            and c.state in ('pending', 'in_doubt')
-    ),
-
-    recorded as (
-        insert into ticketiq.calls (
-            run_id, step, call_id, ordinal, tool, arguments, classification, step_key
-        )
-        select
-            f.run_id,
-            f.step,
-            e.value ->> 'call_id',
-            e.ordinality::integer,
-            e.value ->> 'tool',
-            e.value -> 'arguments',
-            e.value ->> 'classification',
-            e.value ->> 'step_key'
-        from fenced as f
-        cross join lateral jsonb_array_elements(f.body -> 'calls') with ordinality as e
-        where e.value ->> 'classification' <> 'read'
     )
 
-    select f.i::integer, f.run_id, f.step, v_now, f.lease_expires_at,
-        f.stop_requested_at is not null
-    from fenced as f
-    order by f.i;
+    select
+        coalesce(array_agg(f.i::integer order by f.i), '{}'),
+        coalesce(array_agg(f.lease_expires_at order by f.i), '{}'),
+        coalesce(array_agg(f.stop_requested_at is not null order by f.i), '{}'),
+        coalesce(bool_or(
+            exists (
+                select 1 from ticketiq.calls as c
+                where c.run_id = f.run_id
+                    and c.step = f.step - 1
+                    and c.state in ('pending', 'in_doubt')
+            )
+            or jsonb_path_exists(f.body, '$.calls[*] ? (@.classification != "read")')
+        ), false)
+    into v_items, v_expires, v_stops, v_calls
+    from fenced as f;
+
+    if v_calls then
+        -- The checkpoints written, by their places in the arrays.
+        perform ticketiq._step_calls(
+            array(select p_run_ids[u.i] from unnest(v_items) with ordinality as u (i, n) order by u.n),
+            array(select p_epochs[u.i] from unnest(v_items) with ordinality as u (i, n) order by u.n),
+            array(select p_steps[u.i] from unnest(v_items) with ordinality as u (i, n) order by u.n),
+            (
+                select jsonb_agg(p_bodies -> (u.i - 1) order by u.n)
+                from unnest(v_items) with ordinality as u (i, n)
+            ),
+            v_now
+        );
+    end if;
+
+    return query
+    select v_items[k], p_run_ids[v_items[k]], p_steps[v_items[k]], v_now, v_expires[k], v_stops[k]
+    from generate_subscripts(v_items, 1) as k
+    order by k;
 end;
 $$;
 

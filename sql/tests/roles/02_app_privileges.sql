@@ -3,7 +3,7 @@
 -- the internal functions (_finish_entry and _wake among them) and no table
 -- privilege.
 begin;
-select plan(63);
+select plan(64);
 
 select schema_privs_are('ticketiq', 'ticketiq_app', array['USAGE']);
 
@@ -81,6 +81,10 @@ from (values
     ('_require_positive', array['text', 'double precision']::name[]),
     ('_validate_checkpoint', array['jsonb']::name[]),
     ('_checkpoint_ok', array['jsonb']::name[]),
+    (
+        '_step_calls',
+        array['uuid[]', 'bigint[]', 'integer[]', 'jsonb', 'timestamp with time zone']::name[]
+    ),
     ('answers_write_once', array[]::name[]),
     ('_finish_entry', array['uuid', 'text', 'jsonb', 'timestamp with time zone']::name[]),
     ('_wake', array['text', 'timestamp with time zone']::name[]),

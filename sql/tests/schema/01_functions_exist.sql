@@ -3,14 +3,14 @@
 -- argument; adopt_run and take_over_child return ticketiq.adopted_run; the
 -- entry-point functions and the internal _finish_entry and _wake).
 begin;
-select plan(55);
+select plan(56);
 
 select has_schema('ticketiq');
 select functions_are(
     'ticketiq',
     array[
         '_claim_lapsed', '_fence', '_fence_job', '_finish_entry', '_require_positive',
-        '_checkpoint_ok', '_validate_checkpoint', '_wake', 'accept_entry',
+        '_checkpoint_ok', '_step_calls', '_validate_checkpoint', '_wake', 'accept_entry',
         'adopt_run', 'answers_write_once', 'claim_entries', 'claim_leader', 'decide_approval',
         'delegation_status', 'fail_run', 'fire_due_crons', 'get_approval', 'get_entry', 'get_run',
         'hand_on_answer', 'mark_delivery', 'mark_in_doubt', 'now', 'purge_answers', 'purge_history', 'record_outcome',
@@ -57,6 +57,10 @@ select has_function(
     'ticketiq', 'write_checkpoints', array['uuid[]', 'bigint[]', 'integer[]', 'jsonb', 'text[]', 'text[]']
 );
 select has_function('ticketiq', '_checkpoint_ok', array['jsonb']);
+select has_function(
+    'ticketiq', '_step_calls',
+    array['uuid[]', 'bigint[]', 'integer[]', 'jsonb', 'timestamp with time zone']
+);
 select has_function('ticketiq', 'mark_in_doubt', array['uuid', 'bigint', 'integer', 'text', 'text']);
 select has_function(
     'ticketiq', 'record_outcome', array['uuid', 'bigint', 'integer', 'text', 'jsonb', 'text']
