@@ -405,7 +405,11 @@ async def test_statements_cut_off_by_a_failover_are_applied_once(
         assert results["mark_in_doubt"].already_marked is True
         assert results["record_outcome"].replayed is True
         assert results["seal_answer"].replayed is True
-        assert (recognised["record_resume"], recognised["start_run"]) == (1, 2)
+        assert (recognised["record_resume"], recognised["start_run"]) == (0, 2)
+        # record_resume's repeat returned the audit row its first attempt wrote
+        assert results["record_resume"].audit_id == one(
+            "select audit_id from ticketiq.audit where run_id = %s"
+            " and event = 'agent.run.crash_resumed'", f)
         assert results["start_run"].run_id == new_run
         assert results["start_run"].created is True and results["start_run"].epoch == 1
         assert results["start_run_keyed"].created is True

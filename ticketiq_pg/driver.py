@@ -392,18 +392,6 @@ class TicketIQ:
         return [{"run_id": run.run_id, "step": run.last_step, "body": run.answer, "seal": "",
                  "seal_key_id": "", "handed_on_at": run.finished_at}]
 
-    async def _recognise_record_resume(
-        self, args: Sequence[Any], error: Exception | None, rows: list[dict[str, Any]] | None
-    ) -> list[dict[str, Any]] | None:
-        if not isinstance(error, errors.StepConflict):
-            return None
-        run = await self.get_run(args[0])
-        if run.status != "running" or run.epoch != args[1]:
-            return None
-        # audit_id 0: the row the first attempt wrote (its id is not read back).
-        return [{"run_id": run.run_id, "step": run.last_step, "loss_count": run.loss_count,
-                 "audit_id": 0}]
-
     async def _ended_at_epoch(
         self, args: Sequence[Any], error: Exception | None, status: str
     ) -> list[dict[str, Any]] | None:

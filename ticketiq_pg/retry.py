@@ -126,8 +126,8 @@ RULES: dict[str, Rule] = {
         C, "a repeat finds the run completed (TQ006); completed at the caller's own epoch "
         "can only be its first attempt, so the answer read back with get_run is returned"),
     "record_resume": Rule(
-        C, "a repeat raises TQ007 when the resume at this epoch is audited; only the "
-        "adopting attempt holds the epoch, so that row is its own first attempt's"),
+        P, "the same settlements at the same epoch return the audit row the first "
+        "attempt wrote (its audit_id); other settlements still raise TQ007"),
     "fail_run": Rule(
         C, "a repeat finds the run failed (TQ006); failed at the caller's own epoch is "
         "its first attempt"),

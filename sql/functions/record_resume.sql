@@ -11,7 +11,10 @@
 -- A call an earlier attempt already finished keeps its record unchanged;
 -- a read has no row (its settlement is in the audit row only).
 -- Fenced (TQ001/TQ002/TQ003/TQ006); TQ004 malformed settlements; TQ008
--- unknown call; TQ007 when this resume was already audited.
+-- unknown call; TQ007 when this resume was already audited with other
+-- settlements.  The same record again (the same epoch and settlements: a
+-- statement sent again after its commit went unseen) returns the row the
+-- first one wrote and changes nothing.
 create or replace function ticketiq.record_resume(
     p_run_id uuid,
     p_epoch bigint,
@@ -34,6 +37,8 @@ declare
     v_item jsonb;
     v_audit_id bigint;
     v_event text;
+    v_prior jsonb;
+    v_prior_id bigint;
 begin
     v_run := ticketiq._fence(p_run_id, p_epoch, v_now);
 
@@ -45,11 +50,20 @@ begin
         when 'session_ended' then 'agent.run.crash_resumed'
         else 'agent.run.resumed'
     end;
-    if exists (
-        select 1 from ticketiq.audit as a
-        where a.run_id = p_run_id and a.epoch = p_epoch
-            and a.event in ('agent.run.crash_resumed', 'agent.run.resumed')
-    ) then
+    select a.audit_id, a.detail into v_prior_id, v_prior
+    from ticketiq.audit as a
+    where a.run_id = p_run_id and a.epoch = p_epoch
+        and a.event in ('agent.run.crash_resumed', 'agent.run.resumed')
+    order by a.audit_id
+    limit 1;
+    if found then
+        -- The same record again (a statement sent again after its commit went
+        -- unseen): what the first one recorded, nothing written.
+        if v_prior -> 'settlements' = p_settlements then
+            return query select p_run_id, (v_prior ->> 'step')::integer,
+                (v_prior ->> 'loss_count')::integer, v_prior_id;
+            return;
+        end if;
         raise exception 'the resume of run % at epoch % was already audited', p_run_id, p_epoch
             using errcode = 'TQ007';
     end if;
@@ -108,4 +122,4 @@ end;
 $$;
 
 comment on function ticketiq.record_resume(uuid, bigint, jsonb) is
-'Record how each call the last step left was settled and write the one agent.run.crash_resumed audit row of this resume. Fenced.';
+'Record how each call the last step left was settled and write the one agent.run.crash_resumed audit row of this resume. Fenced; the same record again returns the first one''s row, other settlements TQ007.';

@@ -1,5 +1,5 @@
 -- record_resume: one crash_resumed row per resume (I14): a second record at
--- the same epoch raises TQ007 and changes nothing; the next resume (a new
+-- the same epoch saying otherwise raises TQ007 and changes nothing; the next resume (a new
 -- epoch) records its own.
 begin;
 select plan(4);

@@ -1,7 +1,7 @@
 -- record_resume: the resume of a run woken from a suspension is no crash
 -- resume: it is audited agent.run.resumed with reason woken (no
 -- crash_resumed row, not in resume_audit), the transcript is told, and it
--- is recorded once per epoch (TQ007).
+-- is recorded once per epoch (TQ007 for a record that says otherwise).
 begin;
 select plan(5);
 
@@ -31,8 +31,9 @@ select is(
     'the transcript is told'
 );
 select throws_ok(
-    $$select ticketiq.record_resume(tiq_test.rid(1), 4, '[]')$$, 'TQ007', null,
-    'a second record of the same resume'
+    $$select ticketiq.record_resume(tiq_test.rid(1), 4,
+        '[{"call_id": "w1", "settlement": "unknown"}]')$$, 'TQ007', null,
+    'a second record of the same resume, saying otherwise'
 );
 
 select * from finish();
