@@ -412,3 +412,163 @@ async def test_a_process_whose_token_is_unconfirmed_adopts_no_run(db_url: str) -
     finally:
         await worker.shutdown()
         await db.close()
+
+
+async def test_a_process_whose_token_is_unconfirmed_starts_no_run_until_it_is(
+    db_url: str,
+) -> None:
+    """Unit-level: a run started by app code waits for the token, then runs at epoch 1.
+
+    Started during the gap, the run would be cut and claimed at once by a peer that
+    found this process's session ended: a loss counted for nothing.
+    """
+    import asyncio
+    import uuid
+
+    from ticketiq_pg.agent import ModelStep, Tools
+    from ticketiq_pg.config import Settings
+    from ticketiq_pg.driver import TicketIQ
+    from ticketiq_pg.errors import UnknownRun
+    from ticketiq_pg.worker import App, Worker
+
+    class Answers:
+        async def step(self, request):  # type: ignore[no-untyped-def]
+            return ModelStep(text="done")
+
+    proxy, proxied = _proxy(db_url)
+    settings = Settings(database_url=proxied, seal_keys={"k1": b"k" * 32}, poll_interval=0.1,
+                        liveness_interval=0.05)
+    worker = Worker(settings, App(model=Answers(), tools=Tools()), process_id="starter")
+    db = await TicketIQ.connect(db_url)
+    try:
+        await worker.start()
+        await _cut_liveness(db, worker, proxy)
+        run_id = uuid.uuid4()
+        started = asyncio.create_task(worker.start_run(
+            owner="o", run_as="o", channel="c", entry_point="e", input={"n": 1}, run_id=run_id))
+        await asyncio.sleep(1.0)
+        assert not started.done()
+        with pytest.raises(UnknownRun):  # nothing written while unconfirmed
+            await db.get_run(run_id)
+        proxy.refusing.clear()  # the token is held again and confirmed: the run starts
+        outcome = await (await asyncio.wait_for(started, 10)).outcome()
+        assert outcome.status == "completed"
+        done = await db.get_run(run_id)
+        assert (done.epoch, done.loss_count) == (1, 0)
+    finally:
+        proxy.refusing.clear()
+        await worker.shutdown()
+        await db.close()
+        proxy.close()
+
+
+async def test_a_run_start_gives_up_when_the_token_stays_unconfirmed(db_url: str) -> None:
+    """Unit-level: unconfirmed for the lease TTL, start raises LivenessUnconfirmed; no write."""
+    import uuid
+
+    from ticketiq_pg.agent import Tools
+    from ticketiq_pg.driver import TicketIQ
+    from ticketiq_pg.errors import LivenessUnconfirmed, UnknownRun
+    from ticketiq_pg.leases import LeaseKeeper
+    from ticketiq_pg.liveness import Liveness
+    from ticketiq_pg.runner import Runner
+    from ticketiq_pg.seal import Sealer
+
+    db = await TicketIQ.connect(db_url)
+    try:
+        await db.register_process("never-held")
+        leases = LeaseKeeper(db, "never-held", ttl=0.6, renew_interval=0.2, margin=0.1)
+        leases.liveness = Liveness(db, db_url, "never-held", interval=0.05)  # never started
+        runner = Runner(db, leases, Sealer({"k1": b"k" * 32}), model=None,  # type: ignore[arg-type]
+                        tools=Tools())
+        run_id = uuid.uuid4()
+        t0 = time.monotonic()
+        with pytest.raises(LivenessUnconfirmed):
+            await runner.start(owner="o", run_as="o", channel="c", entry_point="e",
+                               run_id=run_id)
+        assert time.monotonic() - t0 >= 0.6
+        with pytest.raises(UnknownRun):
+            await db.get_run(run_id)
+    finally:
+        await db.close()
+
+
+async def test_a_process_whose_token_is_unconfirmed_claims_no_entry(db_url: str) -> None:
+    """Unit-level: the entry pump claims nothing while the token is unconfirmed.
+
+    Claiming an entry starts its run, held by this process: a peer that found the
+    session ended would take it over at once.  Once the token is held again, the
+    entry is claimed and answered, its run never lost.
+    """
+    import asyncio
+
+    from ticketiq_pg.agent import ModelStep, Tools
+    from ticketiq_pg.config import Settings
+    from ticketiq_pg.driver import TicketIQ
+    from ticketiq_pg.worker import App, Worker
+
+    class Answers:
+        async def step(self, request):  # type: ignore[no-untyped-def]
+            return ModelStep(text="done")
+
+    proxy, proxied = _proxy(db_url)
+    settings = Settings(database_url=proxied, seal_keys={"k1": b"k" * 32}, poll_interval=0.1,
+                        liveness_interval=0.05)
+    worker = Worker(settings, App(model=Answers(), tools=Tools()), process_id="pump")
+    db = await TicketIQ.connect(db_url)
+    try:
+        await worker.start()
+        await _cut_liveness(db, worker, proxy)
+        await db.accept_entry("webhook", "gap-1", {"body": {}}, owner="o", run_as="o",
+                              channel="c")
+        await asyncio.sleep(1.0)  # ten polls of the pump, and a NOTIFY
+        entry = await db.get_entry("webhook", "gap-1")
+        assert entry is not None and (entry.state, entry.run_id) == ("pending", None)
+        proxy.refusing.clear()
+
+        async def answered() -> bool:
+            found = await db.get_entry("webhook", "gap-1")
+            return found is not None and found.state == "answered"
+
+        await _wait_for("the entry claimed and answered", answered)
+        entry = await db.get_entry("webhook", "gap-1")
+        assert entry is not None and entry.run_id is not None
+        run = await db.get_run(entry.run_id)
+        assert (run.status, run.epoch, run.loss_count) == ("completed", 1, 0)
+    finally:
+        proxy.refusing.clear()
+        await worker.shutdown()
+        await db.close()
+        proxy.close()
+
+
+def _proxy(db_url: str) -> tuple[Proxy, str]:
+    """A proxy to the test database and the URL through it."""
+    db = conninfo_to_dict(db_url)
+    proxy = Proxy(str(db.get("host") or "127.0.0.1"), int(db.get("port") or 5432))
+    return proxy, make_conninfo(db_url, host="127.0.0.1", port=proxy.port)
+
+
+async def _cut_liveness(db, worker, proxy: Proxy) -> None:  # type: ignore[no-untyped-def]
+    """Once the worker's token is confirmed, end its liveness session and keep it out.
+
+    New connections through the proxy are refused until the test clears
+    ``proxy.refusing``; the pool's open connections keep working.
+    """
+    liveness = worker.liveness
+    assert liveness is not None
+
+    async def confirmed() -> bool:
+        return liveness.may_call()
+
+    await _wait_for("the token confirmed", confirmed)
+    proxy.refusing.set()
+    async with db.pool.connection() as conn:
+        await conn.execute(
+            "select pg_terminate_backend(pid) from pg_stat_activity"
+            " where application_name = %s", (f"ticketiq-liveness:{worker.process_id}",))
+
+    async def unconfirmed() -> bool:
+        return not liveness.may_call()
+
+    await _wait_for("the token unconfirmed", unconfirmed)

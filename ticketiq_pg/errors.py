@@ -96,6 +96,16 @@ class ConfigError(TicketIQError, ValueError):
     """A configuration variable is missing or malformed."""
 
 
+class LivenessUnconfirmed(TicketIQError):
+    """This process's liveness token stayed unconfirmed: it starts no run now (raised in Python).
+
+    A peer that found the process's liveness session ended cuts the lease of
+    every run the process holds, one started meanwhile too, and takes it
+    over: a loss counted for nothing.  Nothing was written; start the run
+    again later, or on another process.
+    """
+
+
 BY_SQLSTATE: dict[str, type[TicketIQError]] = {
     cls.sqlstate: cls
     for cls in (

@@ -49,6 +49,7 @@ from .agent import (
 from .driver import TicketIQ
 from .errors import (
     InvalidPayload,
+    LivenessUnconfirmed,
     NotOwner,
     SealMismatch,
     StepConflict,
@@ -182,7 +183,16 @@ class Runner:
         parent_run_id: uuid.UUID | None = None,
         durable: bool = True,
     ) -> RunState | RunOutcome:
-        """Write the run and its lease; a repeated idempotency key gives status 'exists'."""
+        """Write the run and its lease; a repeated idempotency key gives status 'exists'.
+
+        With a liveness token (:mod:`ticketiq_pg.liveness`) it first waits
+        until the token is confirmed, as adoption does: a peer that found
+        this process's session ended would take a run started meanwhile over
+        at once, a loss counted for nothing.  Still unconfirmed after the
+        lease TTL, it raises :class:`~ticketiq_pg.errors.LivenessUnconfirmed`
+        and writes nothing.
+        """
+        await self._until_live()
         sent = self.leases.sent_at()
         started = await self.db.start_run(
             holder=self.holder,
@@ -213,6 +223,23 @@ class Runner:
             correlation_id=started.correlation_id,
         )
         return self.fresh_state(info, started.epoch, input, durable)
+
+    async def _until_live(self) -> None:
+        """Return once this process's liveness token is confirmed (at once without one)."""
+        liveness = self.leases.liveness
+        if liveness is None or liveness.may_call():
+            return
+        clock = liveness.clock
+        deadline = clock() + self.leases.ttl
+
+        def check() -> None:
+            if clock() >= deadline:
+                raise LivenessUnconfirmed(
+                    f"process {self.holder}: liveness token unconfirmed for "
+                    f"{self.leases.ttl:g}s; no run started"
+                )
+
+        await liveness.until_may_call(check, lambda: deadline - clock())
 
     @staticmethod
     def fresh_state(info: RunInfo, epoch: int, input: Any, durable: bool = True) -> RunState:
