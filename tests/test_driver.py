@@ -448,6 +448,10 @@ async def test_seal_answer_and_hand_on(tiq: TicketIQ, aconn) -> None:
 
     replay = await tiq.seal_answer(run.run_id, 1, 2, answer, "aseal", "k2", 3600)
     assert replay.replayed is True and replay.sealed_at == sealed.sealed_at
+    stored = await tiq.get_answer(run.run_id)
+    assert_fields_typed(stored, models.AnswerView)
+    assert stored == models.AnswerView(run.run_id, 2, 1, answer, "aseal", "k2", sealed.sealed_at,
+                                       sealed.retain_until, None, None)
 
     handed = await tiq.hand_on_answer(run.run_id, 1)
     assert_fields_typed(handed, models.HandedOn)
@@ -470,6 +474,12 @@ async def test_seal_answer_and_hand_on(tiq: TicketIQ, aconn) -> None:
         "select kind, body from ticketiq.transcript_entries where run_id = %s",
         (run.run_id,),
     ) == [("answer", {"step": 2, "answer": answer})]
+
+    stored = await tiq.get_answer(run.run_id)
+    assert stored is not None
+    assert (stored.handed_on_at, stored.handed_on_epoch) == (handed.handed_on_at, 1)
+    without = await start(tiq, holder="p1")
+    assert await tiq.get_answer(without.run_id) is None
 
     # handed on at most once
     fp = await fingerprint(aconn)
@@ -973,6 +983,7 @@ CASES: list[tuple[str, type[errors.TicketIQError], Case]] = [
     ("outcome-unknown", UnknownRun, lambda t, w: t.record_outcome(NOWHERE, 1, 1, "w", {})),
     ("seal-unknown", UnknownRun, lambda t, w: t.seal_answer(NOWHERE, 1, 1, {}, "s", "k", 60)),
     ("hand-on-unknown", UnknownRun, lambda t, w: t.hand_on_answer(NOWHERE, 1)),
+    ("answer-unknown", UnknownRun, lambda t, w: t.get_answer(NOWHERE)),
     ("fail-unknown", UnknownRun, lambda t, w: t.fail_run(NOWHERE, 1, "why")),
     ("stop-unknown", UnknownRun, lambda t, w: t.stop_run(NOWHERE, 1)),
     ("release-unknown", UnknownRun, lambda t, w: t.release_run(NOWHERE, 1)),

@@ -431,6 +431,10 @@ async def test_statements_cut_off_by_a_failover_are_applied_once(
     elif wave == "hand_on_answer":
         assert recognised["hand_on_answer"] == 1
         assert results["hand_on_answer"].body == answer
+        # the answer it handed on, read back whole: its step and its seal, which verifies
+        seal, key_id = _sealed("answer", e, 1, answer)
+        assert (results["hand_on_answer"].step, results["hand_on_answer"].seal,
+                results["hand_on_answer"].seal_key_id) == (1, seal, key_id)
         assert one("select status from ticketiq.runs where run_id = %s", e) == "completed"
         assert one("select count(*) from ticketiq.audit where run_id = %s "
                    "and event = 'agent.run.completed'", e) == 1

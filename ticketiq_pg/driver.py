@@ -388,9 +388,12 @@ class TicketIQ:
         run = await self.get_run(args[0])
         if run.status != "completed" or run.epoch != args[1]:
             return None
-        # The seal is not read back (get_run has none): the caller has it.
-        return [{"run_id": run.run_id, "step": run.last_step, "body": run.answer, "seal": "",
-                 "seal_key_id": "", "handed_on_at": run.finished_at}]
+        answer = await self.get_answer(args[0])
+        if answer is None or answer.handed_on_epoch != args[1] or answer.handed_on_at is None:
+            return None
+        return [{"run_id": answer.run_id, "step": answer.step, "body": answer.body,
+                 "seal": answer.seal, "seal_key_id": answer.seal_key_id,
+                 "handed_on_at": answer.handed_on_at}]
 
     async def _ended_at_epoch(
         self, args: Sequence[Any], error: Exception | None, status: str
@@ -1034,6 +1037,13 @@ class TicketIQ:
         self, run_id: uuid.UUID, *, conn: psycopg.AsyncConnection | None = None
     ) -> models.RunView:
         return await self._one(models.RunView, "get_run", (run_id,), conn)
+
+    async def get_answer(
+        self, run_id: uuid.UUID, *, conn: psycopg.AsyncConnection | None = None
+    ) -> models.AnswerView | None:
+        """The run's sealed answer with its seal, or None while it has none (UnknownRun)."""
+        rows = await self._many(models.AnswerView, "get_answer", (run_id,), conn)
+        return rows[0] if rows else None
 
     async def run_transcript(
         self, run_id: uuid.UUID, *, conn: psycopg.AsyncConnection | None = None

@@ -137,6 +137,22 @@ class HandedOn:
 
 
 @dataclass(frozen=True, slots=True)
+class AnswerView:
+    """``ticketiq.get_answer``: a run's sealed answer with its seal (verify it before use)."""
+
+    run_id: uuid.UUID
+    step: int
+    epoch: int
+    body: Any
+    seal: str
+    seal_key_id: str
+    sealed_at: datetime
+    retain_until: datetime
+    handed_on_at: datetime | None
+    handed_on_epoch: int | None
+
+
+@dataclass(frozen=True, slots=True)
 class RunEnded:
     run_id: uuid.UUID
     status: str

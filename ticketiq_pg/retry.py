@@ -100,6 +100,7 @@ RULES: dict[str, Rule] = {
     "get_run": Rule(R, "reads a run"),
     "run_transcript": Rule(R, "reads a transcript"),
     "get_entry": Rule(R, "reads an inbox entry"),
+    "get_answer": Rule(R, "reads a sealed answer"),
     "get_approval": Rule(R, "reads an approval request"),
     "delegation_status": Rule(R, "reads a child run by its delegation key"),
     "get_job": Rule(R, "reads a job"),
@@ -124,7 +125,8 @@ RULES: dict[str, Rule] = {
         "sender reads the delivery back before sending it: at worst one extra read-back"),
     "hand_on_answer": Rule(
         C, "a repeat finds the run completed (TQ006); completed at the caller's own epoch "
-        "can only be its first attempt, so the answer read back with get_run is returned"),
+        "can only be its first attempt, so the answer it handed on is read back with "
+        "get_answer (seal, step and time included) and returned"),
     "record_resume": Rule(
         P, "the same settlements at the same epoch return the audit row the first "
         "attempt wrote (its audit_id); other settlements still raise TQ007"),

@@ -3,7 +3,7 @@
 -- the internal functions (_finish_entry and _wake among them) and no table
 -- privilege.
 begin;
-select plan(64);
+select plan(65);
 
 select schema_privs_are('ticketiq', 'ticketiq_app', array['USAGE']);
 
@@ -63,6 +63,7 @@ from (values
     ),
     ('claim_entries', array['text', 'double precision', 'integer', 'double precision']::name[]),
     ('get_entry', array['text', 'text']::name[]),
+    ('get_answer', array['uuid']::name[]),
     (
         'upsert_cron_schedule',
         array[

@@ -4,7 +4,7 @@
 -- but now() and schema_version(); it cannot decide an approval nor write,
 -- claim or read an entry through the API.
 begin;
-select plan(54);
+select plan(55);
 
 select tiq_test.use_fake_clock('2030-01-01 00:00:00+00');
 select tiq_test.new_run('p1', 8, tiq_test.rid(1));
@@ -108,6 +108,10 @@ select throws_ok(
 );
 select throws_ok(
     $$select ticketiq.fire_due_crons()$$, '42501', null, 'operator cannot fire crons'
+);
+select throws_ok(
+    $$select ticketiq.get_answer('00000000-0000-0000-0000-000000000001')$$, '42501', null,
+    'operator cannot read a sealed answer and its seal'
 );
 select is(ticketiq.schema_version(), 8, 'operator calls schema_version()');
 

@@ -3,7 +3,7 @@
 -- argument; adopt_run and take_over_child return ticketiq.adopted_run; the
 -- entry-point functions and the internal _finish_entry and _wake).
 begin;
-select plan(56);
+select plan(57);
 
 select has_schema('ticketiq');
 select functions_are(
@@ -12,7 +12,7 @@ select functions_are(
         '_claim_lapsed', '_fence', '_fence_job', '_finish_entry', '_require_positive',
         '_checkpoint_ok', '_step_calls', '_validate_checkpoint', '_wake', 'accept_entry',
         'adopt_run', 'answers_write_once', 'claim_entries', 'claim_leader', 'decide_approval',
-        'delegation_status', 'fail_run', 'fire_due_crons', 'get_approval', 'get_entry', 'get_run',
+        'delegation_status', 'fail_run', 'fire_due_crons', 'get_answer', 'get_approval', 'get_entry', 'get_run',
         'hand_on_answer', 'mark_delivery', 'mark_in_doubt', 'now', 'purge_answers', 'purge_history', 'record_outcome',
         'record_resume', 'register_process', 'release_run', 'renew_leader', 'renew_leases',
         'request_approval', 'request_stop', 'resign_leader', 'run_transcript', 'schema_version',
@@ -110,6 +110,7 @@ select has_function(
 );
 select has_function('ticketiq', 'claim_entries', array['text', 'double precision', 'integer', 'double precision']);
 select has_function('ticketiq', 'get_entry', array['text', 'text']);
+select has_function('ticketiq', 'get_answer', array['uuid']);
 select has_function(
     'ticketiq', 'upsert_cron_schedule',
     array['text', 'double precision', 'jsonb', 'text', 'text', 'text', 'timestamp with time zone', 'boolean']

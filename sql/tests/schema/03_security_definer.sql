@@ -2,7 +2,7 @@
 -- table privilege, so every change goes through them); the internal helpers
 -- and the trigger function do not.
 begin;
-select plan(50);
+select plan(51);
 
 select is_definer('ticketiq', 'schema_version', array[]::name[]);
 select is_definer('ticketiq', 'now', array[]::name[]);
@@ -52,6 +52,7 @@ select is_definer(
 );
 select is_definer('ticketiq', 'claim_entries', array['text', 'double precision', 'integer', 'double precision']);
 select is_definer('ticketiq', 'get_entry', array['text', 'text']);
+select is_definer('ticketiq', 'get_answer', array['uuid']);
 select is_definer(
     'ticketiq', 'upsert_cron_schedule',
     array['text', 'double precision', 'jsonb', 'text', 'text', 'text', 'timestamp with time zone', 'boolean']
