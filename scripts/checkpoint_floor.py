@@ -95,6 +95,15 @@ ARMS: dict[str, str] = {
     ),
 }
 
+#: The table each arm writes its rows to (the raw UPDATE has no fence to miss).
+WRITES = {
+    "INSERT, keyed": "bench_keyed",
+    "INSERT into checkpoints": "ticketiq.checkpoints",
+    "UPDATE run + INSERT": "ticketiq.checkpoints",
+    "INSERT, run row locked": "bench_locked",
+    "write_checkpoint": "ticketiq.checkpoints",
+}
+
 SETTINGS = (  # (label, clients, synchronous_commit)
     ("2 clients, synchronous_commit off (CPU)", 2, "off"),
     ("1 client, durable commits (latency)", 1, "on"),
@@ -141,14 +150,38 @@ def main() -> int:
                 conn.execute(f"create sequence bench_step_{client}")
 
             def fresh_runs() -> None:
-                # new runs (last step 0) and steps from 1: every arm's statement writes
+                # The last arm's runs end (out of the partial indexes on running runs),
+                # the tables it wrote are emptied, new runs (last step 0) start and steps
+                # count from 1 again; then ANALYZE, so that no arm is planned on stale
+                # statistics (without them the fenced update can be planned on an index
+                # of running runs instead of the run's key).
+                conn.execute("select ticketiq.fail_run(b.run_id, b.epoch, 'bench: next arm')"
+                             " from bench_run as b")
                 conn.execute("delete from bench_run")
+                conn.execute("truncate bench_keyed, bench_locked, ticketiq.checkpoints cascade")
                 for client in range(top):
                     conn.execute(
                         "insert into bench_run select %s, s.run_id, s.epoch"
                         " from ticketiq.start_run('bench', 'o', 'r', 'c', 'e', false, 36000,"
                         " '{}'::jsonb) as s", [client])
                     conn.execute(f"alter sequence bench_step_{client} restart")
+                conn.execute("analyze ticketiq.runs, ticketiq.checkpoints, bench_run, bench_raw,"
+                             " bench_keyed, bench_locked")
+
+            def check_written(arm: str) -> None:
+                # Every transaction took one step number; every arm but the raw UPDATE
+                # (which has no fence) must have written one row for each: an arm
+                # whose fence matched nothing would measure a no-op.
+                sent = sum(conn.execute(
+                    f"select case when is_called then last_value else 0 end"
+                    f" from bench_step_{client}").fetchone()[0] for client in range(top))
+                table = WRITES.get(arm)
+                if table is None:
+                    return
+                written = conn.execute(f"select count(*) from {table}").fetchone()[0]
+                if written != sent or sent == 0:
+                    raise SystemExit(f"checkpoint_floor: {arm} wrote {written} rows"
+                                     f" for {sent} transactions")
 
             print(f"pgbench -M prepared, {args.seconds} s x {args.rounds} rounds per arm,"
                   " rotating; median tps (ratio to the raw UPDATE)")
@@ -160,8 +193,9 @@ def main() -> int:
                     for arm in ARMS:
                         fresh_runs()
                         rates[arm].append(pgbench(url, statement(arm), clients, args.seconds))
+                        check_written(arm)
                 raw = statistics.median(rates["raw UPDATE"])
-                print(label)
+                print(label + ": every fenced arm wrote one row per transaction")
                 for arm, found in rates.items():
                     median = statistics.median(found)
                     runs = ", ".join(f"{r:,.0f}" for r in found)

@@ -4,7 +4,9 @@
 database of their own on the test server, send each of their statements
 through ``pgbench`` for a second, print their table and drop the database.
 The figures are not judged here (timings are the bench's business); only that
-every arm ran and wrote, so the published commands cannot rot.
+every arm ran (and, for the floor, that each fenced arm wrote one row per
+transaction, which the script itself checks), so the published commands
+cannot rot.
 """
 
 from __future__ import annotations
@@ -49,6 +51,8 @@ def test_checkpoint_floor_measures_every_arm(pg_server_url: str) -> None:
         found = re.search(rf"^    {re.escape(arm)} +([\d,]+)/s +([\d.]+)", out, re.MULTILINE)
         assert found is not None, (arm, out)
         assert float(found.group(1).replace(",", "")) > 0, (arm, out)
+    # the script checks each fenced arm wrote one row per transaction (or exits non-zero)
+    assert "every fenced arm wrote one row per transaction" in out
     assert "1.00" in out.splitlines()[2]  # the raw UPDATE is the 1.00 of its setting
     assert _leftover(pg_server_url, "tiq_floor") == []
 

@@ -257,6 +257,8 @@ class Runner:
         deadline = clock() + self.leases.ttl
 
         def check() -> None:
+            if self.draining:
+                raise RuntimeError(f"process {self.holder} is shutting down; no run started")
             if clock() >= deadline:
                 raise LivenessUnconfirmed(
                     f"process {self.holder}: liveness token unconfirmed for "
@@ -567,9 +569,10 @@ class Runner:
         """
         key = context.step_key
         child_input = tool.child_input(context) if tool.child_input else context.arguments
-        # The child is the parent's call: gated by the parent's lease and the
-        # liveness token (LeaseLost, the parent is lost), not by start()'s own
-        # wait, whose LivenessUnconfirmed would fail the parent.
+        # The child is the parent's call: gated again (the call was, before it was
+        # made) by the parent's lease and the liveness token (LeaseLost: the parent
+        # is lost), not by start()'s own wait, whose LivenessUnconfirmed would fail
+        # the parent.
         await self.leases.ready(state.run_id, state.epoch)
         started = await self._start(
             owner=state.info.owner,
