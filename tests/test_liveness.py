@@ -371,18 +371,9 @@ async def test_a_process_whose_token_is_unconfirmed_adopts_no_run(db_url: str) -
     """
     import asyncio
 
-    from ticketiq_pg.agent import ModelStep, Tools
-    from ticketiq_pg.config import Settings
     from ticketiq_pg.driver import TicketIQ
-    from ticketiq_pg.worker import App, Worker
 
-    class Answers:
-        async def step(self, request):  # type: ignore[no-untyped-def]
-            return ModelStep(text="done")
-
-    settings = Settings(database_url=db_url, seal_keys={"k1": b"k" * 32}, poll_interval=0.1,
-                        liveness_interval=0.05)
-    worker = Worker(settings, App(model=Answers(), tools=Tools()), process_id="adopter")
+    worker = _answering_worker(db_url, "adopter")
     db = await TicketIQ.connect(db_url)
     try:
         await worker.start()
@@ -425,20 +416,11 @@ async def test_a_process_whose_token_is_unconfirmed_starts_no_run_until_it_is(
     import asyncio
     import uuid
 
-    from ticketiq_pg.agent import ModelStep, Tools
-    from ticketiq_pg.config import Settings
     from ticketiq_pg.driver import TicketIQ
     from ticketiq_pg.errors import UnknownRun
-    from ticketiq_pg.worker import App, Worker
-
-    class Answers:
-        async def step(self, request):  # type: ignore[no-untyped-def]
-            return ModelStep(text="done")
 
     proxy, proxied = _proxy(db_url)
-    settings = Settings(database_url=proxied, seal_keys={"k1": b"k" * 32}, poll_interval=0.1,
-                        liveness_interval=0.05)
-    worker = Worker(settings, App(model=Answers(), tools=Tools()), process_id="starter")
+    worker = _answering_worker(proxied, "starter")
     db = await TicketIQ.connect(db_url)
     try:
         await worker.start()
@@ -502,19 +484,10 @@ async def test_a_process_whose_token_is_unconfirmed_claims_no_entry(db_url: str)
     """
     import asyncio
 
-    from ticketiq_pg.agent import ModelStep, Tools
-    from ticketiq_pg.config import Settings
     from ticketiq_pg.driver import TicketIQ
-    from ticketiq_pg.worker import App, Worker
-
-    class Answers:
-        async def step(self, request):  # type: ignore[no-untyped-def]
-            return ModelStep(text="done")
 
     proxy, proxied = _proxy(db_url)
-    settings = Settings(database_url=proxied, seal_keys={"k1": b"k" * 32}, poll_interval=0.1,
-                        liveness_interval=0.05)
-    worker = Worker(settings, App(model=Answers(), tools=Tools()), process_id="pump")
+    worker = _answering_worker(proxied, "pump")
     db = await TicketIQ.connect(db_url)
     try:
         await worker.start()
@@ -540,6 +513,21 @@ async def test_a_process_whose_token_is_unconfirmed_claims_no_entry(db_url: str)
         await worker.shutdown()
         await db.close()
         proxy.close()
+
+
+def _answering_worker(url: str, process_id: str):  # type: ignore[no-untyped-def]
+    """A worker whose model answers at once, looking at liveness every 0.05 s."""
+    from ticketiq_pg.agent import ModelStep, Tools
+    from ticketiq_pg.config import Settings
+    from ticketiq_pg.worker import App, Worker
+
+    class Answers:
+        async def step(self, request):  # type: ignore[no-untyped-def]
+            return ModelStep(text="done")
+
+    settings = Settings(database_url=url, seal_keys={"k1": b"k" * 32}, poll_interval=0.1,
+                        liveness_interval=0.05)
+    return Worker(settings, App(model=Answers(), tools=Tools()), process_id=process_id)
 
 
 def _proxy(db_url: str) -> tuple[Proxy, str]:

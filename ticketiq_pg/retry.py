@@ -124,9 +124,9 @@ RULES: dict[str, Rule] = {
         P, "marking again returns the first mark with already_started = true, so the "
         "sender reads the delivery back before sending it: at worst one extra read-back"),
     "hand_on_answer": Rule(
-        C, "a repeat finds the run completed (TQ006); completed at the caller's own epoch "
-        "can only be its first attempt, so the answer it handed on is read back with "
-        "get_answer (seal, step and time included) and returned"),
+        C, "a repeat finds the run completed (TQ006); an answer handed on by the caller's "
+        "own epoch can only be its first attempt's, so it is read back with get_answer "
+        "(seal, step and time included) and returned"),
     "record_resume": Rule(
         P, "the same settlements at the same epoch return the audit row the first "
         "attempt wrote (its audit_id); other settlements still raise TQ007"),

@@ -190,33 +190,12 @@ class Runner:
         this process's session ended would take a run started meanwhile over
         at once, a loss counted for nothing.  Still unconfirmed after the
         lease TTL, it raises :class:`~ticketiq_pg.errors.LivenessUnconfirmed`
-        and writes nothing.
+        and writes nothing.  A child's start (``parent_run_id``) does not wait:
+        it is its parent's call, which waited for the token and checked the
+        parent's lease (:meth:`LeaseKeeper.ready`) just before it was made.
         """
-        await self._until_live()
-        return await self._start(
-            owner=owner, run_as=run_as, channel=channel, entry_point=entry_point,
-            may_wait=may_wait, input=input, idempotency_key=idempotency_key,
-            correlation_id=correlation_id, meta=meta, run_id=run_id,
-            parent_run_id=parent_run_id, durable=durable,
-        )
-
-    async def _start(
-        self,
-        *,
-        owner: str,
-        run_as: str,
-        channel: str,
-        entry_point: str,
-        may_wait: bool,
-        input: Any,
-        idempotency_key: str | None,
-        correlation_id: str | None,
-        meta: dict[str, Any] | None,
-        run_id: uuid.UUID | None,
-        parent_run_id: uuid.UUID | None,
-        durable: bool,
-    ) -> RunState | RunOutcome:
-        """:meth:`start` without its liveness wait (a child's start is its parent's call)."""
+        if parent_run_id is None:
+            await self._until_live()
         sent = self.leases.sent_at()
         started = await self.db.start_run(
             holder=self.holder,
@@ -569,12 +548,7 @@ class Runner:
         """
         key = context.step_key
         child_input = tool.child_input(context) if tool.child_input else context.arguments
-        # The child is the parent's call: gated again (the call was, before it was
-        # made) by the parent's lease and the liveness token (LeaseLost: the parent
-        # is lost), not by start()'s own wait, whose LivenessUnconfirmed would fail
-        # the parent.
-        await self.leases.ready(state.run_id, state.epoch)
-        started = await self._start(
+        started = await self.start(
             owner=state.info.owner,
             run_as=state.info.run_as,
             channel=state.info.channel,
@@ -585,8 +559,6 @@ class Runner:
             correlation_id=f"{state.info.correlation_id}/{context.call_id}",
             meta={"parent_call_id": context.call_id, "tool": tool.name},
             parent_run_id=state.run_id,
-            run_id=None,
-            durable=True,
         )
         if isinstance(started, RunState):
             outcome = await self.run(started)
