@@ -47,6 +47,21 @@ def _throughput(res: dict[str, Any]) -> list[dict[str, Any]]:
             f"(ratio {_f(fig['write_checkpoint_alone_ratio'])})",
             f"raw UPDATE {_f(fig['raw_update_steps_per_s'], 0)}/s",
         ))
+        if "loop_alone_steps_per_s" in fig:
+            bound = fig.get("bound") or {}
+            rows.append(_row(
+                "1", f"  the step loop with no checkpoint (N), {c} at once",
+                f"{_f(fig['loop_alone_steps_per_s'], 0)} steps/s "
+                f"({_f(fig['loop_alone_ms'], 3)} ms a step, "
+                f"{_f(fig['client_cpu_us_per_step']['loop_alone'], 0)} us CPU)",
+                f"raw UPDATE {_f(fig['raw_update_ms'], 3)} ms",
+            ))
+            rows.append(_row(
+                "1", f"  bounds on A / B at {c}: write alone; write = raw UPDATE",
+                f"<= {_f(bound.get('write'))}; {'<=' if c == '1' else '~'} "
+                f"{_f(bound.get('loop'))}",
+                f"0.80 needs seal + write at {_f(bound.get('needed_write_ratio'))} of raw",
+            ))
         srv = fig.get("server", {})
         rows.append(_row(
             "1", f"  per checkpoint at {c}: server ms, WAL B, client CPU us",

@@ -22,7 +22,11 @@ one ``write_checkpoint`` statement per step), to show what grouping the
 checkpoints of runs that step together gives.  With one run at once the two
 send the same statements.
 
-A, A0, B and C rotate (A/A0/B/C/A/A0/B/C...) so machine noise hits all; steps/s
+N (not a target; the bound on A, see :func:`step_bound`): A's runs started with
+``durable=False``, so the Runner takes the same steps with no seal and no
+checkpoint: the step loop's own cost.
+
+A, A0, B, C and N rotate (A/A0/B/C/N/A/A0/...) so machine noise hits all; steps/s
 is the sum of steps over the sum of window time.  Client CPU per step comes from
 ``time.process_time`` over the windows; server time per statement from
 pg_stat_statements.
@@ -64,10 +68,13 @@ def _checkpoint_statements(db: TicketIQ) -> int:
     return db.statements["write_checkpoint"] + db.statements["write_checkpoints"]
 
 
-async def ticketiq_round(runner: Any, model: BenchModel, c: int, steps: int, seq: int) -> _Round:
+async def ticketiq_round(runner: Any, model: BenchModel, c: int, steps: int, seq: int,
+                         durable: bool = True) -> _Round:
+    """C runs of ``steps`` steps through the Runner; ``durable=False``: arm N (no checkpoint)."""
     states: list[RunState] = []
     for i in range(c):
-        state = await runner.start(**start_kwargs(seq * 100 + i, "reads", steps))
+        state = await runner.start(**start_kwargs(seq * 100 + i, "reads", steps),
+                                   durable=durable)
         assert isinstance(state, RunState)
         states.append(state)
     barrier = Barrier(c)
@@ -174,11 +181,13 @@ async def run(bdb: BenchDB, sizes: Sizes, log: Any) -> dict[str, Any]:
             await ticketiq_round(runner0, model0, c, sizes.steps_per_run, seq + 1)
             await raw_round(db, c, payloads)
             await checkpoint_round(db, c, payloads, seq + 2)
-            seq += 3
+            await ticketiq_round(runner, model, c, sizes.steps_per_run, seq + 3, durable=False)
+            seq += 4
             a_rounds: list[_Round] = []
             a0_rounds: list[_Round] = []
             b_rounds: list[_Round] = []
             c_rounds: list[_Round] = []
+            n_rounds: list[_Round] = []
             before = StatementSnapshot(bdb.url, bdb.pgss)
             for _ in range(sizes.pairs):
                 a_rounds.append(await ticketiq_round(runner, model, c, sizes.steps_per_run, seq))
@@ -186,11 +195,14 @@ async def run(bdb: BenchDB, sizes: Sizes, log: Any) -> dict[str, Any]:
                     await ticketiq_round(runner0, model0, c, sizes.steps_per_run, seq + 1))
                 b_rounds.append(await raw_round(db, c, payloads))
                 c_rounds.append(await checkpoint_round(db, c, payloads, seq + 2))
-                seq += 3
+                n_rounds.append(await ticketiq_round(runner, model, c, sizes.steps_per_run,
+                                                     seq + 3, durable=False))
+                seq += 4
             after = StatementSnapshot(bdb.url, bdb.pgss)
             delta = after.diff(before)
             a_rate, b_rate, c_rate = _rate(a_rounds), _rate(b_rounds), _rate(c_rounds)
             a0_rate = _rate(a0_rounds)
+            n_rate = _rate(n_rounds)
             a_steps = sum(r.steps for r in a_rounds)
             a0_steps = sum(r.steps for r in a0_rounds)
             b_steps = sum(r.steps for r in b_rounds)
@@ -213,12 +225,18 @@ async def run(bdb: BenchDB, sizes: Sizes, log: Any) -> dict[str, Any]:
                 "raw_steps": b_steps,
                 "ticketiq_step_ms": 1000.0 * c / a_rate if a_rate else None,
                 "raw_update_ms": 1000.0 * c / b_rate if b_rate else None,
+                "write_checkpoint_alone_ms": 1000.0 * c / c_rate if c_rate else None,
+                # N: the same runs with no checkpoint (durable=False): the step loop alone
+                "loop_alone_steps_per_s": n_rate,
+                "loop_alone_ms": 1000.0 * c / n_rate if n_rate else None,
                 "client_cpu_us_per_step": {
                     "ticketiq": 1e6 * sum(r.cpu for r in a_rounds) / a_steps,
                     "ungrouped": 1e6 * sum(r.cpu for r in a0_rounds) / a0_steps,
                     "raw_update": 1e6 * sum(r.cpu for r in b_rounds) / b_steps,
                     "write_checkpoint_alone": 1e6 * sum(r.cpu for r in c_rounds)
                     / sum(r.steps for r in c_rounds),
+                    "loop_alone": 1e6 * sum(r.cpu for r in n_rounds)
+                    / sum(r.steps for r in n_rounds),
                 },
                 # A's checkpoint statements in its windows: one per step when each run's
                 # checkpoint goes alone, fewer when runs that step together share one
@@ -251,12 +269,14 @@ async def run(bdb: BenchDB, sizes: Sizes, log: Any) -> dict[str, Any]:
                     "raw_update_blocks": (raw["blocks"] / raw["calls"]) if raw else None,
                     "statements": delta,
                 }
+            figures["bound"] = step_bound(figures)
             out["by_concurrency"][str(c)] = figures
             log(
                 f"  throughput c={c}: ticketiq {a_rate:,.0f} steps/s, raw UPDATE "
                 f"{b_rate:,.0f}/s, ratio {figures['ratio']:.2f} "
                 f"(per pair p50 {percentile(pair_ratios, 50):.2f}); without group commit "
-                f"{a0_rate:,.0f}/s; write_checkpoint alone {c_rate:,.0f}/s"
+                f"{a0_rate:,.0f}/s; write_checkpoint alone {c_rate:,.0f}/s; the loop with no "
+                f"checkpoint {n_rate:,.0f}/s"
             )
         async with db.pool.connection() as conn:  # type: ignore[union-attr]
             cur = await conn.execute(
@@ -290,6 +310,40 @@ async def run(bdb: BenchDB, sizes: Sizes, log: Any) -> dict[str, Any]:
     if bdb.pgss:
         out["server_breakdown"] = await server_breakdown(bdb, payloads, max(2, sizes.pairs // 10))
     return out
+
+
+def step_bound(fig: dict[str, Any]) -> dict[str, Any]:
+    """What the measured parts allow A / B to reach, from the same run's arms.
+
+    A step is its loop (arm N: the model, planning, the gates, the call,
+    carrying the result; no seal, no write), the seal, and its checkpoint
+    write.  Two bounds follow, each taken from arms measured side by side:
+
+    * ``write``: a step is never faster than its checkpoint write alone
+      (arm C), so A / B <= C / B;
+    * ``loop``: were the checkpoint (seal included) to cost exactly one raw
+      UPDATE, a step would still pay its loop on top: A / B <= B_ms /
+      (B_ms + N_ms), per run slot.  Exact where nothing overlaps (one run
+      at once: the loop, the seal and the write of a run follow each
+      other); with several runs at once one run's loop can overlap
+      another's write, so there it is an estimate, not a bound.
+
+    ``needed_write_ratio``: how close to the raw UPDATE the write would have
+    to come (write / B) for A / B to reach 0.8 with this loop, by the same
+    sum; above 1 means no write can (the target needs a checkpoint cheaper
+    than the raw UPDATE it is measured against).
+    """
+    b_ms, n_ms, c_ms = fig["raw_update_ms"], fig["loop_alone_ms"], fig["write_checkpoint_alone_ms"]
+    if not (b_ms and n_ms and c_ms):
+        return {}
+    # 0.8 = B / (W + N)  =>  W = B / 0.8 - N; as a ratio to B: B / W
+    room = b_ms / 0.8 - n_ms
+    return {
+        "write": b_ms / c_ms,
+        "loop": b_ms / (b_ms + n_ms),
+        "loop_share_of_raw": n_ms / b_ms,
+        "needed_write_ratio": b_ms / room if room > 0 else None,
+    }
 
 
 def _dumps(value: Any) -> str:
