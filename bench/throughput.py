@@ -317,33 +317,35 @@ def step_bound(fig: dict[str, Any]) -> dict[str, Any]:
 
     A step is its loop (arm N: the model, planning, the gates, the call,
     carrying the result; no seal, no write), the seal, and its checkpoint
-    write.  Two bounds follow, each taken from arms measured side by side:
+    write.  From arms measured side by side (ms per step and run slot):
 
-    * ``write``: a step is never faster than its checkpoint write alone
-      (arm C), so A / B <= C / B;
-    * ``loop``: were the checkpoint (seal included) to cost exactly one raw
-      UPDATE, a step would still pay its loop on top: A / B <= B_ms /
-      (B_ms + N_ms), per run slot.  Exact where nothing overlaps (one run
-      at once: the loop, the seal and the write of a run follow each
-      other); with several runs at once one run's loop can overlap
-      another's write, so there it is an estimate, not a bound.
+    * ``write`` = C / B: a step is never faster than its checkpoint write
+      alone (arm C; C encodes the body itself, as the seal does in A);
+    * ``loop`` = B / (B + N): what a step would reach if its seal and write
+      together cost exactly one raw UPDATE.  While they cost at least that,
+      it bounds A / B from above with one run at once, where a run's loop,
+      seal and write follow each other; with several at once one run's loop
+      overlaps other runs' waits, so there it is a pessimistic estimate;
+    * ``needed_write_ratio`` = B / W, where W = B / 0.8 - N is the time the
+      seal and the write together may take for A / B to reach 0.8 with this
+      loop: the rate they must reach as a ratio to the raw UPDATE's.  None
+      when the loop alone leaves no room (N >= B / 0.8).
 
-    ``needed_write_ratio``: how close to the raw UPDATE the write would have
-    to come (write / B) for A / B to reach 0.8 with this loop, by the same
-    sum; above 1 means no write can (the target needs a checkpoint cheaper
-    than the raw UPDATE it is measured against).
+    Each figure is given only when the arms it needs were measured.
     """
-    b_ms, n_ms, c_ms = fig["raw_update_ms"], fig["loop_alone_ms"], fig["write_checkpoint_alone_ms"]
-    if not (b_ms and n_ms and c_ms):
-        return {}
-    # 0.8 = B / (W + N)  =>  W = B / 0.8 - N; as a ratio to B: B / W
-    room = b_ms / 0.8 - n_ms
-    return {
-        "write": b_ms / c_ms,
-        "loop": b_ms / (b_ms + n_ms),
-        "loop_share_of_raw": n_ms / b_ms,
-        "needed_write_ratio": b_ms / room if room > 0 else None,
-    }
+    b_ms, n_ms, c_ms = (fig.get("raw_update_ms"), fig.get("loop_alone_ms"),
+                        fig.get("write_checkpoint_alone_ms"))
+    out: dict[str, Any] = {}
+    if not b_ms:
+        return out
+    if c_ms:
+        out["write"] = b_ms / c_ms
+    if n_ms:
+        room = b_ms / 0.8 - n_ms
+        out["loop"] = b_ms / (b_ms + n_ms)
+        out["loop_share_of_raw"] = n_ms / b_ms
+        out["needed_write_ratio"] = b_ms / room if room > 0 else None
+    return out
 
 
 def _dumps(value: Any) -> str:

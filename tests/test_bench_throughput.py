@@ -6,12 +6,20 @@
   one checkpoint per step.
 * ``step_bound`` turns the arms' times into the two bounds on A / B and the
   write the 0.8 target would need, by the sums its docstring gives.
+* The smoke bench (``make bench-smoke``) writes arm N and the bounds into
+  its JSON and its table.
 
 Timings are not judged here (they are the bench's business), only what each
 arm does and the arithmetic on what it measured.
 """
 
 from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -21,6 +29,7 @@ from bench.workload import BenchModel, make_runner
 from ticketiq_pg.driver import TicketIQ
 
 STEPS = 3
+ROOT = Path(__file__).resolve().parents[1]
 
 
 async def _checkpoints(aconn, run_ids) -> int:  # type: ignore[no-untyped-def]
@@ -84,11 +93,47 @@ def test_step_bound_sums_the_arms() -> None:
     assert tight["needed_write_ratio"] == pytest.approx(1.0 / 1.15)
 
 
-def test_step_bound_when_the_loop_alone_is_past_the_target() -> None:
-    # a loop that costs more than a quarter of the UPDATE leaves no room for any write
-    bound = step_bound({"raw_update_ms": 1.0, "loop_alone_ms": 1.5,
-                        "write_checkpoint_alone_ms": 2.0})
-    assert bound["needed_write_ratio"] is None
+def test_step_bound_when_the_loop_alone_leaves_no_room() -> None:
+    # 0.8 = B / (W + N) leaves W > 0 only while N < B / 0.8
+    just_room = step_bound({"raw_update_ms": 1.0, "loop_alone_ms": 1.2,
+                            "write_checkpoint_alone_ms": 2.0})
+    assert just_room["needed_write_ratio"] == pytest.approx(20.0)  # W = 0.05 ms
+    for loop in (1.25, 1.5):
+        bound = step_bound({"raw_update_ms": 1.0, "loop_alone_ms": loop,
+                            "write_checkpoint_alone_ms": 2.0})
+        assert bound["needed_write_ratio"] is None, loop
     assert bound["loop"] == pytest.approx(0.4)
+
+
+def test_step_bound_gives_what_its_arms_allow() -> None:
     assert step_bound({"raw_update_ms": 1.0, "loop_alone_ms": None,
+                       "write_checkpoint_alone_ms": 2.0}) == {"write": 0.5}
+    only_loop = step_bound({"raw_update_ms": 1.0, "loop_alone_ms": 0.25,
+                            "write_checkpoint_alone_ms": None})
+    assert set(only_loop) == {"loop", "loop_share_of_raw", "needed_write_ratio"}
+    assert step_bound({"raw_update_ms": None, "loop_alone_ms": 0.25,
                        "write_checkpoint_alone_ms": 2.0}) == {}
+
+
+def test_the_smoke_bench_reports_arm_n_and_the_bounds(pg_server_url: str, tmp_path) -> None:
+    """``python -m bench --smoke --only throughput``: the JSON and the table carry them."""
+    out_json = tmp_path / "bench.json"
+    env = dict(os.environ, TICKETIQ_BENCH_DATABASE_URL=pg_server_url)
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "--smoke", "--only", "throughput", "--json",
+         str(out_json)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    figures = json.loads(out_json.read_text())["sections"]["throughput"]["by_concurrency"]
+    assert set(figures) == {"1", "8"}
+    for fig in figures.values():
+        assert fig["loop_alone_steps_per_s"] > 0
+        assert fig["client_cpu_us_per_step"]["loop_alone"] > 0
+        assert set(fig["bound"]) == {"write", "loop", "loop_share_of_raw",
+                                     "needed_write_ratio"}
+        assert fig["bound"]["write"] == pytest.approx(
+            fig["raw_update_ms"] / fig["write_checkpoint_alone_ms"])
+    for c in ("1", "8"):
+        assert f"the step loop with no checkpoint (N), {c} at once" in done.stdout
+        assert f"bounds on A / B at {c}" in done.stdout
