@@ -58,7 +58,7 @@ def _throughput(res: dict[str, Any]) -> list[dict[str, Any]]:
             ))
             rows.append(_row(
                 "1", f"  bounds on A / B at {c}: write alone; seal + write = raw UPDATE",
-                f"<= {_f(bound.get('write'))}; {'' if c == '1' else '~'}"
+                f"<= {_f(fig['write_checkpoint_alone_ratio'])}; {'' if c == '1' else '~'}"
                 f"{_f(bound.get('loop'))}",
                 f"0.80 needs seal + write at {_f(bound.get('needed_write_ratio'))} of raw",
             ))

@@ -225,7 +225,6 @@ async def run(bdb: BenchDB, sizes: Sizes, log: Any) -> dict[str, Any]:
                 "raw_steps": b_steps,
                 "ticketiq_step_ms": 1000.0 * c / a_rate if a_rate else None,
                 "raw_update_ms": 1000.0 * c / b_rate if b_rate else None,
-                "write_checkpoint_alone_ms": 1000.0 * c / c_rate if c_rate else None,
                 # N: the same runs with no checkpoint (durable=False): the step loop alone
                 "loop_alone_steps_per_s": n_rate,
                 "loop_alone_ms": 1000.0 * c / n_rate if n_rate else None,
@@ -317,10 +316,11 @@ def step_bound(fig: dict[str, Any]) -> dict[str, Any]:
 
     A step is its loop (arm N: the model, planning, the gates, the call,
     carrying the result; no seal, no write), the seal, and its checkpoint
-    write.  From arms measured side by side (ms per step and run slot):
+    write.  From arms measured side by side (ms per step and run slot),
+    beside ``write_checkpoint_alone_ratio`` (C / B, the other bound: a step is
+    never faster than its checkpoint write alone, which encodes the body
+    itself as the seal does in A):
 
-    * ``write`` = C / B: a step is never faster than its checkpoint write
-      alone (arm C; C encodes the body itself, as the seal does in A);
     * ``loop`` = B / (B + N): what a step would reach if its seal and write
       together cost exactly one raw UPDATE.  While they cost at least that,
       it bounds A / B from above with one run at once, where a run's loop,
@@ -331,21 +331,17 @@ def step_bound(fig: dict[str, Any]) -> dict[str, Any]:
       loop: the rate they must reach as a ratio to the raw UPDATE's.  None
       when the loop alone leaves no room (N >= B / 0.8).
 
-    Each figure is given only when the arms it needs were measured.
+    Empty unless both arms were measured.
     """
-    b_ms, n_ms, c_ms = (fig.get("raw_update_ms"), fig.get("loop_alone_ms"),
-                        fig.get("write_checkpoint_alone_ms"))
-    out: dict[str, Any] = {}
-    if not b_ms:
-        return out
-    if c_ms:
-        out["write"] = b_ms / c_ms
-    if n_ms:
-        room = b_ms / 0.8 - n_ms
-        out["loop"] = b_ms / (b_ms + n_ms)
-        out["loop_share_of_raw"] = n_ms / b_ms
-        out["needed_write_ratio"] = b_ms / room if room > 0 else None
-    return out
+    b_ms, n_ms = fig.get("raw_update_ms"), fig.get("loop_alone_ms")
+    if not (b_ms and n_ms):
+        return {}
+    room = b_ms / 0.8 - n_ms
+    return {
+        "loop": b_ms / (b_ms + n_ms),
+        "loop_share_of_raw": n_ms / b_ms,
+        "needed_write_ratio": b_ms / room if room > 0 else None,
+    }
 
 
 def _dumps(value: Any) -> str:

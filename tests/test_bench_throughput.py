@@ -4,8 +4,8 @@
   checkpoint: the same Runner, model and tool, the runs completed, and not
   one seal or checkpoint written; arm A's round, on the same runner, writes
   one checkpoint per step.
-* ``step_bound`` turns the arms' times into the two bounds on A / B and the
-  write the 0.8 target would need, by the sums its docstring gives.
+* ``step_bound`` turns the arms' times into the loop's bound on A / B and
+  the write the 0.8 target would need, by the sums its docstring gives.
 * The smoke bench (``make bench-smoke``) writes arm N and the bounds into
   its JSON and its table.
 
@@ -79,40 +79,30 @@ async def test_arm_n_takes_the_steps_with_no_seal_and_no_checkpoint(
 
 
 def test_step_bound_sums_the_arms() -> None:
-    # per run slot: raw UPDATE 1.0 ms, loop alone 0.25 ms, write_checkpoint alone 2.0 ms
-    bound = step_bound({"raw_update_ms": 1.0, "loop_alone_ms": 0.25,
-                        "write_checkpoint_alone_ms": 2.0})
-    assert bound["write"] == pytest.approx(0.5)  # A is never faster than its write alone
+    # per run slot: raw UPDATE 1.0 ms, loop alone 0.25 ms
+    bound = step_bound({"raw_update_ms": 1.0, "loop_alone_ms": 0.25})
     assert bound["loop"] == pytest.approx(0.8)  # a write as cheap as the UPDATE, plus the loop
     assert bound["loop_share_of_raw"] == pytest.approx(0.25)
     # 0.8 = 1.0 / (W + 0.25)  =>  W = 1.0 ms: the write must cost what the UPDATE costs
     assert bound["needed_write_ratio"] == pytest.approx(1.0)
 
-    tight = step_bound({"raw_update_ms": 1.0, "loop_alone_ms": 0.1,
-                        "write_checkpoint_alone_ms": 1.2})
+    tight = step_bound({"raw_update_ms": 1.0, "loop_alone_ms": 0.1})
     assert tight["needed_write_ratio"] == pytest.approx(1.0 / 1.15)
 
 
 def test_step_bound_when_the_loop_alone_leaves_no_room() -> None:
     # 0.8 = B / (W + N) leaves W > 0 only while N < B / 0.8
-    just_room = step_bound({"raw_update_ms": 1.0, "loop_alone_ms": 1.2,
-                            "write_checkpoint_alone_ms": 2.0})
+    just_room = step_bound({"raw_update_ms": 1.0, "loop_alone_ms": 1.2})
     assert just_room["needed_write_ratio"] == pytest.approx(20.0)  # W = 0.05 ms
     for loop in (1.25, 1.5):
-        bound = step_bound({"raw_update_ms": 1.0, "loop_alone_ms": loop,
-                            "write_checkpoint_alone_ms": 2.0})
+        bound = step_bound({"raw_update_ms": 1.0, "loop_alone_ms": loop})
         assert bound["needed_write_ratio"] is None, loop
     assert bound["loop"] == pytest.approx(0.4)
 
 
-def test_step_bound_gives_what_its_arms_allow() -> None:
-    assert step_bound({"raw_update_ms": 1.0, "loop_alone_ms": None,
-                       "write_checkpoint_alone_ms": 2.0}) == {"write": 0.5}
-    only_loop = step_bound({"raw_update_ms": 1.0, "loop_alone_ms": 0.25,
-                            "write_checkpoint_alone_ms": None})
-    assert set(only_loop) == {"loop", "loop_share_of_raw", "needed_write_ratio"}
-    assert step_bound({"raw_update_ms": None, "loop_alone_ms": 0.25,
-                       "write_checkpoint_alone_ms": 2.0}) == {}
+def test_step_bound_needs_both_arms() -> None:
+    assert step_bound({"raw_update_ms": 1.0, "loop_alone_ms": None}) == {}
+    assert step_bound({"raw_update_ms": None, "loop_alone_ms": 0.25}) == {}
 
 
 def test_the_smoke_bench_reports_arm_n_and_the_bounds(pg_server_url: str, tmp_path) -> None:
@@ -130,10 +120,9 @@ def test_the_smoke_bench_reports_arm_n_and_the_bounds(pg_server_url: str, tmp_pa
     for fig in figures.values():
         assert fig["loop_alone_steps_per_s"] > 0
         assert fig["client_cpu_us_per_step"]["loop_alone"] > 0
-        assert set(fig["bound"]) == {"write", "loop", "loop_share_of_raw",
-                                     "needed_write_ratio"}
-        assert fig["bound"]["write"] == pytest.approx(
-            fig["raw_update_ms"] / fig["write_checkpoint_alone_ms"])
+        assert set(fig["bound"]) == {"loop", "loop_share_of_raw", "needed_write_ratio"}
+        assert fig["bound"]["loop"] == pytest.approx(
+            fig["raw_update_ms"] / (fig["raw_update_ms"] + fig["loop_alone_ms"]))
     for c in ("1", "8"):
         assert f"the step loop with no checkpoint (N), {c} at once" in done.stdout
         assert f"bounds on A / B at {c}" in done.stdout
