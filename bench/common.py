@@ -15,7 +15,7 @@ from typing import Any
 
 import psycopg
 
-from ticketiq_pg.migrate import install_sync
+from ticketiq_pg.db.migrate import install_sync
 from ticketiq_pg.testing.cluster import PrivateCluster, create_database, drop_database
 
 ENV_BENCH_URL = "TICKETIQ_BENCH_DATABASE_URL"

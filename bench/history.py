@@ -34,7 +34,7 @@ from typing import Any
 
 import psycopg
 
-from ticketiq_pg.driver import TicketIQ
+from ticketiq_pg.db.driver import TicketIQ
 
 from .common import BenchDB, Sizes, StatementSnapshot, summary
 from .workload import start_lapsing_run

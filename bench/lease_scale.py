@@ -2,7 +2,7 @@
 
 ``lease_runs`` running runs are written set-based (bench only, as the table
 owner) with their leases split over ``lease_processes`` holders.  Each
-holder is a real :class:`ticketiq_pg.leases.LeaseKeeper` on its own driver
+holder is a real :class:`ticketiq_pg.runtime.leases.LeaseKeeper` on its own driver
 and connection (standing in for one app process each); every tick all of
 them call ``renew_once`` at once, which is what ``LeaseKeeper.run_forever``
 does each ``renew_interval``.  pg_stat_statements counts the renewal
@@ -17,8 +17,8 @@ from typing import Any
 
 import psycopg
 
-from ticketiq_pg.driver import TicketIQ
-from ticketiq_pg.leases import LeaseKeeper
+from ticketiq_pg.db.driver import TicketIQ
+from ticketiq_pg.runtime.leases import LeaseKeeper
 
 from .common import BenchDB, Sizes, StatementSnapshot, hot_updates, summary
 from .workload import LEASE_TTL, SELF_FENCE_MARGIN

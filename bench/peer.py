@@ -23,7 +23,7 @@ import logging
 import time
 from typing import Any
 
-from ticketiq_pg.driver import TicketIQ
+from ticketiq_pg.db.driver import TicketIQ
 from ticketiq_pg.testing.cluster import create_database, drop_database
 
 from .common import BenchDB, Sizes, StatementSnapshot

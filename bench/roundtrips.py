@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ticketiq_pg.driver import TicketIQ
-from ticketiq_pg.runner import RunState
+from ticketiq_pg.db.driver import TicketIQ
+from ticketiq_pg.runtime.runner import RunState
 
 from .common import BenchDB, Sizes, StatementSnapshot
 from .workload import make_runner, start_kwargs

@@ -42,8 +42,8 @@ from typing import Any
 import psycopg
 from psycopg.types.json import Jsonb
 
-from ticketiq_pg.driver import TicketIQ
-from ticketiq_pg.runner import RunState
+from ticketiq_pg.db.driver import TicketIQ
+from ticketiq_pg.runtime.runner import RunState
 
 from .common import BenchDB, Sizes, StatementSnapshot, hot_updates, percentile, summary
 from .workload import Barrier, BenchModel, make_runner, start_kwargs
@@ -453,8 +453,8 @@ async def server_breakdown(bdb: BenchDB, payloads: list[Any], runs: int) -> dict
 _ENTRY_POINTS = (
     ("ticketiq_pg/seal.py", "seal_encoded", "seal: canonical JSON + HMAC (Sealer.seal_encoded)"),
     ("copy.py", "deepcopy", "deep copy of the conversation for the model"),
-    ("ticketiq_pg/driver.py", "_rows", "statement: driver + psycopg + pool (TicketIQ._rows)"),
-    ("ticketiq_pg/models.py", "from_row", "row -> dataclass (models.from_row)"),
+    ("ticketiq_pg/db/driver.py", "_rows", "statement: driver + psycopg + pool (TicketIQ._rows)"),
+    ("ticketiq_pg/db/rows.py", "from_row", "row -> dataclass (models.from_row)"),
     ("bench/workload.py", "step", "the bench model"),
     ("bench/workload.py", "kb_search", "the bench tool"),
 )

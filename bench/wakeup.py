@@ -1,6 +1,6 @@
 """6. Wake-up latency: from a sweep's claim to the resume worker starting the run.
 
-A real :class:`ticketiq_pg.worker.Worker` (its LISTEN connection, its resume
+A real :class:`ticketiq_pg.runtime.worker.Worker` (its LISTEN connection, its resume
 loop polling every ``poll_interval`` seconds) runs in this process; the
 bench holds the sweep leader lease itself, so the worker never sweeps.
 Each trial: a run whose process "died" after its first checkpoint has
@@ -23,8 +23,8 @@ from typing import Any
 
 from ticketiq_pg.agent import RunInfo, ToolCall, Verdict
 from ticketiq_pg.config import Settings
-from ticketiq_pg.driver import TicketIQ
-from ticketiq_pg.worker import LEADER_NAME, App, Worker
+from ticketiq_pg.db.driver import TicketIQ
+from ticketiq_pg.runtime.worker import LEADER_NAME, App, Worker
 
 from .common import BenchDB, Sizes, summary
 from .workload import (

@@ -3,7 +3,7 @@
 What is measured is the durable step, not a model or a vendor: each model
 step answers at once with one call of the read tool ``kb.search`` (or, for
 the round-trip scenario, a read and two writes), the tool answers at once
-with about 170 bytes, and the real :class:`ticketiq_pg.runner.Runner` does
+with about 170 bytes, and the real :class:`ticketiq_pg.runtime.runner.Runner` does
 everything else: deep-copies the conversation for the model, plans the
 calls and their step keys, seals the checkpoint (HMAC over canonical JSON),
 writes it with ``ticketiq.write_checkpoint`` through the driver, marks
@@ -21,7 +21,6 @@ import secrets
 import uuid
 from typing import Any
 
-from ticketiq_pg import keys
 from ticketiq_pg.agent import (
     CallContext,
     ModelStep,
@@ -31,9 +30,10 @@ from ticketiq_pg.agent import (
     Tools,
     user_message,
 )
-from ticketiq_pg.driver import TicketIQ
-from ticketiq_pg.leases import LeaseKeeper
-from ticketiq_pg.runner import Runner
+from ticketiq_pg.db.driver import TicketIQ
+from ticketiq_pg.runtime import step_keys as keys
+from ticketiq_pg.runtime.leases import LeaseKeeper
+from ticketiq_pg.runtime.runner import Runner
 from ticketiq_pg.seal import Sealer
 
 SEAL_KEY_ID = "bench-1"

@@ -51,7 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import psycopg  # noqa: E402
 from checkpoint_cpu import DEFAULT_URL, body, pgbench  # noqa: E402
 
-from ticketiq_pg.migrate import install_sync  # noqa: E402
+from ticketiq_pg.db.migrate import install_sync  # noqa: E402
 from ticketiq_pg.testing.cluster import temporary_database  # noqa: E402
 
 INPUTS = (

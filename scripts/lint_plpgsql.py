@@ -4,7 +4,7 @@
     scripts/lint_plpgsql.py [--sql-dir DIR] [--keep-db]
 
 Creates a fresh database on TICKETIQ_TEST_DATABASE_URL's server, ``CREATE EXTENSION
-plpgsql_check``, installs the schema (ticketiq_pg.migrate.install_sync), then runs
+plpgsql_check``, installs the schema (ticketiq_pg.db.migrate.install_sync), then runs
 ``plpgsql_check_function_tb(oid, fatal_errors => false, extra_warnings => true,
 performance_warnings => false)`` for each function; trigger functions are checked once
 per table they are attached to (relid, and transition table names when the trigger has
@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import psycopg  # noqa: E402
 
-from ticketiq_pg.migrate import InstallError, install_sync  # noqa: E402
+from ticketiq_pg.db.migrate import InstallError, install_sync  # noqa: E402
 from ticketiq_pg.testing.cluster import ENV_URL, create_database, drop_database  # noqa: E402
 
 FUNCTIONS_SQL = """

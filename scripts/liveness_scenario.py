@@ -24,10 +24,10 @@ from pathlib import Path
 import httpx
 import psycopg
 
-from ticketiq_pg.migrate import install_sync
+from ticketiq_pg.db.migrate import install_sync
 from ticketiq_pg.testing.cluster import create_database, drop_database
-from ticketiq_pg.trials import SEAL_KEYS
-from ticketiq_pg.vendors.process import VendorService
+from ticketiq_pg.testing.trials import SEAL_KEYS
+from ticketiq_pg.testing.vendor_sim.process import VendorService
 
 TOKENS = """
 select p.process_id, p.liveness_key, p.liveness_backend_pid, p.ended_reason,
@@ -64,8 +64,8 @@ def main() -> int:
             # worker-a leaves fresh inbox entries to worker-b, so worker-b runs them.
             delay = {"TICKETIQ_ENTRY_CLAIM_DELAY": "10"} if name == "worker-a" else {}
             proc = subprocess.Popen(
-                [sys.executable, "-m", "ticketiq_pg.cli", "worker", "--app",
-                 "ticketiq_pg.scripted:app", "--process-id", name, "--http-port", "0",
+                [sys.executable, "-m", "ticketiq_pg.ops.cli", "worker", "--app",
+                 "ticketiq_pg.testing.scripted:app", "--process-id", name, "--http-port", "0",
                  "--log-level", "WARNING"],
                 env={**env, **delay}, stdout=subprocess.PIPE,
                 stderr=open(work / f"{name}.log", "w"),
@@ -85,7 +85,7 @@ def main() -> int:
         time.sleep(3.0)
         procs["worker-b"][0].send_signal(signal.SIGKILL)
         time.sleep(6.0)
-        cli = [sys.executable, "-m", "ticketiq_pg.cli"]
+        cli = [sys.executable, "-m", "ticketiq_pg.ops.cli"]
         for args in (["status"], ["audit", "--event", "process.*", "--event",
                                   "agent.run.lease_lapsed", "--event", "agent.run.crash_resumed"]):
             print(f"$ ticketiq-pg {' '.join(args)}")

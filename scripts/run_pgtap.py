@@ -4,7 +4,7 @@
     scripts/run_pgtap.py [--sql-dir DIR] [--jobs N] [--keep-db] [TEST_FILE ...]
 
 Creates a fresh database on TICKETIQ_TEST_DATABASE_URL's server, installs the schema
-(ticketiq_pg.migrate.install_sync), ``CREATE EXTENSION pgtap``, runs
+(ticketiq_pg.db.migrate.install_sync), ``CREATE EXTENSION pgtap``, runs
 ``sql/tests/helpers.sql`` if it exists (test helpers in schema ``tiq_test``), then
 ``pg_prove --recurse --ext .sql`` over every ``*.sql`` below sql/tests/ except
 helpers.sql (or over the files given).  Connection details go to pg_prove through PG*
@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import psycopg  # noqa: E402
 from psycopg.conninfo import conninfo_to_dict  # noqa: E402
 
-from ticketiq_pg.migrate import InstallError, install_sync  # noqa: E402
-from ticketiq_pg.sqlfiles import sql_dir  # noqa: E402
+from ticketiq_pg.db.migrate import InstallError, install_sync  # noqa: E402
+from ticketiq_pg.db.sqlfiles import sql_dir  # noqa: E402
 from ticketiq_pg.testing.cluster import ENV_URL, create_database, drop_database  # noqa: E402
 
 HELPERS = "helpers.sql"

@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Iterator
 import psycopg
 import pytest
 
-from ticketiq_pg.migrate import install_sync
+from ticketiq_pg.db.migrate import install_sync
 from ticketiq_pg.testing.cluster import temporary_database, test_server_url
 
 

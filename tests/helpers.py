@@ -20,9 +20,9 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from ticketiq_pg.driver import TicketIQ
-from ticketiq_pg.migrate import load_tree
-from ticketiq_pg.models import StartedRun
+from ticketiq_pg.db.driver import TicketIQ
+from ticketiq_pg.db.migrate import load_tree
+from ticketiq_pg.db.rows import StartedRun
 
 #: The schema version an install of this checkout's SQL tree arrives at.
 NEWEST = max(load_tree().latest_migration, 1)

@@ -3,7 +3,7 @@
 A :class:`Stack` is one test's world: its own database (with the schema), its
 own vendor service process (which records every request it receives), a
 seal key, a model log and a gates file.  ``spawn``/``run`` start
-``python -m ticketiq_pg.scripted`` worker processes against it.
+``python -m ticketiq_pg.testing.scripted`` worker processes against it.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from typing import Any
 
 import psycopg
 
-from ticketiq_pg.scripted import read_model_log
-from ticketiq_pg.vendors.process import VendorService
+from ticketiq_pg.testing.scripted import read_model_log
+from ticketiq_pg.testing.vendor_sim.process import VendorService
 
 SEAL_KEYS = "k1:" + base64.b64encode(b"ticketiq-test-seal-key-0123456789").decode()
 
@@ -110,7 +110,7 @@ class Stack:
         if faults:
             extra["TICKETIQ_FAULTS"] = faults
         popen = subprocess.Popen(
-            [sys.executable, "-m", "ticketiq_pg.scripted", *args],
+            [sys.executable, "-m", "ticketiq_pg.testing.scripted", *args],
             env=self.env(**extra),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -311,25 +311,28 @@ def _spawn_live(stack: Stack, name: str, argv: list[str], env: dict[str, str]) -
 
 def spawn_worker(stack: Stack, name: str, *args: str, faults: str | None = None,
                  **extra: str) -> LiveProc:
-    """``python -m ticketiq_pg.scripted --commands --process-id NAME ...``, read live.
+    """``python -m ticketiq_pg.testing.scripted --commands --process-id NAME ...``, read live.
 
     Its vendor requests carry ``name`` (see :func:`requester`).
     """
     if faults:
         extra["TICKETIQ_FAULTS"] = faults
     extra.setdefault("TICKETIQ_VENDOR_URL", vendor_user(stack.vendor.base_url, name))
-    argv = ["-m", "ticketiq_pg.scripted", "--commands", "--process-id", name, *args]
+    argv = ["-m", "ticketiq_pg.testing.scripted", "--commands", "--process-id", name, *args]
     return _spawn_live(stack, name, argv, stack.env(**extra))
 
 
+SCRIPTED_APP = "ticketiq_pg.testing.scripted:app"
+
+
 def spawn_cli_worker(stack: Stack, name: str, *args: str,
-                     app: str | None = "ticketiq_pg.scripted:app", **extra: str) -> LiveProc:
+                     app: str | None = SCRIPTED_APP, **extra: str) -> LiveProc:
     """``ticketiq-pg worker --app APP --process-id NAME ...``, read live.
 
     ``app=None`` leaves ``--app`` out (the worker then reads ``TICKETIQ_APP``).
     """
     extra.setdefault("TICKETIQ_VENDOR_URL", vendor_user(stack.vendor.base_url, name))
-    argv = ["-m", "ticketiq_pg.cli", "worker", "--process-id", name, *args]
+    argv = ["-m", "ticketiq_pg.ops.cli", "worker", "--process-id", name, *args]
     if app is not None:
         argv += ["--app", app]
     return _spawn_live(stack, name, argv, stack.env(**extra))

@@ -26,7 +26,7 @@ import pytest
 import bench.workload as workload
 from bench.throughput import step_bound, ticketiq_round
 from bench.workload import BenchModel, make_runner
-from ticketiq_pg.driver import TicketIQ
+from ticketiq_pg.db.driver import TicketIQ
 
 STEPS = 3
 ROOT = Path(__file__).resolve().parents[1]

@@ -46,8 +46,9 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from ticketiq_pg import errors, models
-from ticketiq_pg.driver import TicketIQ
+from ticketiq_pg import errors
+from ticketiq_pg.db import rows as models
+from ticketiq_pg.db.driver import TicketIQ
 from ticketiq_pg.errors import Fenced, NotOwner, RunNotRunning
 
 HOLDERS = ("p1", "p2", "p3")

@@ -40,8 +40,10 @@ from psycopg import sql
 from psycopg.conninfo import make_conninfo
 from psycopg.types.json import Jsonb
 
-from ticketiq_pg import errors, models
-from ticketiq_pg.driver import FailoverConnection, TicketIQ
+from ticketiq_pg import errors
+from ticketiq_pg.db import rows as models
+from ticketiq_pg.db.driver import FailoverConnection, TicketIQ
+from ticketiq_pg.db.migrate import install_sync
 from ticketiq_pg.errors import (
     AnswerSealed,
     Fenced,
@@ -55,7 +57,6 @@ from ticketiq_pg.errors import (
     UnknownCall,
     UnknownRun,
 )
-from ticketiq_pg.migrate import install_sync
 from ticketiq_pg.testing.cluster import temporary_database
 
 DAY = 86400.0

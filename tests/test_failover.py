@@ -33,12 +33,12 @@ import pytest
 from helpers import body, call
 from procs import KILLED, start_stack
 
-from ticketiq_pg import retry
-from ticketiq_pg.driver import RESUME_CHANNEL, TicketIQ
-from ticketiq_pg.listener import Listener, Wakeup
-from ticketiq_pg.migrate import install_sync
+from ticketiq_pg.db import retry
+from ticketiq_pg.db.driver import RESUME_CHANNEL, TicketIQ
+from ticketiq_pg.db.listener import Listener, Wakeup
+from ticketiq_pg.db.migrate import install_sync
+from ticketiq_pg.db.sqlfiles import sql_dir
 from ticketiq_pg.seal import Sealer
-from ticketiq_pg.sqlfiles import sql_dir
 from ticketiq_pg.testing.cluster import ReplicatedCluster, temporary_database
 
 pytestmark = pytest.mark.slow

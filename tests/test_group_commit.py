@@ -1,4 +1,4 @@
-"""Group commit (``ticketiq_pg.group_commit``) against a real database.
+"""Group commit (``ticketiq_pg.db.group_commit``) against a real database.
 
 * a lone run's checkpoints go out one ``write_checkpoint`` statement each, never grouped;
 * runs that step together share ``write_checkpoints`` statements, and every checkpoint is
@@ -22,7 +22,7 @@ import pytest
 from helpers import body, call, rows, scalar, start
 
 from ticketiq_pg import errors
-from ticketiq_pg.driver import TicketIQ
+from ticketiq_pg.db.driver import TicketIQ
 
 
 @pytest.fixture

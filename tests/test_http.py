@@ -8,8 +8,8 @@ import httpx
 import psycopg
 import pytest
 
-from ticketiq_pg.driver import TicketIQ
-from ticketiq_pg.http import create_app
+from ticketiq_pg.db.driver import TicketIQ
+from ticketiq_pg.front.app import create_app
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""ticketiq_pg.migrate on small SQL trees built per test, plus the real tree's install."""
+"""ticketiq_pg.db.migrate on small SQL trees built per test, plus the real tree's install."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from ticketiq_pg import migrate, sqlfiles
-from ticketiq_pg.migrate import InstallError
+from ticketiq_pg.db import migrate, sqlfiles
+from ticketiq_pg.db.migrate import InstallError
 
 SCHEMA_MIGRATIONS = """
 create table ticketiq.schema_migrations (

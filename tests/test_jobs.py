@@ -1,6 +1,6 @@
 """Background jobs across real processes: kills, stalls, the sweep, typed errors.
 
-Job workers are child processes (``python -m ticketiq_pg.jobs``) driven with real
+Job workers are child processes (``python -m ticketiq_pg.testing.jobs_child``) driven with real
 signals (SIGKILL, SIGSTOP/SIGCONT, SIGTERM).  A lapsed lease is swept with the database
 clock moved forward in the sweeping session only (``ticketiq.fake_now``), so nothing
 sleeps out a lease, except in the one test where a process of the pair sweeps as the
@@ -34,9 +34,10 @@ from procs import KILLED, LiveProc, Stack, requester, vendor_user
 from psycopg.types.json import Jsonb
 
 from ticketiq_pg import errors
-from ticketiq_pg.driver import TicketIQ
-from ticketiq_pg.jobs import JobContext, JobStore, JobWorker
-from ticketiq_pg.scripted_jobs import scripted_handlers
+from ticketiq_pg.db.driver import TicketIQ
+from ticketiq_pg.db.jobs import JobStore
+from ticketiq_pg.runtime.jobs import JobContext, JobWorker
+from ticketiq_pg.testing.scripted_jobs import scripted_handlers
 
 T = TypeVar("T")
 
@@ -66,13 +67,13 @@ def wait_until(what: str, check: Callable[[], T], timeout: float, interval: floa
 
 
 def spawn_jobs(stack: Stack, name: str, *args: str, **extra: str) -> LiveProc:
-    """``python -m ticketiq_pg.jobs --process-id NAME ...``, read live; its vendor
+    """``python -m ticketiq_pg.testing.jobs_child --process-id NAME ...``, read live; its vendor
     requests carry ``name``."""
     extra.setdefault("TICKETIQ_VENDOR_URL", vendor_user(stack.vendor.base_url, name))
     stderr_path = stack.workdir / f"{name}.stderr.log"
     with open(stderr_path, "ab") as err:
         popen = subprocess.Popen(
-            [sys.executable, "-m", "ticketiq_pg.jobs", "--process-id", name, *args],
+            [sys.executable, "-m", "ticketiq_pg.testing.jobs_child", "--process-id", name, *args],
             env=stack.env(**extra),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
@@ -564,7 +565,7 @@ async def test_ready_waits_for_the_liveness_token_and_learns_the_job_was_lost(
     is held again, the job leases are renewed first, the job is found lost, and the
     handler stops without its second write.
     """
-    from ticketiq_pg.liveness import Liveness
+    from ticketiq_pg.runtime.liveness import Liveness
 
     db = await TicketIQ.connect(db_url)
     await db.register_process("w1")
@@ -668,7 +669,7 @@ async def test_a_job_claimed_again_here_stops_the_older_attempt_of_it(db_url: st
 async def test_no_job_is_claimed_while_the_liveness_token_is_unconfirmed(db_url: str) -> None:
     """A process whose token is not confirmed claims no job: a peer that found its session
     ended would cut the new claim's lease at once, costing the job an attempt."""
-    from ticketiq_pg.liveness import Liveness
+    from ticketiq_pg.runtime.liveness import Liveness
 
     db = await TicketIQ.connect(db_url)
     await db.register_process("w1")

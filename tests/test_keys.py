@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ticketiq_pg import keys
+from ticketiq_pg.runtime import step_keys as keys
 
 
 def test_agent_call_key_is_stable_and_depends_on_every_part() -> None:

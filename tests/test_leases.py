@@ -9,7 +9,7 @@ import uuid
 import pytest
 from procs import Stack
 
-from ticketiq_pg.leases import LeaseKeeper, LeaseLost
+from ticketiq_pg.runtime.leases import LeaseKeeper, LeaseLost
 
 RUN = uuid.UUID(int=7)
 

@@ -1,6 +1,6 @@
 """Liveness tokens: a dead process is noticed by its PostgreSQL session; the lease stays the fence.
 
-Real worker processes (``python -m ticketiq_pg.scripted``) with the default 8 s
+Real worker processes (``python -m ticketiq_pg.testing.scripted``) with the default 8 s
 leases and liveness on (``TICKETIQ_LIVENESS_INTERVAL`` 0.1 s, the default), driven
 with real signals and real session terminations; judged from the database, the
 vendor service's own record and the scripted model's log.
@@ -45,7 +45,7 @@ from test_workers import (
     wait_until,
 )
 
-from ticketiq_pg.migrate import install_sync
+from ticketiq_pg.db.migrate import install_sync
 from ticketiq_pg.testing.cluster import PrivateCluster, temporary_database
 
 pytestmark = pytest.mark.slow
@@ -325,8 +325,8 @@ async def test_liveness_claims_a_dead_peers_runs_and_spares_a_clean_exit(db_url:
     """Unit-level: a session that ends is a death; release_liveness is a clean exit."""
     import asyncio
 
-    from ticketiq_pg.driver import TicketIQ
-    from ticketiq_pg.liveness import Liveness
+    from ticketiq_pg.db.driver import TicketIQ
+    from ticketiq_pg.runtime.liveness import Liveness
 
     db = await TicketIQ.connect(db_url)
     try:
@@ -371,7 +371,7 @@ async def test_a_process_whose_token_is_unconfirmed_adopts_no_run(db_url: str) -
     """
     import asyncio
 
-    from ticketiq_pg.driver import TicketIQ
+    from ticketiq_pg.db.driver import TicketIQ
 
     worker = _answering_worker(db_url, "adopter")
     db = await TicketIQ.connect(db_url)
@@ -416,7 +416,7 @@ async def test_a_process_whose_token_is_unconfirmed_starts_no_run_until_it_is(
     import asyncio
     import uuid
 
-    from ticketiq_pg.driver import TicketIQ
+    from ticketiq_pg.db.driver import TicketIQ
     from ticketiq_pg.errors import UnknownRun
 
     proxy, proxied = _proxy(db_url)
@@ -449,11 +449,11 @@ async def test_a_run_start_gives_up_when_the_token_stays_unconfirmed(db_url: str
     import uuid
 
     from ticketiq_pg.agent import Tools
-    from ticketiq_pg.driver import TicketIQ
+    from ticketiq_pg.db.driver import TicketIQ
     from ticketiq_pg.errors import LivenessUnconfirmed, UnknownRun
-    from ticketiq_pg.leases import LeaseKeeper
-    from ticketiq_pg.liveness import Liveness
-    from ticketiq_pg.runner import Runner
+    from ticketiq_pg.runtime.leases import LeaseKeeper
+    from ticketiq_pg.runtime.liveness import Liveness
+    from ticketiq_pg.runtime.runner import Runner
     from ticketiq_pg.seal import Sealer
 
     db = await TicketIQ.connect(db_url)
@@ -484,7 +484,7 @@ async def test_a_process_whose_token_is_unconfirmed_claims_no_entry(db_url: str)
     """
     import asyncio
 
-    from ticketiq_pg.driver import TicketIQ
+    from ticketiq_pg.db.driver import TicketIQ
 
     proxy, proxied = _proxy(db_url)
     worker = _answering_worker(proxied, "pump")
@@ -519,7 +519,7 @@ def _answering_worker(url: str, process_id: str):  # type: ignore[no-untyped-def
     """A worker whose model answers at once, looking at liveness every 0.05 s."""
     from ticketiq_pg.agent import ModelStep, Tools
     from ticketiq_pg.config import Settings
-    from ticketiq_pg.worker import App, Worker
+    from ticketiq_pg.runtime.worker import App, Worker
 
     class Answers:
         async def step(self, request):  # type: ignore[no-untyped-def]

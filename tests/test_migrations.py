@@ -26,10 +26,10 @@ import psycopg
 import pytest
 from psycopg.types.json import Jsonb
 
-from ticketiq_pg import migrate, sqlfiles
-from ticketiq_pg.driver import KNOWN_SCHEMA_VERSIONS, TicketIQ
+from ticketiq_pg.db import migrate, sqlfiles
+from ticketiq_pg.db.driver import KNOWN_SCHEMA_VERSIONS, TicketIQ
+from ticketiq_pg.db.migrate import InstallError
 from ticketiq_pg.errors import SchemaVersionMismatch
-from ticketiq_pg.migrate import InstallError
 from ticketiq_pg.testing.cluster import find_bindir, temporary_database
 
 NEWEST = max(migrate.load_tree().latest_migration, 1)

@@ -38,9 +38,9 @@ from procs import KILLED, Stack
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
-from ticketiq_pg import operator
-from ticketiq_pg.cli import main
-from ticketiq_pg.driver import TicketIQ
+from ticketiq_pg.db.driver import TicketIQ
+from ticketiq_pg.ops import views as operator
+from ticketiq_pg.ops.cli import main
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "operators.md"
 

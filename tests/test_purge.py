@@ -14,7 +14,7 @@ import time
 
 import psycopg
 
-from ticketiq_pg.driver import TicketIQ
+from ticketiq_pg.db.driver import TicketIQ
 
 BODY = {"conversation": [{"role": "user", "content": "help"}], "calls": [],
         "counters": {"model_steps": 1}, "history": [], "delegation_keys": {}}
@@ -66,12 +66,12 @@ def test_purge_cli_reports_what_it_deleted(db_url: str) -> None:
     asyncio.run(setup())
     time.sleep(1.1)
     out = subprocess.run(
-        [sys.executable, "-m", "ticketiq_pg.cli", "purge", "--older-than", "1s", "--json",
+        [sys.executable, "-m", "ticketiq_pg.ops.cli", "purge", "--older-than", "1s", "--json",
          "--database-url", db_url], capture_output=True, text=True, check=True).stdout
     totals = json.loads(out)
     assert (totals["answers_purged"], totals["runs_purged"], totals["checkpoints_purged"]) == (
         0, 1, 1), totals
     bad = subprocess.run(
-        [sys.executable, "-m", "ticketiq_pg.cli", "purge", "--older-than", "soon",
+        [sys.executable, "-m", "ticketiq_pg.ops.cli", "purge", "--older-than", "soon",
          "--database-url", db_url], capture_output=True, text=True)
     assert bad.returncode == 2 and "older-than" in bad.stderr

@@ -14,7 +14,7 @@ import json
 import pytest
 from procs import KILLED, Stack
 
-from ticketiq_pg import keys
+from ticketiq_pg.runtime import step_keys as keys
 
 
 def kill_after_checkpoint(stack: Stack) -> str:

@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 from procs import KILLED, Stack
 
-from ticketiq_pg import cli, keys
+from ticketiq_pg.ops import cli
+from ticketiq_pg.runtime import step_keys as keys
 
 # plan -> (vendor, tool, settlement when received, when lost)
 ROUTES = {

@@ -48,8 +48,8 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from .errors import ConfigError
-from .seal import Sealer
+from ticketiq_pg.errors import ConfigError
+from ticketiq_pg.seal import Sealer
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}

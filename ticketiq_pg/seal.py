@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from .errors import InvalidPayload, SealMismatch
+from ticketiq_pg.errors import InvalidPayload, SealMismatch
 
 
 def canonical(value: Any) -> str:

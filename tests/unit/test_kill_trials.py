@@ -16,7 +16,7 @@ detections are measured in the same run;
 ``LIYAGENT_KILL_PLOT`` a PNG of the recovery time of every trial caught in
 flight, per round (needs matplotlib, the ``bench`` extra).
 Judged from the database and the vendor service's own record (see
-:mod:`ticketiq_pg.trials`): no lost trial, no duplicate write, recovery
+:mod:`ticketiq_pg.testing.trials`): no lost trial, no duplicate write, recovery
 within 15 s, in ``stop`` mode no write by the stalled process after the
 takeover, and in ``restart``/``failover`` mode no run of a live process
 handed over because its session ended.
@@ -31,9 +31,9 @@ from pathlib import Path
 
 import pytest
 
-from ticketiq_pg.migrate import install_sync
+from ticketiq_pg.db.migrate import install_sync
 from ticketiq_pg.testing.cluster import PrivateCluster, ReplicatedCluster, temporary_database
-from ticketiq_pg.trials import percentile, run_trials
+from ticketiq_pg.testing.trials import percentile, run_trials
 
 ROUNDS = int(os.environ.get("LIYAGENT_KILL_TRIALS", "0") or 0)
 MODE = os.environ.get("LIYAGENT_KILL_MODE", "kill")

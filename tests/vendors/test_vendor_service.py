@@ -1,8 +1,8 @@
 """The local vendor service, proven against the real server process.
 
-Each test starts ``python -m ticketiq_pg.vendors.server`` on its own SQLite file, talks to
-it through the async clients (or raw HTTP for requests the clients would never send), and
-judges by what the service recorded: duplicates are counted where they would land.
+Each test starts ``python -m ticketiq_pg.testing.vendor_sim.server`` on its own SQLite
+file, talks to it through the async clients (or raw HTTP for requests the clients would
+never send), and judges by what the service recorded: duplicates are counted where they would land.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
+from ticketiq_pg.testing.vendor_sim.process import VendorService, VendorServiceError
 from ticketiq_pg.vendors.clients import (
     STEP_KEY_PROPERTY,
     Discord,
@@ -29,7 +30,6 @@ from ticketiq_pg.vendors.clients import (
     VendorRejected,
     VendorUnavailable,
 )
-from ticketiq_pg.vendors.process import VendorService, VendorServiceError
 
 QUEUE = "https://sqs.eu-west-1.amazonaws.com/123456789012/runs.fifo"
 

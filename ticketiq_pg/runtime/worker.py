@@ -3,10 +3,10 @@
 One :class:`Worker` per app process.  It
 
 * registers the process and renews all of its leases in one statement per
-  tick (:class:`~ticketiq_pg.leases.LeaseKeeper`), stopping a run at once
+  tick (:class:`~ticketiq_pg.runtime.leases.LeaseKeeper`), stopping a run at once
   when renewal says it no longer holds it, and self-fencing when it cannot
   renew in time;
-* holds its liveness token and watches its peers' (:mod:`ticketiq_pg.liveness`):
+* holds its liveness token and watches its peers' (:mod:`ticketiq_pg.runtime.liveness`):
   a peer whose PostgreSQL session ended while this one's stayed up is dead,
   and its runs are claimed after a short grace (``TICKETIQ_LIVENESS_INTERVAL``;
   0 turns this off and leaves detection to lease expiry alone);
@@ -19,12 +19,12 @@ One :class:`Worker` per app process.  It
 * LISTENs for ``ticketiq_resume`` on a dedicated connection and polls every
   ``poll_interval`` seconds (the poll is the truth), adopting claimed runs
   and continuing them through the step loop;
-* runs the entry pump (:mod:`ticketiq_pg.entries`): due cron fires and
+* runs the entry pump (:mod:`ticketiq_pg.runtime.entries`): due cron fires and
   pending inbox rows (webhooks, ticket events, Teams activities, A2A tasks,
   co-pilot turns) become runs here, woken by NOTIFY ``ticketiq_entry``;
-* runs a background job worker (:mod:`ticketiq_pg.jobs`) for the app's job
+* runs a background job worker (:mod:`ticketiq_pg.runtime.jobs`) for the app's job
   handlers; the leader also takes back lapsed jobs;
-* optionally serves the HTTP front (:mod:`ticketiq_pg.http`) on
+* optionally serves the HTTP front (:mod:`ticketiq_pg.front.app`) on
   ``http_port``;
 * on :meth:`shutdown` (SIGTERM) stops taking work, resigns leadership (a
   follower takes over at once), releases each run at its next step
@@ -43,16 +43,17 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .agent import AllowAll, AnswerDelivery, Delivery, Gates, Model, Tools
-from .config import Settings
-from .driver import ENTRY_CHANNEL, LEADER_CHANNEL, RESUME_CHANNEL, TicketIQ
-from .entries import EntryPump
-from .faults import FaultPoints
-from .jobs import JOB_CHANNEL, Handler, JobStore, JobWorker
-from .leases import LeaseKeeper
-from .listener import Listener, Wakeup
-from .liveness import Liveness
-from .runner import Runner, RunOutcome
+from ticketiq_pg.agent import AllowAll, AnswerDelivery, Delivery, Gates, Model, Tools
+from ticketiq_pg.config import Settings
+from ticketiq_pg.db.driver import ENTRY_CHANNEL, LEADER_CHANNEL, RESUME_CHANNEL, TicketIQ
+from ticketiq_pg.db.jobs import JOB_CHANNEL, JobStore
+from ticketiq_pg.db.listener import Listener, Wakeup
+from ticketiq_pg.runtime.entries import EntryPump
+from ticketiq_pg.runtime.faults import FaultPoints
+from ticketiq_pg.runtime.jobs import Handler, JobWorker
+from ticketiq_pg.runtime.leases import LeaseKeeper
+from ticketiq_pg.runtime.liveness import Liveness
+from ticketiq_pg.runtime.runner import Runner, RunOutcome
 
 log = logging.getLogger(__name__)
 
@@ -449,7 +450,7 @@ class Worker:
     async def _start_http(self, port: int) -> None:
         import uvicorn
 
-        from .http import create_app
+        from ticketiq_pg.front.app import create_app
 
         class _Server(uvicorn.Server):
             @contextlib.contextmanager

@@ -27,8 +27,7 @@ from typing import Any
 
 import psycopg
 
-from . import keys
-from .agent import (
+from ticketiq_pg.agent import (
     AllowAll,
     AnswerDelivery,
     CallContext,
@@ -46,8 +45,9 @@ from .agent import (
     tool_message,
     user_message,
 )
-from .driver import TicketIQ
-from .errors import (
+from ticketiq_pg.db.driver import TicketIQ
+from ticketiq_pg.db.rows import AdoptedRun
+from ticketiq_pg.errors import (
     InvalidPayload,
     LivenessUnconfirmed,
     NotOwner,
@@ -55,10 +55,10 @@ from .errors import (
     StepConflict,
     TicketIQError,
 )
-from .faults import FaultPoints
-from .leases import LeaseKeeper
-from .models import AdoptedRun
-from .seal import Sealer
+from ticketiq_pg.runtime import step_keys as keys
+from ticketiq_pg.runtime.faults import FaultPoints
+from ticketiq_pg.runtime.leases import LeaseKeeper
+from ticketiq_pg.seal import Sealer
 
 log = logging.getLogger(__name__)
 
@@ -185,7 +185,7 @@ class Runner:
     ) -> RunState | RunOutcome:
         """Write the run and its lease; a repeated idempotency key gives status 'exists'.
 
-        With a liveness token (:mod:`ticketiq_pg.liveness`) it first waits
+        With a liveness token (:mod:`ticketiq_pg.runtime.liveness`) it first waits
         until the token is confirmed, as adoption does: a peer that found
         this process's session ended would take a run started meanwhile over
         at once, a loss counted for nothing.  Still unconfirmed after the

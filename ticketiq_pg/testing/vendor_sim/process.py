@@ -1,4 +1,4 @@
-"""Start, stop and drive the local vendor service (:mod:`ticketiq_pg.vendors.server`).
+"""Start, stop and drive the local vendor service (:mod:`ticketiq_pg.testing.vendor_sim.server`).
 
 ::
 
@@ -6,7 +6,7 @@
         ...  # point the clients at vendors.base_url
         assert vendors.effects()["counts"]["jira"] == 1
 
-``start`` runs ``sys.executable -m ticketiq_pg.vendors.server`` with the SQLite file
+``start`` runs ``sys.executable -m ticketiq_pg.testing.vendor_sim.server`` with the SQLite file
 ``<workdir>/vendors.sqlite3`` (kept across restarts on the same workdir), waits for its
 ready file and raises :class:`VendorServiceError` with the server's stderr if it does not
 come up.  :meth:`VendorService.attach` drives a service started elsewhere (no process).
@@ -92,7 +92,7 @@ class VendorService:
         cmd = [
             sys.executable,
             "-m",
-            "ticketiq_pg.vendors.server",
+            "ticketiq_pg.testing.vendor_sim.server",
             "--db",
             str(db_path),
             "--port",

@@ -13,7 +13,7 @@ the real vendor clients, so every write lands where duplicates are counted.
 
 Run a worker with this app (used as the child process of tests)::
 
-    python -m ticketiq_pg.scripted --start 1 --seed 7 --steps 4 --exit-after 1
+    python -m ticketiq_pg.testing.scripted --start 1 --seed 7 --steps 4 --exit-after 1
 """
 
 from __future__ import annotations
@@ -32,10 +32,19 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .agent import CallContext, ModelStep, ReadBack, RunInfo, StepRequest, Tool, ToolCall, Tools
-from .agent import Verdict as Verdict
-from .config import Settings
-from .seal import canonical
+from ticketiq_pg.agent import (
+    CallContext,
+    ModelStep,
+    ReadBack,
+    RunInfo,
+    StepRequest,
+    Tool,
+    ToolCall,
+    Tools,
+)
+from ticketiq_pg.agent import Verdict as Verdict
+from ticketiq_pg.config import Settings
+from ticketiq_pg.seal import canonical
 
 PLANS = ("mixed", "reads", "writes", "teams", "discord", "sqs", "delegate", "approval",
          "write_approval")
@@ -161,7 +170,7 @@ def plan_calls(plan: str, rng: random.Random, seed: Any, step: int) -> list[Tool
 
 def vendor_tools(base_url: str) -> Tools:
     """The scripted tools, each a real vendor route on the vendor service."""
-    from .vendors.clients import VendorClients
+    from ticketiq_pg.vendors.clients import VendorClients
 
     clients = VendorClients.local(base_url)
     incident_io, jira, teams = clients.incidentio, clients.jira, clients.teams
@@ -273,7 +282,7 @@ class FileGates:
 
 def app() -> Any:
     """The scripted App, configured from TICKETIQ_VENDOR_URL, _MODEL_LOG, _GATES_FILE."""
-    from .worker import App
+    from ticketiq_pg.runtime.worker import App
 
     base_url = os.environ.get("TICKETIQ_VENDOR_URL")
     if not base_url:
@@ -286,9 +295,9 @@ def app() -> Any:
         tool = tools.get(name.strip())
         if tool is not None:
             tools.add(dataclasses.replace(tool, classification=classification.strip()))
-    from .entries import teams_delivery
-    from .scripted_jobs import scripted_handlers
-    from .vendors.clients import VendorClients
+    from ticketiq_pg.runtime.entries import teams_delivery
+    from ticketiq_pg.testing.scripted_jobs import scripted_handlers
+    from ticketiq_pg.vendors.clients import VendorClients
 
     clients = VendorClients.local(base_url)
     return App(
@@ -332,8 +341,8 @@ async def _read_commands(start_one: Any) -> None:
 
 
 async def _main(args: argparse.Namespace) -> int:
-    from .runner import RunOutcome
-    from .worker import Worker
+    from ticketiq_pg.runtime.runner import RunOutcome
+    from ticketiq_pg.runtime.worker import Worker
 
     def on_outcome(outcome: RunOutcome) -> None:
         _event("outcome", run_id=str(outcome.run_id), status=outcome.status,
@@ -377,7 +386,7 @@ async def _main(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m ticketiq_pg.scripted")
+    parser = argparse.ArgumentParser(prog="python -m ticketiq_pg.testing.scripted")
     parser.add_argument("--start", type=int, default=0, help="runs to start here")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--steps", type=int, default=3)

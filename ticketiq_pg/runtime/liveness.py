@@ -33,8 +33,8 @@ The lease stays the fence and the fallback:
 * a process whose liveness connection drops while it is alive (a network
   blip, ``pg_terminate_backend``) may have its runs taken over.  It makes
   no outside call without a fresh confirmation
-  (:meth:`~ticketiq_pg.leases.LeaseKeeper.ready` for a run's calls,
-  :meth:`~ticketiq_pg.jobs.JobContext.ready` for a job's, wait) until it
+  (:meth:`~ticketiq_pg.runtime.leases.LeaseKeeper.ready` for a run's calls,
+  :meth:`~ticketiq_pg.runtime.jobs.JobContext.ready` for a job's, wait) until it
   has held its token again and renewed its run and job leases; renewal
   tells it which runs and jobs it lost (back within the grace, it keeps
   them all), and the epoch fences any write it would still try for them.
@@ -56,12 +56,12 @@ from typing import TYPE_CHECKING
 
 import psycopg
 
-from .driver import TicketIQ
-from .leases import LeaseKeeper
-from .listener import KEEPALIVE_KWARGS
+from ticketiq_pg.db.driver import TicketIQ
+from ticketiq_pg.db.listener import KEEPALIVE_KWARGS
+from ticketiq_pg.runtime.leases import LeaseKeeper
 
 if TYPE_CHECKING:
-    from .jobs import JobWorker
+    from ticketiq_pg.runtime.jobs import JobWorker
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ server is SIGKILLed right after.
 
 Run::
 
-    python -m ticketiq_pg.vendors.server --db PATH [--port 0] [--ready-file PATH]
+    python -m ticketiq_pg.testing.vendor_sim.server --db PATH [--port 0] [--ready-file PATH]
         [--discord-window 120] [--sqs-window 300] [--parent-pid PID] [--verbose]
 
 ``--ready-file`` receives the bound port (written to a temp file, then renamed) once the
@@ -1480,7 +1480,7 @@ def serve(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m ticketiq_pg.vendors.server",
+        prog="python -m ticketiq_pg.testing.vendor_sim.server",
         description="Local vendor service: imitates incident.io, Jira, Teams, Discord and "
         "SQS FIFO on 127.0.0.1 and records every request in a SQLite file.",
     )

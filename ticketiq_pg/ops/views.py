@@ -10,7 +10,7 @@ The query functions (:func:`status`, :func:`runs`, :func:`show`,
 keys; :func:`to_json` turns one into the ``--json`` output (ISO 8601
 timestamps, UUIDs as strings) and the ``render_*`` functions into aligned
 tables for people.  :func:`status_text` and its siblings open the
-connection, read and render: they are what ``ticketiq_pg.cli`` calls.
+connection, read and render: they are what ``ticketiq_pg.ops.cli`` calls.
 
 Where an operator view of ``sql/schema.sql`` has what a section needs, the
 section reads the view (``runs_in_flight``, ``calls_in_doubt``,
@@ -37,7 +37,7 @@ import psycopg
 from psycopg import sql
 from psycopg.rows import dict_row
 
-from ticketiq_pg.driver import KNOWN_SCHEMA_VERSIONS
+from ticketiq_pg.db.driver import KNOWN_SCHEMA_VERSIONS
 from ticketiq_pg.errors import SchemaVersionMismatch, TicketIQError, UnknownRun
 
 RUN_STATUSES = ("running", "claimed", "suspended", "completed", "failed", "stopped")

@@ -190,7 +190,7 @@ RULES: dict[str, Rule] = {
     "claim_entries": Rule(
         N, "a repeat claims other entries; runs the lost first attempt started would be "
         "held by nobody until their leases lapse (then swept and resumed, a loss counted)"),
-    # -- background jobs (ticketiq_pg.jobs) -----------------------------------------
+    # -- background jobs (ticketiq_pg.db.jobs) -----------------------------------------
     "enqueue_job": Rule(
         K, "with an idempotency key a repeat finds the job; without one it would queue a "
         "second job", key_arg=3),

@@ -33,7 +33,7 @@ from typing import Any
 import psycopg
 from psycopg import pq
 
-from ticketiq_pg.sqlfiles import sql_dir
+from ticketiq_pg.db.sqlfiles import sql_dir
 
 __all__ = [
     "InstallError",
@@ -81,7 +81,7 @@ class SqlTree:
 
 
 def load_tree(sql_root: Path | None = None) -> SqlTree:
-    """Read the layout of the SQL tree (default: :func:`ticketiq_pg.sqlfiles.sql_dir`)."""
+    """Read the layout of the SQL tree (default: :func:`ticketiq_pg.db.sqlfiles.sql_dir`)."""
     root = Path(sql_root) if sql_root is not None else sql_dir()
     if not root.is_dir():
         raise InstallError(f"SQL directory {root} does not exist")

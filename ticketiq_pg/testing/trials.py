@@ -34,7 +34,7 @@ and from the vendor service's own record:
   (its next checkpoint or its sealed answer, by the attempt that took it
   over), for every trial whose run was taken over.
 
-Victims hold a liveness token (:mod:`ticketiq_pg.liveness`), so the survivor
+Victims hold a liveness token (:mod:`ticketiq_pg.runtime.liveness`), so the survivor
 notices a killed victim by its PostgreSQL session.  ``lease_only_rounds``
 interleaves rounds whose victim holds none (``TICKETIQ_LIVENESS_INTERVAL=0``):
 detected by lease expiry alone, measured in the same run for comparison.
@@ -61,7 +61,7 @@ import httpx
 import psycopg
 from psycopg.types.json import Jsonb
 
-from .vendors.process import VendorService
+from ticketiq_pg.testing.vendor_sim.process import VendorService
 
 MODES = ("kill", "stop", "backend", "restart", "failover")
 SEAL_KEYS = "trials:" + base64.b64encode(b"ticketiq-kill-trials-seal-key-01").decode()
@@ -244,8 +244,8 @@ class Arena:
         return env
 
     def spawn(self, name: str, **extra: str) -> tuple[Proc, str]:
-        argv = [sys.executable, "-m", "ticketiq_pg.cli", "worker", "--app",
-                "ticketiq_pg.scripted:app", "--process-id", name, "--http-port", "0",
+        argv = [sys.executable, "-m", "ticketiq_pg.ops.cli", "worker", "--app",
+                "ticketiq_pg.testing.scripted:app", "--process-id", name, "--http-port", "0",
                 "--log-level", "WARNING"]
         proc = Proc(name, argv, self.env(name, **extra), self.workdir / f"{name}.log")
         port = proc.wait_event("http")["port"]

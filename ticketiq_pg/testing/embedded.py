@@ -29,7 +29,7 @@ import warnings
 from pathlib import Path
 from typing import Protocol
 
-from ticketiq_pg.sqlfiles import repo_root
+from ticketiq_pg.db.sqlfiles import repo_root
 
 DEMO_DATABASE = "ticketiq_demo"
 

@@ -42,10 +42,11 @@ import logging
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from . import models, retry
+from ticketiq_pg.db import retry
+from ticketiq_pg.db import rows as models
 
 if TYPE_CHECKING:
-    from .driver import TicketIQ
+    from ticketiq_pg.db.driver import TicketIQ
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +56,7 @@ _Waiting = tuple[Checkpoint, "asyncio.Future[models.CheckpointWritten]"]
 
 
 class CheckpointBatcher:
-    """Writes the pooled checkpoints of one :class:`~ticketiq_pg.driver.TicketIQ`, grouped."""
+    """Writes the pooled checkpoints of one :class:`~ticketiq_pg.db.driver.TicketIQ`, grouped."""
 
     def __init__(self, db: TicketIQ, *, group: int = 4) -> None:
         if group < 2:

@@ -32,9 +32,9 @@ from fastapi import FastAPI, Header, HTTPException, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from .driver import TicketIQ
-from .entries import durable_for
-from .errors import InvalidPayload, UnknownRun
+from ticketiq_pg.db.driver import TicketIQ
+from ticketiq_pg.errors import InvalidPayload, UnknownRun
+from ticketiq_pg.runtime.entries import durable_for
 
 A2A_STATES = {
     "pending": "submitted",

@@ -3,7 +3,7 @@
 A job is a row of ``ticketiq.jobs`` (schema version 4), queued by
 ``enqueue_job`` and claimed by any process's :class:`JobWorker`.  While a job
 runs, its worker holds a lease on the row, fenced by epoch exactly like a
-run's lease (:mod:`ticketiq_pg.leases`):
+run's lease (:mod:`ticketiq_pg.runtime.leases`):
 
 * the worker renews the leases of all its running jobs in **one statement
   per tick** (``renew_job_leases``); a job the database says is no longer
@@ -38,259 +38,30 @@ that loses its lease (:class:`JobLeaseLost`, a
 :class:`~ticketiq_pg.errors.NotOwner`) just stops: the sweep takes the job
 back.
 
-Run a job worker as a process of its own (used as the child process of
-tests)::
-
-    TICKETIQ_DATABASE_URL=... TICKETIQ_VENDOR_URL=... \\
-        python -m ticketiq_pg.jobs --kinds source_sync,fine_tune --process-id p1
-
-It runs the scripted handlers of :mod:`ticketiq_pg.scripted_jobs` until
-SIGTERM and prints one JSON line per event on stdout.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import logging
-import os
-import signal
-import socket
-import sys
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import psycopg
-from psycopg.types.json import Jsonb
 
-from .driver import TicketIQ
-from .errors import NotOwner
-from .listener import Wakeup
+from ticketiq_pg.db.driver import TicketIQ
+from ticketiq_pg.db.jobs import JOB_CHANNEL, ClaimedJob, JobStore, SweptJob
+from ticketiq_pg.db.listener import Wakeup
+from ticketiq_pg.errors import NotOwner
 
 if TYPE_CHECKING:
-    from .liveness import Liveness
+    from ticketiq_pg.runtime.liveness import Liveness
 
 log = logging.getLogger(__name__)
-
-#: NOTIFY channel of ``enqueue_job`` and ``sweep_jobs`` (a job was queued).
-JOB_CHANNEL = "ticketiq_job"
-
-#: Whether a job of each known kind is resumable, when the caller does not say.
-RESUMABLE_KINDS: Mapping[str, bool] = {
-    "source_sync": True,
-    "fine_tune": True,
-    "classifier_training": False,
-    "red_team": False,
-}
-
-
-# -- rows ---------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class EnqueuedJob:
-    job_id: uuid.UUID
-    created: bool  # false: the idempotency key found an existing job
-    kind: str
-    state: str
-    created_at: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class ClaimedJob:
-    job_id: uuid.UUID
-    kind: str
-    resumable: bool
-    payload: dict[str, Any]
-    progress: dict[str, Any]
-    epoch: int
-    attempts: int
-    lease_expires_at: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class JobCheckpointed:
-    job_id: uuid.UUID
-    epoch: int
-    checkpointed_at: datetime
-    lease_expires_at: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class JobLeaseRenewal:
-    job_id: uuid.UUID
-    epoch: int
-    held: bool
-    lease_expires_at: datetime | None
-
-
-@dataclass(frozen=True, slots=True)
-class JobEnded:
-    job_id: uuid.UUID
-    state: str
-    finished_at: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class SweptJob:
-    job_id: uuid.UUID
-    kind: str
-    epoch: int
-    attempts: int
-    state: str  # queued (resumable) or failed (interrupted)
-    lapsed_holder: str | None
-    lapsed_at: datetime | None
-
-
-@dataclass(frozen=True, slots=True)
-class Job:
-    job_id: uuid.UUID
-    kind: str
-    resumable: bool
-    state: str
-    payload: dict[str, Any]
-    progress: dict[str, Any]
-    result: Any
-    epoch: int
-    holder: str | None
-    lease_expires_at: datetime | None
-    attempts: int
-    idempotency_key: str | None
-    failure_reason: str | None
-    created_at: datetime
-    updated_at: datetime
-    finished_at: datetime | None
-
-
-# -- the store ------------------------------------------------------------------
-
-
-def _object(value: Any) -> Jsonb | None:
-    """A mapping as a JSON object; anything else as is, for the database to refuse (TQ004)."""
-    if value is None:
-        return None
-    return Jsonb(dict(value) if isinstance(value, Mapping) else value)
-
-
-class JobStore:
-    """One method per job function, through a :class:`TicketIQ`'s plumbing.
-
-    Each method sends one statement and raises the typed errors of
-    :mod:`ticketiq_pg.errors` (``UnknownJob`` for TQ010).  Pass ``conn`` to
-    run inside your own transaction.
-    """
-
-    def __init__(self, db: TicketIQ) -> None:
-        self.db = db
-
-    async def enqueue(
-        self,
-        kind: str,
-        payload: Mapping[str, Any] | None = None,
-        *,
-        resumable: bool | None = None,
-        idempotency_key: str | None = None,
-        conn: psycopg.AsyncConnection | None = None,
-    ) -> EnqueuedJob:
-        """Queue a job; ``resumable`` defaults to :data:`RESUMABLE_KINDS` for known kinds."""
-        if resumable is None:
-            if kind not in RESUMABLE_KINDS:
-                raise ValueError(f"say whether a {kind!r} job is resumable")
-            resumable = RESUMABLE_KINDS[kind]
-        return await self.db._one(
-            EnqueuedJob,
-            "enqueue_job",
-            (kind, _object({} if payload is None else payload), resumable, idempotency_key),
-            conn,
-        )
-
-    async def claim(
-        self,
-        holder: str,
-        ttl: float,
-        kinds: Sequence[str] | None = None,
-        *,
-        conn: psycopg.AsyncConnection | None = None,
-    ) -> ClaimedJob | None:
-        rows = await self.db._many(
-            ClaimedJob,
-            "claim_job",
-            (holder, ttl, None if kinds is None else list(kinds)),
-            conn,
-        )
-        return rows[0] if rows else None
-
-    async def checkpoint(
-        self,
-        job_id: uuid.UUID,
-        epoch: int,
-        progress: Mapping[str, Any],
-        *,
-        conn: psycopg.AsyncConnection | None = None,
-    ) -> JobCheckpointed:
-        return await self.db._one(
-            JobCheckpointed,
-            "checkpoint_job",
-            (job_id, epoch, _object(progress)),
-            conn,
-        )
-
-    async def renew(
-        self,
-        holder: str,
-        held: Sequence[tuple[uuid.UUID, int]],
-        ttl: float,
-        *,
-        conn: psycopg.AsyncConnection | None = None,
-    ) -> list[JobLeaseRenewal]:
-        return await self.db._many(
-            JobLeaseRenewal,
-            "renew_job_leases",
-            (holder, [job_id for job_id, _ in held], [epoch for _, epoch in held], ttl),
-            conn,
-        )
-
-    async def finish(
-        self,
-        job_id: uuid.UUID,
-        epoch: int,
-        result: Any = None,
-        *,
-        conn: psycopg.AsyncConnection | None = None,
-    ) -> JobEnded:
-        """Complete the job; ``result`` is any JSON value (None is JSON null)."""
-        return await self.db._one(JobEnded, "finish_job", (job_id, epoch, Jsonb(result)), conn)
-
-    async def fail(
-        self,
-        job_id: uuid.UUID,
-        epoch: int,
-        reason: str,
-        *,
-        conn: psycopg.AsyncConnection | None = None,
-    ) -> JobEnded:
-        return await self.db._one(JobEnded, "fail_job", (job_id, epoch, reason), conn)
-
-    async def sweep(
-        self,
-        sweeper: str,
-        limit: int = 1000,
-        *,
-        max_losses: int = 2,
-        conn: psycopg.AsyncConnection | None = None,
-    ) -> list[SweptJob]:
-        return await self.db._many(SweptJob, "sweep_jobs", (sweeper, limit, max_losses), conn)
-
-    async def get(
-        self, job_id: uuid.UUID, *, conn: psycopg.AsyncConnection | None = None
-    ) -> Job:
-        return await self.db._one(Job, "get_job", (job_id,), conn)
-
 
 # -- the worker -----------------------------------------------------------------
 
@@ -358,7 +129,7 @@ class JobContext:
     async def ready(self) -> None:
         """:meth:`check`, first waiting for a fresh liveness confirmation: await it before a call.
 
-        In a process that holds a liveness token (:mod:`ticketiq_pg.liveness`),
+        In a process that holds a liveness token (:mod:`ticketiq_pg.runtime.liveness`),
         a peer that finds the process's session ended cuts its job leases to
         a short grace, and the leader's sweep then queues its jobs again for
         anyone to claim, possibly before this process noticed anything (a
@@ -688,97 +459,3 @@ class JobWorker:
                 epoch=row.epoch, attempts=row.attempts, lapsed_holder=row.lapsed_holder,
             )
         return swept
-
-
-# -- the child process of tests -------------------------------------------------------
-
-
-def _print_event(event: str, fields: dict[str, Any]) -> None:
-    print(json.dumps({"event": event, **fields}, default=str), flush=True)
-
-
-async def _main(args: argparse.Namespace) -> int:
-    from .config import Settings
-    from .listener import Listener
-    from .scripted_jobs import scripted_handlers
-    from .vendors.clients import VendorClients
-
-    settings = Settings.from_env()
-    if not settings.database_url:
-        print("TICKETIQ_DATABASE_URL is not set", file=sys.stderr)
-        return 2
-    process_id = args.process_id or f"{socket.gethostname()}:{os.getpid()}:jobs"
-    vendor_url = os.environ.get("TICKETIQ_VENDOR_URL")
-    vendors = VendorClients.local(vendor_url) if vendor_url else None
-    handlers = scripted_handlers(vendors)
-    kinds = [k.strip() for k in args.kinds.split(",") if k.strip()] if args.kinds else handlers
-    unknown = sorted(set(kinds) - set(handlers))
-    if unknown:
-        print(f"no handler for kinds {unknown}", file=sys.stderr)
-        return 2
-
-    db = await TicketIQ.connect(settings.database_url, min_size=1, max_size=args.max_jobs + 3)
-    wakeup = Wakeup([JOB_CHANNEL])
-    listener = Listener(settings.database_url, wakeup, application_name=f"jobs:{process_id}")
-    worker = JobWorker(
-        db,
-        process_id,
-        {kind: handlers[kind] for kind in kinds},
-        ttl=settings.lease_ttl,
-        renew_interval=settings.renew_interval,
-        margin=settings.self_fence_margin,
-        poll_interval=settings.poll_interval,
-        max_jobs=args.max_jobs,
-        wakeup=wakeup,
-        on_event=_print_event,
-    )
-    loop = asyncio.get_running_loop()
-    stop = asyncio.Event()
-    loop.add_signal_handler(signal.SIGTERM, stop.set)
-    loop.add_signal_handler(signal.SIGINT, stop.set)
-    listener.start()
-    await worker.start()
-    _print_event("ready", {"process_id": process_id, "pid": os.getpid(), "kinds": sorted(kinds)})
-    try:
-        while not stop.is_set():
-            if args.sweep_interval > 0:
-                try:
-                    await worker.sweep_once()
-                except Exception:  # noqa: BLE001 - the next tick tries again
-                    log.exception("job sweep failed")
-            try:
-                await asyncio.wait_for(stop.wait(), args.sweep_interval or 3600.0)
-            except TimeoutError:
-                pass
-    finally:
-        await worker.stop(drain_timeout=args.drain_timeout)
-        await listener.stop()
-        await db.close()
-        if vendors is not None:
-            await vendors.aclose()
-    _print_event("stopped", {"completed": worker.completed})
-    return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m ticketiq_pg.jobs")
-    parser.add_argument("--kinds", default="", help="comma-separated job kinds (default: all)")
-    parser.add_argument("--process-id", default=None)
-    parser.add_argument("--max-jobs", type=int, default=4)
-    parser.add_argument(
-        "--sweep-interval", type=float, default=0.0,
-        help="also sweep lapsed jobs every so many seconds, as a leader would (0: never)",
-    )
-    parser.add_argument("--drain-timeout", type=float, default=0.0,
-                        help="seconds SIGTERM waits for running jobs before abandoning them")
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=os.environ.get("TICKETIQ_LOG_LEVEL", "WARNING"), stream=sys.stderr)
-    return asyncio.run(_main(args))
-
-
-if __name__ == "__main__":
-    # Run through the package's own module, so that the handlers (which import
-    # ticketiq_pg.jobs) and this worker share one JobLeaseLost class.
-    from ticketiq_pg.jobs import main as _package_main
-
-    raise SystemExit(_package_main())

@@ -8,7 +8,7 @@ it was sent.  Past the deadline the process makes no call and writes nothing
 for that run (I12) — even while the database is unreachable — and once a
 renewal says the run is no longer held, the run is stopped at once.
 
-With a liveness token (:mod:`ticketiq_pg.liveness`), a process whose token
+With a liveness token (:mod:`ticketiq_pg.runtime.liveness`), a process whose token
 session dropped may have been taken for dead and its runs taken over before
 any lease lapsed: :meth:`LeaseKeeper.ready`, awaited just before every
 outside call, waits until the token is held again and the leases renewed.
@@ -26,12 +26,12 @@ from typing import TYPE_CHECKING
 
 import psycopg
 
-from .driver import TicketIQ
-from .errors import NotOwner
-from .listener import KEEPALIVE_KWARGS
+from ticketiq_pg.db.driver import TicketIQ
+from ticketiq_pg.db.listener import KEEPALIVE_KWARGS
+from ticketiq_pg.errors import NotOwner
 
 if TYPE_CHECKING:
-    from .liveness import Liveness
+    from ticketiq_pg.runtime.liveness import Liveness
 
 log = logging.getLogger(__name__)
 

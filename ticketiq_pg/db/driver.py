@@ -1,7 +1,7 @@
 """The thin driver: one async method per ``ticketiq`` SQL function.
 
 Each method sends exactly one statement, ``SELECT * FROM ticketiq.fn(...)``,
-maps the rows to the dataclasses of :mod:`ticketiq_pg.models` and turns every
+maps the rows to the dataclasses of :mod:`ticketiq_pg.db.rows` and turns every
 documented SQLSTATE into the typed exceptions of :mod:`ticketiq_pg.errors`.
 
 Every method takes an optional ``conn``: pass an open ``AsyncConnection`` to
@@ -14,7 +14,7 @@ benchmark can prove how many round trips a step costs.
 A call made from the pool whose connection fails (the primary was killed,
 a failover is under way) is sent again, on a fresh connection through the
 same (multi-host) conninfo, where a repeat is harmless: the rules per
-function and their reasons are in :mod:`ticketiq_pg.retry`.  A repeat that
+function and their reasons are in :mod:`ticketiq_pg.db.retry`.  A repeat that
 raises because the interrupted first attempt did commit (the run is
 completed, the resume audited, ...) is recognised by a ``_recognise_*``
 method below, which reads the run back and returns what the first attempt
@@ -37,9 +37,11 @@ from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 from psycopg_pool import AsyncConnectionPool
 
-from . import errors, models, retry
-from .group_commit import CheckpointBatcher
-from .seal import JsonText
+from ticketiq_pg import errors
+from ticketiq_pg.db import retry
+from ticketiq_pg.db import rows as models
+from ticketiq_pg.db.group_commit import CheckpointBatcher
+from ticketiq_pg.seal import JsonText
 
 T = TypeVar("T")
 
@@ -137,7 +139,7 @@ class TicketIQ:
         self.recognised: Counter[str] = Counter()
         self._purge: asyncio.Task[None] | None = None
         #: Pooled checkpoints of runs that step at the same moment share one
-        #: statement (:mod:`ticketiq_pg.group_commit`); None: one each.
+        #: statement (:mod:`ticketiq_pg.db.group_commit`); None: one each.
         self.checkpoints: CheckpointBatcher | None = (
             CheckpointBatcher(self, group=group_size) if group_commit else None
         )

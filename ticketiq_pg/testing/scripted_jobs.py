@@ -27,8 +27,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from .jobs import Handler, JobContext
-from .vendors.clients import VendorClients
+from ticketiq_pg.runtime.jobs import Handler, JobContext
+from ticketiq_pg.vendors.clients import VendorClients
 
 #: The Jira issue source-sync pages are recorded on unless the payload names one.
 SYNC_ISSUE = "SYNC-1"

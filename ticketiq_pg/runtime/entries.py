@@ -21,11 +21,11 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from .agent import AnswerDelivery, RunInfo
-from .driver import TicketIQ
-from .leases import LeaseKeeper
-from .models import ClaimedEntry
-from .runner import Runner, RunOutcome
+from ticketiq_pg.agent import AnswerDelivery, RunInfo
+from ticketiq_pg.db.driver import TicketIQ
+from ticketiq_pg.db.rows import ClaimedEntry
+from ticketiq_pg.runtime.leases import LeaseKeeper
+from ticketiq_pg.runtime.runner import Runner, RunOutcome
 
 log = logging.getLogger(__name__)
 

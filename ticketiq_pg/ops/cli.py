@@ -1,11 +1,11 @@
 """``ticketiq-pg`` command line: migrate, version, demo, worker.
 
 ``ticketiq-pg worker --app module:function`` runs one app process's
-:class:`~ticketiq_pg.worker.Worker` (lease keeper, leader election and sweep,
+:class:`~ticketiq_pg.runtime.worker.Worker` (lease keeper, leader election and sweep,
 resume loop) until SIGTERM or SIGINT, then shuts it down gracefully: it
 resigns leadership and releases each run it holds at its next step boundary,
 so another process adopts it at once.  ``function`` returns the
-:class:`~ticketiq_pg.worker.App` (``ticketiq_pg.scripted:app`` is the
+:class:`~ticketiq_pg.runtime.worker.App` (``ticketiq_pg.testing.scripted:app`` is the
 scripted one); the settings come from the ``TICKETIQ_*`` variables
 (:mod:`ticketiq_pg.config`).  It logs to stderr.
 """
@@ -29,15 +29,15 @@ from typing import Any
 
 import psycopg
 
-from ticketiq_pg import operator as operator_view
+from ticketiq_pg.db.migrate import InstallError, install_sync, schema_version_sync
 from ticketiq_pg.errors import TicketIQError
-from ticketiq_pg.migrate import InstallError, install_sync, schema_version_sync
+from ticketiq_pg.ops import views as operator_view
 
 ENV_URL = "TICKETIQ_DATABASE_URL"
 ENV_APP = "TICKETIQ_APP"
 ENV_LOG_LEVEL = "TICKETIQ_LOG_LEVEL"
 
-log = logging.getLogger("ticketiq_pg.cli")
+log = logging.getLogger("ticketiq_pg.ops.cli")
 
 
 def _package_version() -> str:
@@ -80,15 +80,15 @@ def cmd_demo(opts: argparse.Namespace) -> int:
     handle = None
     url = _url(opts, required=False)
     if not url:
-        from ticketiq_pg.embedded import start_embedded
+        from ticketiq_pg.testing.embedded import start_embedded
 
         url, handle = start_embedded(opts.data_dir)
     try:
         version = _install(url, opts.sql_dir)
-        if importlib.util.find_spec("ticketiq_pg.demo") is None:
+        if importlib.util.find_spec("ticketiq_pg.testing.demo") is None:
             print(f"schema installed at version {version}")
             return 0
-        result = importlib.import_module("ticketiq_pg.demo").run(url)
+        result = importlib.import_module("ticketiq_pg.testing.demo").run(url)
         if inspect.isawaitable(result):
             result = asyncio.run(_await(result))
         return result if isinstance(result, int) else 0
@@ -103,7 +103,7 @@ async def _await(awaitable: object) -> object:
 
 def load_app(ref: str) -> Any:
     """Import ``module:attribute`` and return the App it names (calling it if callable)."""
-    from ticketiq_pg.worker import App
+    from ticketiq_pg.runtime.worker import App
 
     module_name, sep, attr = ref.partition(":")
     if not sep or not module_name or not attr:
@@ -122,7 +122,7 @@ def load_app(ref: str) -> Any:
         app = target()
     if not isinstance(app, App):
         raise SystemExit(
-            f"ticketiq-pg worker: {ref} gave {type(app).__name__}, not a ticketiq_pg.worker.App"
+            f"ticketiq-pg worker: {ref} gave {type(app).__name__}, not a ticketiq_pg.App"
         )
     return app
 
@@ -148,7 +148,7 @@ def cmd_worker(opts: argparse.Namespace) -> int:
 
 
 async def _serve(settings: Any, app: Any, opts: argparse.Namespace) -> int:
-    from ticketiq_pg.worker import Worker
+    from ticketiq_pg.runtime.worker import Worker
 
     port = opts.http_port
     if port is None and os.environ.get("TICKETIQ_HTTP_PORT"):
@@ -187,7 +187,7 @@ async def _serve(settings: Any, app: Any, opts: argparse.Namespace) -> int:
     return 0
 
 
-# -- the operator's view (ticketiq_pg/operator.py, docs/operators.md) --------------------------
+# -- the operator's view (ticketiq_pg/ops/views.py, docs/operators.md) --------------------------
 
 
 def cmd_status(opts: argparse.Namespace) -> int:
@@ -221,7 +221,7 @@ def cmd_audit(opts: argparse.Namespace) -> int:
 
 def cmd_decide(opts: argparse.Namespace) -> int:
     """Approve or reject a write held for approval (ticketiq.decide_approval)."""
-    from ticketiq_pg.driver import TicketIQ
+    from ticketiq_pg.db.driver import TicketIQ
 
     async def decide() -> Any:
         db = await TicketIQ.connect(str(_url(opts)), min_size=1, max_size=1)
@@ -286,7 +286,7 @@ def age_arg(text: str) -> float:
 
 def cmd_purge(opts: argparse.Namespace) -> int:
     """Sealed answers past retain_until, then the history of runs finished --older-than ago."""
-    from ticketiq_pg.driver import TicketIQ
+    from ticketiq_pg.db.driver import TicketIQ
 
     async def purge() -> dict[str, int]:
         db = await TicketIQ.connect(str(_url(opts)), min_size=1, max_size=1)
