@@ -24,7 +24,8 @@ from typing import Any
 from ticketiq_pg.agent import RunInfo, ToolCall, Verdict
 from ticketiq_pg.config import Settings
 from ticketiq_pg.db.driver import TicketIQ
-from ticketiq_pg.runtime.worker import LEADER_NAME, App, Worker
+from ticketiq_pg.runtime.app import App
+from ticketiq_pg.runtime.worker import LEADER_NAME, Worker
 
 from .common import BenchDB, Sizes, summary
 from .workload import (

@@ -587,7 +587,7 @@ async def test_ready_waits_for_the_liveness_token_and_learns_the_job_was_lost(
     worker = JobWorker(db, "w1", {"source_sync": handler}, ttl=30, renew_interval=20,
                        margin=1, poll_interval=0.02, liveness=liveness,
                        on_event=lambda e, f: events.append((e, f)))
-    liveness.jobs = worker
+    liveness.books.append(worker.leases)
     store = JobStore(db)
     try:
         liveness.start()

@@ -519,7 +519,8 @@ def _answering_worker(url: str, process_id: str):  # type: ignore[no-untyped-def
     """A worker whose model answers at once, looking at liveness every 0.05 s."""
     from ticketiq_pg.agent import ModelStep, Tools
     from ticketiq_pg.config import Settings
-    from ticketiq_pg.runtime.worker import App, Worker
+    from ticketiq_pg.runtime.app import App
+    from ticketiq_pg.runtime.worker import Worker
 
     class Answers:
         async def step(self, request):  # type: ignore[no-untyped-def]

@@ -1,1 +1,161 @@
-"""ticketiq_pg: crash-resume core for AI agent runs (PostgreSQL functions + thin async driver)."""
+"""ticketiq_pg: durable agent runs on PostgreSQL that go on from their last step after a crash.
+
+An app hands a :class:`Worker` an :class:`App` (a :class:`Model`, :class:`Tools`, and
+optionally :class:`Gates`, answer deliveries, job handlers and hooks); every run's steps
+are written ahead as sealed checkpoints, and a run whose process dies is taken over by
+another process and resumed from its last step, its writes in flight settled, never
+blindly sent again.  Start with docs/guide.md.
+
+Everything an app needs is importable from here; the subpackages (``db``, ``runtime``,
+``front``, ``ops``, ``testing``) are the library's rooms, and their other names are
+internal.  ``create_front`` needs the ``http`` extra (FastAPI); it is imported on use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ticketiq_pg.agent import (
+        CLASSIFICATIONS,
+        AllowAll,
+        AnswerDelivery,
+        CallContext,
+        Delivery,
+        Gates,
+        Model,
+        ModelStep,
+        ReadBack,
+        RunInfo,
+        StepRequest,
+        Tool,
+        ToolCall,
+        Tools,
+        Verdict,
+    )
+    from ticketiq_pg.config import Settings, new_seal_key, parse_seal_keys
+    from ticketiq_pg.db.driver import TicketIQ
+    from ticketiq_pg.db.migrate import install, install_sync
+    from ticketiq_pg.errors import (
+        AnswerSealed,
+        ConfigError,
+        Fenced,
+        InvalidPayload,
+        LeaseLapsed,
+        LeaseLost,
+        LivenessUnconfirmed,
+        NotOwner,
+        RunNotRunning,
+        SchemaVersionMismatch,
+        SealMismatch,
+        StepConflict,
+        TicketIQError,
+        UnknownApproval,
+        UnknownCall,
+        UnknownJob,
+        UnknownProcess,
+        UnknownRun,
+    )
+    from ticketiq_pg.front.app import create_app as create_front
+    from ticketiq_pg.runtime.app import App, AppFactory, Hook
+    from ticketiq_pg.runtime.jobs import Handler as JobHandler
+    from ticketiq_pg.runtime.jobs import JobContext
+    from ticketiq_pg.runtime.runner import RunOutcome
+    from ticketiq_pg.runtime.worker import RunHandle, Worker
+
+__all__ = [
+    # the app
+    "App", "AppFactory", "Hook", "Worker", "RunHandle", "RunOutcome",
+    # the model and its tools
+    "Model", "ModelStep", "ToolCall", "StepRequest", "Tool", "Tools", "CallContext",
+    "ReadBack", "CLASSIFICATIONS",
+    # gates and answers
+    "Gates", "Verdict", "AllowAll", "RunInfo", "AnswerDelivery", "Delivery",
+    # background jobs
+    "JobContext", "JobHandler",
+    # settings and set-up
+    "Settings", "new_seal_key", "parse_seal_keys", "install", "install_sync",
+    # the driver and the HTTP front
+    "TicketIQ", "create_front",
+    # errors
+    "TicketIQError", "NotOwner", "Fenced", "LeaseLapsed", "LeaseLost", "RunNotRunning",
+    "UnknownRun", "UnknownCall", "UnknownApproval", "UnknownJob", "UnknownProcess",
+    "InvalidPayload", "AnswerSealed", "StepConflict", "SealMismatch",
+    "SchemaVersionMismatch", "ConfigError", "LivenessUnconfirmed",
+]
+
+
+_EXPORTS: dict[str, tuple[str, str]] = {
+    "CLASSIFICATIONS": ("ticketiq_pg.agent", "CLASSIFICATIONS"),
+    "AllowAll": ("ticketiq_pg.agent", "AllowAll"),
+    "AnswerDelivery": ("ticketiq_pg.agent", "AnswerDelivery"),
+    "CallContext": ("ticketiq_pg.agent", "CallContext"),
+    "Delivery": ("ticketiq_pg.agent", "Delivery"),
+    "Gates": ("ticketiq_pg.agent", "Gates"),
+    "Model": ("ticketiq_pg.agent", "Model"),
+    "ModelStep": ("ticketiq_pg.agent", "ModelStep"),
+    "ReadBack": ("ticketiq_pg.agent", "ReadBack"),
+    "RunInfo": ("ticketiq_pg.agent", "RunInfo"),
+    "StepRequest": ("ticketiq_pg.agent", "StepRequest"),
+    "Tool": ("ticketiq_pg.agent", "Tool"),
+    "ToolCall": ("ticketiq_pg.agent", "ToolCall"),
+    "Tools": ("ticketiq_pg.agent", "Tools"),
+    "Verdict": ("ticketiq_pg.agent", "Verdict"),
+    "Settings": ("ticketiq_pg.config", "Settings"),
+    "new_seal_key": ("ticketiq_pg.config", "new_seal_key"),
+    "parse_seal_keys": ("ticketiq_pg.config", "parse_seal_keys"),
+    "TicketIQ": ("ticketiq_pg.db.driver", "TicketIQ"),
+    "install": ("ticketiq_pg.db.migrate", "install"),
+    "install_sync": ("ticketiq_pg.db.migrate", "install_sync"),
+    "AnswerSealed": ("ticketiq_pg.errors", "AnswerSealed"),
+    "ConfigError": ("ticketiq_pg.errors", "ConfigError"),
+    "Fenced": ("ticketiq_pg.errors", "Fenced"),
+    "InvalidPayload": ("ticketiq_pg.errors", "InvalidPayload"),
+    "LeaseLapsed": ("ticketiq_pg.errors", "LeaseLapsed"),
+    "LeaseLost": ("ticketiq_pg.errors", "LeaseLost"),
+    "LivenessUnconfirmed": ("ticketiq_pg.errors", "LivenessUnconfirmed"),
+    "NotOwner": ("ticketiq_pg.errors", "NotOwner"),
+    "RunNotRunning": ("ticketiq_pg.errors", "RunNotRunning"),
+    "SchemaVersionMismatch": ("ticketiq_pg.errors", "SchemaVersionMismatch"),
+    "SealMismatch": ("ticketiq_pg.errors", "SealMismatch"),
+    "StepConflict": ("ticketiq_pg.errors", "StepConflict"),
+    "TicketIQError": ("ticketiq_pg.errors", "TicketIQError"),
+    "UnknownApproval": ("ticketiq_pg.errors", "UnknownApproval"),
+    "UnknownCall": ("ticketiq_pg.errors", "UnknownCall"),
+    "UnknownJob": ("ticketiq_pg.errors", "UnknownJob"),
+    "UnknownProcess": ("ticketiq_pg.errors", "UnknownProcess"),
+    "UnknownRun": ("ticketiq_pg.errors", "UnknownRun"),
+    "App": ("ticketiq_pg.runtime.app", "App"),
+    "AppFactory": ("ticketiq_pg.runtime.app", "AppFactory"),
+    "Hook": ("ticketiq_pg.runtime.app", "Hook"),
+    "JobHandler": ("ticketiq_pg.runtime.jobs", "Handler"),
+    "JobContext": ("ticketiq_pg.runtime.jobs", "JobContext"),
+    "RunOutcome": ("ticketiq_pg.runtime.runner", "RunOutcome"),
+    "RunHandle": ("ticketiq_pg.runtime.worker", "RunHandle"),
+    "Worker": ("ticketiq_pg.runtime.worker", "Worker"),
+    "create_front": ("ticketiq_pg.front.app", "create_app"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    # Imported on first use, so that `import ticketiq_pg` stays cheap for child processes
+    # and a driver-only install never imports the HTTP front.
+    try:
+        module, attr = _EXPORTS[name]
+    except KeyError:
+        raise AttributeError(f"module 'ticketiq_pg' has no attribute {name!r}") from None
+    try:
+        value = getattr(importlib.import_module(module), attr)
+    except ImportError as exc:
+        if name == "create_front":
+            raise ImportError(
+                "ticketiq_pg.create_front needs the HTTP front: pip install 'ticketiq-pg[http]'"
+            ) from exc
+        raise
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

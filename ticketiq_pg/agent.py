@@ -136,6 +136,9 @@ class Tool:
         return self.takes_key and (math.isinf(window) or window >= LONG_DEDUPE_SECONDS)
 
 
+Invoke = Callable[[CallContext], Awaitable[Any]]
+
+
 class Tools:
     """The tool registry.  An unknown tool is classified as a write (the safe side)."""
 
@@ -146,6 +149,32 @@ class Tools:
 
     def add(self, tool: Tool) -> None:
         self._tools[tool.name] = tool
+
+    def tool(
+        self, name: str, classification: str = "read", **route: Any
+    ) -> Callable[[Invoke], Invoke]:
+        """Decorator: register ``async def fn(call: CallContext)`` as the tool ``name``.
+
+        ``route`` takes :class:`Tool`'s other fields (``takes_key``, ``dedupe_window``,
+        ``read_back``); the function is returned unchanged.
+        """
+
+        def register(invoke: Invoke) -> Invoke:
+            self.add(Tool(name, classification, invoke=invoke, **route))
+            return invoke
+
+        return register
+
+    def read(self, name: str, **route: Any) -> Callable[[Invoke], Invoke]:
+        """Decorator: a read (made again on resume, never marked in doubt)."""
+        return self.tool(name, "read", **route)
+
+    def write(self, name: str, **route: Any) -> Callable[[Invoke], Invoke]:
+        """Decorator: a write (marked in doubt before it is made, never blindly resent)."""
+        return self.tool(name, "write", **route)
+
+    def names(self) -> list[str]:
+        return list(self._tools)
 
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)

@@ -45,6 +45,7 @@ import base64
 import binascii
 import math
 import os
+import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -77,6 +78,13 @@ def parse_seal_keys(text: str) -> dict[str, bytes]:
     if not keys:
         raise ValueError("no key given")
     return keys
+
+
+def new_seal_key(key_id: str = "k1") -> str:
+    """A fresh 32-byte key as ``id:base64key``, the form ``TICKETIQ_SEAL_KEYS`` takes."""
+    if not key_id or any(c in key_id for c in ":, "):
+        raise ValueError(f"a key id is a non-empty word without ':', ',' or spaces: {key_id!r}")
+    return f"{key_id}:{base64.urlsafe_b64encode(secrets.token_bytes(32)).decode()}"
 
 
 @dataclass(frozen=True)

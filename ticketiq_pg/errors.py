@@ -40,6 +40,14 @@ class NotOwner(TicketIQError):
     """The calling attempt no longer owns the run: stop it, make no further call."""
 
 
+class LeaseLost(NotOwner):
+    """This process no longer holds the lease of a run or job, or cannot be sure it does.
+
+    Raised by the process itself (its lease book), not by the database: a renewal
+    refused, or no renewal confirmed before the self-fencing deadline (I12).
+    """
+
+
 class UnknownRun(TicketIQError):
     sqlstate = "TQ001"
 

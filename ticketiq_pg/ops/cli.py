@@ -103,7 +103,7 @@ async def _await(awaitable: object) -> object:
 
 def load_app(ref: str) -> Any:
     """Import ``module:attribute`` and return the App it names (calling it if callable)."""
-    from ticketiq_pg.runtime.worker import App
+    from ticketiq_pg.runtime.app import App
 
     module_name, sep, attr = ref.partition(":")
     if not sep or not module_name or not attr:

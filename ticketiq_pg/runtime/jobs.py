@@ -34,7 +34,7 @@ clock) plus, in a process that holds a liveness token, a fresh confirmation
 that its session is still alive: a peer that found it ended may already have
 given the job to another worker, before any database write of this attempt
 would be refused.  A handler that raises fails the job with the error as its reason; one
-that loses its lease (:class:`JobLeaseLost`, a
+that loses its lease (:class:`LeaseLost`, a
 :class:`~ticketiq_pg.errors.NotOwner`) just stops: the sweep takes the job
 back.
 
@@ -49,35 +49,31 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import psycopg
 
 from ticketiq_pg.db.driver import TicketIQ
 from ticketiq_pg.db.jobs import JOB_CHANNEL, ClaimedJob, JobStore, SweptJob
 from ticketiq_pg.db.listener import Wakeup
-from ticketiq_pg.errors import NotOwner
-
-if TYPE_CHECKING:
-    from ticketiq_pg.runtime.liveness import Liveness
+from ticketiq_pg.errors import LeaseLost, NotOwner
+from ticketiq_pg.runtime.leases import CallGate, Held, LeaseBook
 
 log = logging.getLogger(__name__)
 
 # -- the worker -----------------------------------------------------------------
 
 
-class JobLeaseLost(NotOwner):
-    """This worker no longer holds the job's lease, or cannot be sure it does."""
-
-
 @dataclass
-class HeldJob:
-    job_id: uuid.UUID
-    epoch: int
-    deadline: float  # monotonic seconds
-    lost: str | None = None
+class HeldJob(Held):
+    """A job's lease, with the attempt that runs under it."""
+
     ending: bool = False  # the handler returned: finishing or failing it now
     task: asyncio.Task[None] | None = field(default=None, repr=False)
+
+    @property
+    def job_id(self) -> uuid.UUID:
+        return self.key
 
 
 Handler = Callable[["JobContext"], Awaitable[Any]]
@@ -106,53 +102,33 @@ class JobContext:
         return self._worker.holder
 
     def check(self) -> None:
-        """Raise :class:`JobLeaseLost` unless this attempt may still act for the job.
+        """Raise :class:`LeaseLost` unless this attempt may still act for the job.
 
         Call it before every external write: past the deadline the lease may
         have lapsed, and another worker may already run the job.
         """
-        held = self._held
-        if held.lost is not None:
-            raise JobLeaseLost(f"lease on job {self.job_id} lost: {held.lost}")
-        if self._worker.clock() >= held.deadline:
-            raise JobLeaseLost(
-                f"lease on job {self.job_id} could have lapsed: no renewal confirmed in time"
-            )
+        self._worker.leases.check_held(self._held)
 
     def may_act(self) -> bool:
         try:
             self.check()
-        except JobLeaseLost:
+        except LeaseLost:
             return False
         return True
 
     async def ready(self) -> None:
         """:meth:`check`, first waiting for a fresh liveness confirmation: await it before a call.
 
-        In a process that holds a liveness token (:mod:`ticketiq_pg.runtime.liveness`),
-        a peer that finds the process's session ended cuts its job leases to
-        a short grace, and the leader's sweep then queues its jobs again for
-        anyone to claim, possibly before this process noticed anything (a
-        partition, a stalled event loop).  So an outside write goes only
-        while a watch of the process's own, sent within the call window,
-        confirmed its token held; otherwise this waits for the next
-        confirmation, or for the token to be held again and the job leases
-        renewed, which raises :class:`JobLeaseLost` here for a job lost
-        meanwhile.  The wait ends at the job's deadline at the latest (re-read
-        each time: renewals move it).  Without liveness it is :meth:`check`.
+        A peer that finds this process's session ended cuts its job leases to a short
+        grace, and the sweep then queues its jobs again, possibly before this process
+        noticed (:meth:`~ticketiq_pg.runtime.leases.LeaseBook.ready_held`).
         """
-        liveness = self._worker.liveness
-        if liveness is None:
-            self.check()
-            return
-        await liveness.until_may_call(
-            self.check, lambda: self._held.deadline - self._worker.clock()
-        )
+        await self._worker.leases.ready_held(self._held)
 
     async def checkpoint(self, progress: Mapping[str, Any]) -> None:
         """Record ``progress`` (a JSON object), fenced locally and in the database.
 
-        Raises :class:`JobLeaseLost` without sending anything past the
+        Raises :class:`LeaseLost` without sending anything past the
         deadline, and when the database refuses (swept, taken, lapsed).
         """
         self.check()
@@ -160,7 +136,7 @@ class JobContext:
             await self._worker.store.checkpoint(self.job_id, self.epoch, progress)
         except NotOwner as exc:
             self._held.lost = f"checkpoint refused: {exc}"
-            raise JobLeaseLost(f"job {self.job_id}: {exc}") from exc
+            raise LeaseLost(f"job {self.job_id}: {exc}") from exc
         self.progress = dict(progress)
         self.checkpoints += 1
 
@@ -199,12 +175,8 @@ class JobWorker:
         wakeup: Wakeup | None = None,
         clock: Callable[[], float] = time.monotonic,
         on_event: EventSink | None = None,
-        liveness: Liveness | None = None,
+        liveness: CallGate | None = None,
     ) -> None:
-        if not 0 < renew_interval < ttl:
-            raise ValueError("renew_interval must be positive and shorter than the TTL")
-        if not 0 <= margin < ttl:
-            raise ValueError("margin must be at least 0 and shorter than the TTL")
         if not handlers:
             raise ValueError("a job worker needs at least one handler")
         if max_jobs < 1:
@@ -225,15 +197,23 @@ class JobWorker:
         self.wakeup = wakeup if wakeup is not None else Wakeup([JOB_CHANNEL])
         self.clock = clock
         self.on_event = on_event
+
+        async def renew(
+            leases: list[tuple[uuid.UUID, int]], conn: psycopg.AsyncConnection | None
+        ) -> list[tuple[uuid.UUID, int, bool]]:
+            rows = await self.store.renew(self.holder, leases, self.ttl, conn=conn)
+            return [(row.job_id, row.epoch, row.held) for row in rows]
+
+        #: The job leases, in the same kind of book as the runs'.
+        self.leases = LeaseBook("job", renew, ttl=ttl, renew_interval=renew_interval,
+                                margin=margin, clock=clock, on_lost=self._lost)
         #: The process's liveness token, if it holds one: gates :meth:`JobContext.ready`.
-        self.liveness = liveness
-        self.jobs: dict[uuid.UUID, HeldJob] = {}
-        self.renewals = 0
-        self.failed_renewals = 0
+        self.leases.liveness = liveness
+        #: The running attempts by job id (the book's entries).
+        self.jobs: dict[uuid.UUID, HeldJob] = self.leases.entries  # type: ignore[assignment]
         self.completed = 0
         self._stopping = asyncio.Event()
         self._claim_task: asyncio.Task[None] | None = None
-        self._renew_task: asyncio.Task[None] | None = None
 
     # -- events ---------------------------------------------------------------
 
@@ -252,9 +232,7 @@ class JobWorker:
             self._claim_task = asyncio.create_task(
                 self._claim_forever(), name=f"jobs:{self.holder}"
             )
-            self._renew_task = asyncio.create_task(
-                self._renew_forever(), name=f"job-leases:{self.holder}"
-            )
+            self.leases.start()
         return self
 
     async def stop(self, *, drain_timeout: float = 10.0, loop_timeout: float = 10.0) -> None:
@@ -279,9 +257,19 @@ class JobWorker:
             for task in pending:
                 task.cancel()
             await asyncio.gather(*pending, return_exceptions=True)
-        if self._renew_task is not None:
-            self._renew_task.cancel()
-            await asyncio.gather(self._renew_task, return_exceptions=True)
+        await self.leases.stop()
+
+    @property
+    def liveness(self) -> CallGate | None:
+        return self.leases.liveness
+
+    @property
+    def renewals(self) -> int:
+        return self.leases.renewals
+
+    @property
+    def failed_renewals(self) -> int:
+        return self.leases.failed_renewals
 
     @property
     def stopping(self) -> bool:
@@ -318,7 +306,7 @@ class JobWorker:
             if claimed is None:
                 break
             claimed_count += 1
-            held = HeldJob(claimed.job_id, claimed.epoch, sent + self.ttl - self.margin)
+            held = HeldJob(claimed.job_id, claimed.epoch, self.leases.deadline(sent))
             older = self.jobs.get(claimed.job_id)
             if older is not None and older.lost is None:
                 # This worker claimed the job again while an older attempt of its own
@@ -327,7 +315,7 @@ class JobWorker:
                 older.lost = f"claimed again at epoch {claimed.epoch}"
                 if older.task is not None and not older.ending:
                     older.task.cancel()
-            self.jobs[claimed.job_id] = held
+            self.leases.add(held)
             self.emit(
                 "job_claimed",
                 job_id=str(claimed.job_id),
@@ -410,39 +398,13 @@ class JobWorker:
 
     async def renew_once(self) -> list[uuid.UUID]:
         """Renew every live job lease in one statement; stop and return the jobs lost."""
-        live = [held for held in self.jobs.values() if held.lost is None]
-        if not live:
-            return []
-        sent = self.clock()
-        rows = await self.store.renew(
-            self.holder, [(held.job_id, held.epoch) for held in live], self.ttl
-        )
-        self.renewals += 1
-        lost: list[uuid.UUID] = []
-        for row in rows:
-            held = self.jobs.get(row.job_id)
-            if held is None or held.epoch != row.epoch:
-                continue
-            if row.held:
-                held.deadline = sent + self.ttl - self.margin
-            elif held.lost is None:
-                held.lost = "renewal refused: swept, claimed again, lapsed or finished"
-                lost.append(row.job_id)
-                if held.task is not None and not held.ending:
-                    held.task.cancel()
-        return lost
+        return await self.leases.renew_once()
 
-    async def _renew_forever(self) -> None:
-        while True:
-            try:
-                for job_id in await self.renew_once():
-                    log.warning("lease on job %s no longer held; stopped it", job_id)
-            except asyncio.CancelledError:
-                raise
-            except Exception:  # noqa: BLE001 - keep renewing; deadlines self-fence meanwhile
-                self.failed_renewals += 1
-                log.exception("job lease renewal failed; jobs self-fence at their deadlines")
-            await asyncio.sleep(self.renew_interval)
+    @staticmethod
+    def _lost(held: Held) -> None:
+        assert isinstance(held, HeldJob)
+        if held.task is not None and not held.ending:
+            held.task.cancel()
 
     # -- the sweep (leader only) ----------------------------------------------
 

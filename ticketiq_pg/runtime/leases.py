@@ -1,17 +1,15 @@
-"""A process's run leases: renewal in one statement per tick, and self-fencing.
+"""The leases this process holds, runs' and jobs' alike: renewed in one statement a tick.
 
-The database decides whether a lease holds (invariant I11).  The process
-keeps, per run, a *deadline* on its own monotonic clock: the moment it sent
-its last successful renewal (or start/adoption) plus the TTL, less a margin.
-The database's expiry is at least that late, because the statement ran after
-it was sent.  Past the deadline the process makes no call and writes nothing
-for that run (I12) — even while the database is unreachable — and once a
-renewal says the run is no longer held, the run is stopped at once.
+The database decides whether a lease holds (invariant I11).  The process keeps, per
+lease, a *deadline* on its own monotonic clock: when it sent its last successful
+renewal (or the claim) plus the TTL, less a margin.  The database's expiry is at
+least that late, because the statement ran after it was sent.  Past the deadline the
+process makes no call and writes nothing for that run or job (I12), even while the
+database is unreachable; once a renewal says the lease is no longer held, it is lost.
 
-With a liveness token (:mod:`ticketiq_pg.runtime.liveness`), a process whose token
-session dropped may have been taken for dead and its runs taken over before
-any lease lapsed: :meth:`LeaseKeeper.ready`, awaited just before every
-outside call, waits until the token is held again and the leases renewed.
+A process holding a liveness token may be taken for dead, and its leases taken over,
+before any lapsed; :meth:`LeaseBook.ready`, awaited just before every outside call,
+then waits on the token's confirmation (the :class:`CallGate` the worker wires in).
 """
 
 from __future__ import annotations
@@ -20,69 +18,88 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import psycopg
 
 from ticketiq_pg.db.driver import TicketIQ
 from ticketiq_pg.db.listener import KEEPALIVE_KWARGS
-from ticketiq_pg.errors import NotOwner
-
-if TYPE_CHECKING:
-    from ticketiq_pg.runtime.liveness import Liveness
+from ticketiq_pg.errors import LeaseLost
 
 log = logging.getLogger(__name__)
+
+__all__ = ["CallGate", "Held", "LeaseBook", "LeaseKeeper", "LeaseLost"]
 
 #: Seconds before a renewal that failed is tried again on a new connection.
 RETRY_AFTER = 0.25
 
 
-class LeaseLost(NotOwner):
-    """This process no longer holds the run's lease, or cannot be sure it does."""
+class CallGate(Protocol):
+    """What a lease book asks of the process's liveness token before an outside call."""
+
+    def may_call(self) -> bool: ...
+
+    async def until_may_call(
+        self, check: Callable[[], None], left: Callable[[], float]
+    ) -> None: ...
 
 
 @dataclass
-class HeldLease:
-    run_id: uuid.UUID
+class Held:
+    """One lease: whose (``key``, a run or job id), at which epoch, until when (monotonic)."""
+
+    key: uuid.UUID
     epoch: int
-    deadline: float  # monotonic seconds
+    deadline: float
     lost: str | None = None
 
 
-class LeaseKeeper:
-    """Renews every lease the process holds, one statement per tick."""
+#: ``renew(leases, conn)`` sends one statement and answers ``(key, epoch, held)`` per lease.
+Renew = Callable[
+    [list[tuple[uuid.UUID, int]], psycopg.AsyncConnection | None],
+    Awaitable[Sequence[tuple[uuid.UUID, int, bool]]],
+]
+
+
+class LeaseBook:
+    """The leases of one kind (``what``: "run" or "job"), renewed one statement per tick."""
 
     def __init__(
         self,
-        db: TicketIQ,
-        holder: str,
+        what: str,
+        renew: Renew,
         *,
         ttl: float,
         renew_interval: float,
         margin: float,
         clock: Callable[[], float] = time.monotonic,
         conninfo: str | None = None,
+        on_lost: Callable[[Held], None] | None = None,
     ) -> None:
         if not 0 < renew_interval < ttl:
             raise ValueError("renew_interval must be positive and shorter than the TTL")
-        self.db = db
-        self.holder = holder
+        if not 0 <= margin < ttl:
+            raise ValueError("margin must be at least 0 and shorter than the TTL")
+        self.what = what
+        self._renew = renew
         self.ttl = ttl
         self.renew_interval = renew_interval
         self.margin = margin
         self.clock = clock
-        self._leases: dict[uuid.UUID, HeldLease] = {}
-        self._task: asyncio.Task[None] | None = None
-        #: With ``conninfo``, renewals use a connection of their own, so a
-        #: burst of other work cannot starve them of a pooled connection.
+        self.on_lost = on_lost
+        #: The leases by key; a job worker keeps its own records (subclasses of Held) here.
+        self.entries: dict[uuid.UUID, Held] = {}
+        #: With ``conninfo``, renewals use a connection of their own, so a burst of other
+        #: work cannot starve them of a pooled connection.
         self.conninfo = conninfo
         self._conn: psycopg.AsyncConnection | None = None
+        self._task: asyncio.Task[None] | None = None
         self.renewals = 0
         self.failed_renewals = 0
-        #: Set by :meth:`Liveness.start`: calls wait while its token is not held.
-        self.liveness: Liveness | None = None
+        #: Set by the worker to the process's liveness: calls wait while its token is unconfirmed.
+        self.liveness: CallGate | None = None
 
     # -- bookkeeping ------------------------------------------------------
 
@@ -90,97 +107,114 @@ class LeaseKeeper:
         """Call just before sending a statement that grants a lease."""
         return self.clock()
 
-    def hold(self, run_id: uuid.UUID, epoch: int, sent_at: float) -> None:
-        """Record a lease granted by a statement sent at ``sent_at``."""
-        self._leases[run_id] = HeldLease(run_id, epoch, sent_at + self.ttl - self.margin)
+    def deadline(self, sent_at: float) -> float:
+        return sent_at + self.ttl - self.margin
 
-    def drop(self, run_id: uuid.UUID, epoch: int | None = None) -> None:
+    def hold(self, key: uuid.UUID, epoch: int, sent_at: float) -> Held:
+        """Record a lease granted by a statement sent at ``sent_at``."""
+        return self.add(Held(key, epoch, self.deadline(sent_at)))
+
+    def add(self, held: Held) -> Held:
+        self.entries[held.key] = held
+        return held
+
+    def drop(self, key: uuid.UUID, epoch: int | None = None) -> None:
         """Forget the lease; with ``epoch``, only if it is still that attempt's."""
-        lease = self._leases.get(run_id)
-        if lease is not None and (epoch is None or lease.epoch == epoch):
-            del self._leases[run_id]
+        held = self.entries.get(key)
+        if held is not None and (epoch is None or held.epoch == epoch):
+            del self.entries[key]
 
     def held(self) -> list[uuid.UUID]:
-        return [r for r, lease in self._leases.items() if lease.lost is None]
+        return [key for key, held in self.entries.items() if held.lost is None]
 
-    def epoch(self, run_id: uuid.UUID) -> int | None:
-        lease = self._leases.get(run_id)
-        return lease.epoch if lease else None
+    def epoch(self, key: uuid.UUID) -> int | None:
+        held = self.entries.get(key)
+        return held.epoch if held else None
 
-    def check(self, run_id: uuid.UUID, epoch: int | None = None) -> None:
-        """Raise LeaseLost unless the process may still act for this run (at ``epoch``).
-
-        With ``epoch``, an attempt whose run was taken over and adopted
-        again by this very process (a newer epoch) is refused too.
-        """
-        lease = self._leases.get(run_id)
-        if lease is None:
-            raise LeaseLost(f"this process holds no lease on run {run_id}")
-        if epoch is not None and lease.epoch != epoch:
+    def check_held(self, held: Held) -> None:
+        """Raise LeaseLost unless this attempt's lease is neither lost nor past its deadline."""
+        if held.lost is not None:
+            raise LeaseLost(f"lease on {self.what} {held.key} lost: {held.lost}")
+        if self.clock() >= held.deadline:
             raise LeaseLost(
-                f"run {run_id} is held at epoch {lease.epoch}, not by this attempt ({epoch})"
-            )
-        if lease.lost is not None:
-            raise LeaseLost(f"lease on run {run_id} lost: {lease.lost}")
-        if self.clock() >= lease.deadline:
-            raise LeaseLost(
-                f"lease on run {run_id} could have lapsed: no renewal confirmed in time"
+                f"lease on {self.what} {held.key} could have lapsed: no renewal confirmed in time"
             )
 
-    async def ready(self, run_id: uuid.UUID, epoch: int | None = None) -> None:
-        """:meth:`check`, first waiting for a fresh liveness confirmation: await it before a call.
+    def check(self, key: uuid.UUID, epoch: int | None = None) -> None:
+        """Raise LeaseLost unless the process may still act for ``key`` (at ``epoch``).
 
-        With a liveness token, a peer that finds this process's session
-        ended cuts its leases to a short grace and then takes its runs over,
-        possibly before this process noticed anything (a partition, a
-        stall).  So an outside call goes only while a watch of its own, sent
-        within the call window, confirmed the token held
-        (:meth:`Liveness.may_call`); otherwise wait for the next
-        confirmation, or for the token to be held again and the leases
-        renewed, which raises LeaseLost here for a run lost meanwhile.  The
-        wait ends at the lease's deadline at the latest (re-read each time:
-        renewals move it).
+        With ``epoch``, an attempt whose run was taken over and adopted again by this
+        very process (a newer epoch) is refused too.
         """
-        if self.liveness is None:
-            self.check(run_id, epoch)
-            return
+        held = self.entries.get(key)
+        if held is None:
+            raise LeaseLost(f"this process holds no lease on {self.what} {key}")
+        if epoch is not None and held.epoch != epoch:
+            raise LeaseLost(
+                f"{self.what} {key} is held at epoch {held.epoch}, not by this attempt ({epoch})"
+            )
+        self.check_held(held)
 
-        def left() -> float:
-            lease = self._leases.get(run_id)
-            return (lease.deadline if lease else 0.0) - self.clock()
-
-        await self.liveness.until_may_call(lambda: self.check(run_id, epoch), left)
-
-    def may_act(self, run_id: uuid.UUID, epoch: int | None = None) -> bool:
+    def may_act(self, key: uuid.UUID, epoch: int | None = None) -> bool:
         try:
-            self.check(run_id, epoch)
+            self.check(key, epoch)
         except LeaseLost:
             return False
         return True
 
+    async def ready_held(self, held: Held) -> None:
+        """:meth:`check_held`, first waiting for a fresh liveness confirmation.
+
+        A peer that finds this process's session ended cuts its leases to a short grace
+        and then takes them over, possibly before this process noticed anything (a
+        partition, a stall).  So an outside call goes only while a watch of its own,
+        sent within the call window, confirmed the token held; otherwise this waits
+        for the next confirmation, or for the token to be held again and the leases
+        renewed, which raises LeaseLost here for a lease lost meanwhile.  The wait ends
+        at the deadline at the latest (re-read each time: renewals move it).
+        """
+        if self.liveness is None:
+            self.check_held(held)
+            return
+        await self.liveness.until_may_call(
+            lambda: self.check_held(held), lambda: held.deadline - self.clock()
+        )
+
+    async def ready(self, key: uuid.UUID, epoch: int | None = None) -> None:
+        """:meth:`check`, after a fresh liveness confirmation: await it before an outside call."""
+        if self.liveness is None:
+            self.check(key, epoch)
+            return
+
+        def left() -> float:
+            held = self.entries.get(key)
+            return (held.deadline if held else 0.0) - self.clock()
+
+        await self.liveness.until_may_call(lambda: self.check(key, epoch), left)
+
     # -- renewal ----------------------------------------------------------
 
     async def renew_once(self) -> list[uuid.UUID]:
-        """Renew every live lease in one statement; return the runs found lost."""
-        live = [lease for lease in self._leases.values() if lease.lost is None]
+        """Renew every live lease in one statement; return the keys found lost."""
+        live = [held for held in self.entries.values() if held.lost is None]
         if not live:
             return []
         conn = await self._connection()
         sent = self.clock()
-        rows = await self.db.renew_leases(
-            self.holder, [(lease.run_id, lease.epoch) for lease in live], self.ttl, conn=conn
-        )
+        rows = await self._renew([(held.key, held.epoch) for held in live], conn)
         self.renewals += 1
         lost: list[uuid.UUID] = []
-        for row in rows:
-            lease = self._leases.get(row.run_id)
-            if lease is None or lease.epoch != row.epoch:
+        for key, epoch, still_held in rows:
+            held = self.entries.get(key)
+            if held is None or held.epoch != epoch or held.lost is not None:
                 continue
-            if row.held:
-                lease.deadline = sent + self.ttl - self.margin
+            if still_held:
+                held.deadline = self.deadline(sent)
             else:
-                lease.lost = "renewal refused: taken over, lapsed or finished"
-                lost.append(row.run_id)
+                held.lost = "renewal refused: taken over, lapsed or finished"
+                lost.append(key)
+                if self.on_lost is not None:
+                    self.on_lost(held)
         return lost
 
     async def _connection(self) -> psycopg.AsyncConnection | None:
@@ -204,15 +238,15 @@ class LeaseKeeper:
     async def run_forever(self) -> None:
         while True:
             try:
-                lost = await self.renew_once()
-                for run_id in lost:
-                    log.warning("lease on run %s no longer held; stopping it", run_id)
+                for key in await self.renew_once():
+                    log.warning("lease on %s %s no longer held; stopping it", self.what, key)
             except asyncio.CancelledError:
                 raise
             except Exception:  # noqa: BLE001 - keep renewing; deadlines self-fence meanwhile
                 self.failed_renewals += 1
                 await self._drop_connection()
-                log.exception("lease renewal failed; runs self-fence at their deadlines")
+                log.exception("%s lease renewal failed; they self-fence at their deadlines",
+                              self.what)
                 # Try again soon on a new connection (a failover takes well under a
                 # second), not a whole tick later: the deadlines keep running.
                 await asyncio.sleep(min(RETRY_AFTER, self.renew_interval))
@@ -221,7 +255,7 @@ class LeaseKeeper:
 
     def start(self) -> asyncio.Task[None]:
         if self._task is None or self._task.done():
-            self._task = asyncio.create_task(self.run_forever(), name=f"leases:{self.holder}")
+            self._task = asyncio.create_task(self.run_forever(), name=f"{self.what}-leases")
         return self._task
 
     async def stop(self) -> None:
@@ -233,3 +267,29 @@ class LeaseKeeper:
                 pass
             self._task = None
         await self._drop_connection()
+
+
+class LeaseKeeper(LeaseBook):
+    """The run leases of one process (``renew_leases``), on a connection of their own."""
+
+    def __init__(
+        self,
+        db: TicketIQ,
+        holder: str,
+        *,
+        ttl: float,
+        renew_interval: float,
+        margin: float,
+        clock: Callable[[], float] = time.monotonic,
+        conninfo: str | None = None,
+    ) -> None:
+        async def renew(
+            leases: list[tuple[uuid.UUID, int]], conn: psycopg.AsyncConnection | None
+        ) -> list[tuple[uuid.UUID, int, bool]]:
+            rows = await db.renew_leases(holder, leases, self.ttl, conn=conn)
+            return [(row.run_id, row.epoch, row.held) for row in rows]
+
+        super().__init__("run", renew, ttl=ttl, renew_interval=renew_interval, margin=margin,
+                         clock=clock, conninfo=conninfo)
+        self.db = db
+        self.holder = holder

@@ -51,17 +51,13 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
 
 import psycopg
 
 from ticketiq_pg.db.driver import TicketIQ
 from ticketiq_pg.db.listener import KEEPALIVE_KWARGS
-from ticketiq_pg.runtime.leases import LeaseKeeper
-
-if TYPE_CHECKING:
-    from ticketiq_pg.runtime.jobs import JobWorker
+from ticketiq_pg.runtime.leases import LeaseBook
 
 log = logging.getLogger(__name__)
 
@@ -91,8 +87,7 @@ class Liveness:
         *,
         interval: float = 0.1,
         max_losses: int = 2,
-        leases: LeaseKeeper | None = None,
-        jobs: JobWorker | None = None,
+        books: Sequence[LeaseBook] = (),
         on_claimed: Callable[[int], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -103,9 +98,9 @@ class Liveness:
         self.process_id = process_id
         self.interval = interval
         self.max_losses = max_losses
-        self.leases = leases
-        #: The process's job worker, if it runs jobs: its leases are renewed after a gap too.
-        self.jobs = jobs
+        #: The lease books (runs', jobs') to renew once after a gap, so that what was
+        #: taken over meanwhile is known lost before any call goes (the worker wires them).
+        self.books = list(books)
         self.on_claimed = on_claimed
         self.clock = clock
         #: Seconds a dead peer's leases get before they are claimed.
@@ -130,8 +125,6 @@ class Liveness:
     # -- life cycle -------------------------------------------------------
 
     def start(self) -> asyncio.Task[None]:
-        if self.leases is not None:
-            self.leases.liveness = self
         if self._task is None or self._task.done():
             self._task = asyncio.create_task(
                 self._run_forever(), name=f"liveness:{self.process_id}"
@@ -141,10 +134,8 @@ class Liveness:
     async def stop(self, *, release: bool = True) -> None:
         """Stop watching; with ``release``, give the token up (a clean exit, not a death).
 
-        Call it before the lease keeper stops: the watch loop may renew leases.
+        Call it before the lease books stop: the watch loop may renew leases.
         """
-        if self.leases is not None and self.leases.liveness is self:
-            self.leases.liveness = None
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -250,10 +241,8 @@ class Liveness:
     async def _confirm_leases(self) -> bool:
         """After a gap, renew all leases once: runs and jobs taken over meanwhile are known lost."""
         try:
-            if self.leases is not None:
-                await self.leases.renew_once()
-            if self.jobs is not None:
-                await self.jobs.renew_once()
+            for book in self.books:
+                await book.renew_once()
         except Exception as exc:  # noqa: BLE001 - try again at the next look
             log.warning("renewal after the liveness gap failed (%s); calls still wait", exc)
             return False

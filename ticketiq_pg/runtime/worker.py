@@ -40,17 +40,18 @@ import os
 import socket
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from ticketiq_pg.agent import AllowAll, AnswerDelivery, Delivery, Gates, Model, Tools
+from ticketiq_pg.agent import AllowAll
 from ticketiq_pg.config import Settings
 from ticketiq_pg.db.driver import ENTRY_CHANNEL, LEADER_CHANNEL, RESUME_CHANNEL, TicketIQ
 from ticketiq_pg.db.jobs import JOB_CHANNEL, JobStore
 from ticketiq_pg.db.listener import Listener, Wakeup
+from ticketiq_pg.runtime.app import App
 from ticketiq_pg.runtime.entries import EntryPump
 from ticketiq_pg.runtime.faults import FaultPoints
-from ticketiq_pg.runtime.jobs import Handler, JobWorker
+from ticketiq_pg.runtime.jobs import JobWorker
 from ticketiq_pg.runtime.leases import LeaseKeeper
 from ticketiq_pg.runtime.liveness import Liveness
 from ticketiq_pg.runtime.runner import Runner, RunOutcome
@@ -75,22 +76,6 @@ def leader_ttl(settings: Settings) -> float:
     return min(ttl, max(2 * tick, ttl - tick))
 
 
-@dataclass
-class App:
-    """What the app hands a worker: its model, tools, gates and answer delivery."""
-
-    model: Model
-    tools: Tools
-    gates: Gates | None = None
-    deliver: Delivery | None = None
-    agent_loop: str = "main"
-    #: Answer deliveries by entry point (``teams``: the reply, posted once).
-    deliveries: dict[str, AnswerDelivery] = field(default_factory=dict)
-    #: Background job handlers by job kind.
-    jobs: dict[str, Handler] = field(default_factory=dict)
-
-
-AppFactory = Callable[[], App]
 
 
 @dataclass(frozen=True)
@@ -163,6 +148,7 @@ class Worker:
         """
         s = self.settings
         assert s.database_url
+        await self.app.run_startup()
         self.db = await TicketIQ.connect(
             s.database_url, min_size=2, max_size=self.max_runs + self.max_jobs + 6,
             group_commit=s.group_commit > 0, group_size=max(2, s.group_commit),
@@ -200,10 +186,11 @@ class Worker:
         if s.liveness_interval > 0:
             self.liveness = Liveness(
                 self.db, s.database_url, self.process_id, interval=s.liveness_interval,
-                max_losses=s.max_losses, leases=self.leases,
+                max_losses=s.max_losses, books=[self.leases],
                 # A peer's runs claimed here: adopt them now, not at the NOTIFY.
                 on_claimed=lambda _n: self.wakeup.notify(RESUME_CHANNEL),
             )
+            self.leases.liveness = self.liveness
             self.liveness.start()
         self.listener.start()
         if self.app.jobs:
@@ -214,7 +201,7 @@ class Worker:
                 liveness=self.liveness,
             )
             if self.liveness is not None:
-                self.liveness.jobs = self.jobs  # renewed with the runs after a gap
+                self.liveness.books.append(self.jobs.leases)  # renewed with the runs after a gap
             await self.jobs.start()
         self._tasks = [
             asyncio.create_task(self._lead_forever(), name="leader"),
@@ -274,12 +261,21 @@ class Worker:
         if self.liveness is not None:
             # A clean exit, not a death, once every run was released; before the
             # lease keeper stops, since the watch loop may renew leases.
+            if self.leases is not None:
+                self.leases.liveness = None
             await self.liveness.stop(release=True)
         if self.leases is not None:
             await self.leases.stop()
         if self.db is not None:
             await self.db.close()
+        await self.app.run_shutdown()
         log.info("worker %s stopped", self.process_id)
+
+    async def __aenter__(self) -> Worker:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.shutdown()
 
     async def wait_stopped(self) -> None:
         await self._stopping.wait()

@@ -282,7 +282,7 @@ class FileGates:
 
 def app() -> Any:
     """The scripted App, configured from TICKETIQ_VENDOR_URL, _MODEL_LOG, _GATES_FILE."""
-    from ticketiq_pg.runtime.worker import App
+    from ticketiq_pg.runtime.app import App
 
     base_url = os.environ.get("TICKETIQ_VENDOR_URL")
     if not base_url:
