@@ -1,7 +1,7 @@
 """PostgreSQL itself fails over: a synchronous standby takes over and no checkpoint is lost.
 
 Every test runs on a private primary and synchronous streaming standby of its own
-(:class:`~ticketiq_pg.testing.cluster.ReplicatedCluster`), in a database it creates on
+(:class:`~ticketiq_pg.testing.replicated.ReplicatedCluster`), in a database it creates on
 the primary, and reaches it through the pair's multi-host URL
 (``target_session_attrs=read-write``).  A failover SIGKILLs the primary's postmaster
 and its processes and promotes the standby; the app processes are never restarted.
@@ -39,7 +39,8 @@ from ticketiq_pg.db.listener import Listener, Wakeup
 from ticketiq_pg.db.migrate import install_sync
 from ticketiq_pg.db.sqlfiles import sql_dir
 from ticketiq_pg.seal import Sealer
-from ticketiq_pg.testing.cluster import ReplicatedCluster, temporary_database
+from ticketiq_pg.testing.cluster import temporary_database
+from ticketiq_pg.testing.replicated import ReplicatedCluster
 
 pytestmark = pytest.mark.slow
 

@@ -32,8 +32,10 @@ from pathlib import Path
 import pytest
 
 from ticketiq_pg.db.migrate import install_sync
-from ticketiq_pg.testing.cluster import PrivateCluster, ReplicatedCluster, temporary_database
-from ticketiq_pg.testing.trials import percentile, run_trials
+from ticketiq_pg.testing.cluster import PrivateCluster, temporary_database
+from ticketiq_pg.testing.replicated import ReplicatedCluster
+from ticketiq_pg.testing.trial_report import percentile
+from ticketiq_pg.testing.trials import run_trials
 
 ROUNDS = int(os.environ.get("LIYAGENT_KILL_TRIALS", "0") or 0)
 MODE = os.environ.get("LIYAGENT_KILL_MODE", "kill")

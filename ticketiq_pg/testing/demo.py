@@ -20,7 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from ticketiq_pg.testing.trials import Report, Trial, percentile, run_trials
+from ticketiq_pg.testing.trial_report import Report, Trial, percentile
+from ticketiq_pg.testing.trials import run_trials
 
 GREEN, RED, DIM, BOLD, RESET = "\033[32m", "\033[31m", "\033[2m", "\033[1m", "\033[0m"
 

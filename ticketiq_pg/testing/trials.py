@@ -34,6 +34,8 @@ and from the vendor service's own record:
   (its next checkpoint or its sealed answer, by the attempt that took it
   over), for every trial whose run was taken over.
 
+The tallies are :mod:`~ticketiq_pg.testing.trial_report`'s :class:`Report`.
+
 Victims hold a liveness token (:mod:`ticketiq_pg.runtime.liveness`), so the survivor
 notices a killed victim by its PostgreSQL session.  ``lease_only_rounds``
 interleaves rounds whose victim holds none (``TICKETIQ_LIVENESS_INTERVAL=0``):
@@ -53,7 +55,6 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -61,91 +62,12 @@ import httpx
 import psycopg
 from psycopg.types.json import Jsonb
 
+from ticketiq_pg.testing.trial_report import Report, Trial
 from ticketiq_pg.testing.vendor_sim.process import VendorService
 
 MODES = ("kill", "stop", "backend", "restart", "failover")
 SEAL_KEYS = "trials:" + base64.b64encode(b"ticketiq-kill-trials-seal-key-01").decode()
 SCRIPT = {"steps": 3, "plan": "mixed", "model_delay": 0.4}
-
-
-@dataclass
-class Trial:
-    round: int
-    kind: str
-    sender_id: str
-    kill_after: float  # seconds after the victim was up
-    outcome: str = "pending"  # answered | failed | lost
-    in_flight: bool = False
-    recovery_seconds: float | None = None
-    loss_count: int = 0
-    retried: bool = False
-    detail: str = ""
-    run_id: str | None = None
-    resumed_by: str | None = None
-    detection: str = "session"  # session (the victim held a liveness token) | lease
-    claimed_by: str | None = None  # session_ended | lease_lapsed: why the run was taken over
-    resume_seconds: float | None = None
-
-
-@dataclass
-class Report:
-    mode: str
-    seed: int
-    rounds: int = 0
-    trials: list[Trial] = field(default_factory=list)
-    duplicates: dict[str, int] = field(default_factory=dict)
-    stalled_writes: int = 0
-
-    @property
-    def lost(self) -> int:
-        return sum(1 for t in self.trials if t.outcome != "answered")
-
-    @property
-    def recovery_seconds(self) -> list[float]:
-        return [t.recovery_seconds for t in self.trials if t.recovery_seconds is not None]
-
-    @property
-    def live_takeovers(self) -> int:
-        """Runs taken over because a session ended although the victim lived (restart)."""
-        if self.mode not in ("restart", "failover"):
-            return 0
-        return sum(1 for t in self.trials if t.claimed_by == "session_ended")
-
-    def by_detection(self) -> dict[str, dict[str, Any]]:
-        """Resume and recovery percentiles for each detection (session, lease)."""
-        out: dict[str, dict[str, Any]] = {}
-        for detection in sorted({t.detection for t in self.trials}):
-            trials = [t for t in self.trials if t.detection == detection]
-            resume = [t.resume_seconds for t in trials if t.resume_seconds is not None]
-            recovery = [t.recovery_seconds for t in trials if t.recovery_seconds is not None]
-            out[detection] = {
-                "trials": len(trials),
-                "taken_over": len(resume),
-                "claimed_by": dict(Counter(t.claimed_by for t in trials if t.claimed_by)),
-                "resume_p50": percentile(resume, 0.5),
-                "resume_p95": percentile(resume, 0.95),
-                "resume_p99": percentile(resume, 0.99),
-                "resume_max": max(resume) if resume else None,
-                "recovery_p50": percentile(recovery, 0.5),
-                "recovery_p95": percentile(recovery, 0.95),
-                "recovery_max": max(recovery) if recovery else None,
-            }
-        return out
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "mode": self.mode,
-            "rounds": self.rounds,
-            "seed": self.seed,
-            "lost": self.lost,
-            "duplicates": sum(self.duplicates.values()),
-            "duplicate_keys": self.duplicates,
-            "stalled_writes": self.stalled_writes,
-            "live_takeovers": self.live_takeovers,
-            "by_detection": self.by_detection(),
-            "recovery_seconds": self.recovery_seconds,
-            "trials": [asdict(t) for t in self.trials],
-        }
 
 
 class Proc:
@@ -530,11 +452,3 @@ def run_trials(
     finally:
         arena.close()
     return report
-
-
-def percentile(values: list[float], q: float) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    rank = max(0, min(len(ordered) - 1, round(q * (len(ordered) - 1))))
-    return ordered[rank]

@@ -1,0 +1,98 @@
+"""What a kill trial run found: one :class:`Trial` per request a round began, and the
+:class:`Report` over the run (losses, duplicate writes, stalled writes, and resume and
+recovery percentiles per detection).  Arithmetic only; :mod:`~.trials` runs the rounds.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass
+class Trial:
+    round: int
+    kind: str
+    sender_id: str
+    kill_after: float  # seconds after the victim was up
+    outcome: str = "pending"  # answered | failed | lost
+    in_flight: bool = False
+    recovery_seconds: float | None = None
+    loss_count: int = 0
+    retried: bool = False
+    detail: str = ""
+    run_id: str | None = None
+    resumed_by: str | None = None
+    detection: str = "session"  # session (the victim held a liveness token) | lease
+    claimed_by: str | None = None  # session_ended | lease_lapsed: why the run was taken over
+    resume_seconds: float | None = None
+
+
+@dataclass
+class Report:
+    mode: str
+    seed: int
+    rounds: int = 0
+    trials: list[Trial] = field(default_factory=list)
+    duplicates: dict[str, int] = field(default_factory=dict)
+    stalled_writes: int = 0
+
+    @property
+    def lost(self) -> int:
+        return sum(1 for t in self.trials if t.outcome != "answered")
+
+    @property
+    def recovery_seconds(self) -> list[float]:
+        return [t.recovery_seconds for t in self.trials if t.recovery_seconds is not None]
+
+    @property
+    def live_takeovers(self) -> int:
+        """Runs taken over because a session ended although the victim lived (restart)."""
+        if self.mode not in ("restart", "failover"):
+            return 0
+        return sum(1 for t in self.trials if t.claimed_by == "session_ended")
+
+    def by_detection(self) -> dict[str, dict[str, Any]]:
+        """Resume and recovery percentiles for each detection (session, lease)."""
+        out: dict[str, dict[str, Any]] = {}
+        for detection in sorted({t.detection for t in self.trials}):
+            trials = [t for t in self.trials if t.detection == detection]
+            resume = [t.resume_seconds for t in trials if t.resume_seconds is not None]
+            recovery = [t.recovery_seconds for t in trials if t.recovery_seconds is not None]
+            out[detection] = {
+                "trials": len(trials),
+                "taken_over": len(resume),
+                "claimed_by": dict(Counter(t.claimed_by for t in trials if t.claimed_by)),
+                "resume_p50": percentile(resume, 0.5),
+                "resume_p95": percentile(resume, 0.95),
+                "resume_p99": percentile(resume, 0.99),
+                "resume_max": max(resume) if resume else None,
+                "recovery_p50": percentile(recovery, 0.5),
+                "recovery_p95": percentile(recovery, 0.95),
+                "recovery_max": max(recovery) if recovery else None,
+            }
+        return out
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode,
+            "rounds": self.rounds,
+            "seed": self.seed,
+            "lost": self.lost,
+            "duplicates": sum(self.duplicates.values()),
+            "duplicate_keys": self.duplicates,
+            "stalled_writes": self.stalled_writes,
+            "live_takeovers": self.live_takeovers,
+            "by_detection": self.by_detection(),
+            "recovery_seconds": self.recovery_seconds,
+            "trials": [asdict(t) for t in self.trials],
+        }
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = max(0, min(len(ordered) - 1, round(q * (len(ordered) - 1))))
+    return ordered[rank]
