@@ -1204,14 +1204,14 @@ async def test_every_documented_sqlstate_is_translated(tiq: TicketIQ, aconn) -> 
     assert errors.BY_SQLSTATE
     for code, cls in errors.BY_SQLSTATE.items():
         with pytest.raises(errors.TicketIQError) as info:
-            await tiq._rows("tq_raise", (code,), None)
+            await tiq.rows("tq_raise", (code,), None)
         assert type(info.value) is cls, code
         assert info.value.sqlstate == code
         assert str(info.value) == f"raised {code} (a hint)"
         assert isinstance(info.value.__cause__, psycopg.Error)
     for code in ("TQ999", "22012"):
         with pytest.raises(psycopg.Error) as raw:
-            await tiq._rows("tq_raise", (code,), None)
+            await tiq.rows("tq_raise", (code,), None)
         assert raw.value.sqlstate == code and not isinstance(raw.value, errors.TicketIQError)
 
 

@@ -122,7 +122,7 @@ def test_the_sealed_text_is_sent_as_it_is_and_verifies(empty_db_url: str) -> Non
     sending the body stores, and what comes back verifies."""
     from psycopg.types.json import Jsonb
 
-    from ticketiq_pg.db.driver import _json
+    from ticketiq_pg.db.transport import json_param as _json
     from ticketiq_pg.seal import JsonText, _fast_text
 
     sealer = Sealer({"k1": KEY_A})

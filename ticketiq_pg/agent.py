@@ -59,7 +59,15 @@ class StepRequest:
 
 
 class Model(Protocol):
-    async def step(self, request: StepRequest) -> ModelStep: ...
+    """The app's model: answers one step of a run with text and tool calls."""
+
+    async def step(self, request: StepRequest) -> ModelStep:
+        """Answer step ``request.step`` given the conversation so far.
+
+        Never asked again for a step whose answer is in a committed checkpoint (I8);
+        the step being generated when a process died is asked for again.
+        """
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +156,7 @@ class Tools:
             self.add(tool)
 
     def add(self, tool: Tool) -> None:
+        """Register ``tool`` under its name (a later one of the same name replaces it)."""
         self._tools[tool.name] = tool
 
     def tool(
@@ -174,12 +183,15 @@ class Tools:
         return self.tool(name, "write", **route)
 
     def names(self) -> list[str]:
+        """The registered tool names, in the order they were added."""
         return list(self._tools)
 
     def get(self, name: str) -> Tool | None:
+        """The tool of that name, or None."""
         return self._tools.get(name)
 
     def classify(self, name: str) -> str:
+        """The tool's classification as it stands now; an unknown tool counts as a write."""
         tool = self._tools.get(name)
         return tool.classification if tool else "write"
 
@@ -197,10 +209,12 @@ class Verdict:
 
     @classmethod
     def allow(cls) -> Verdict:
+        """Go on."""
         return cls(True)
 
     @classmethod
     def deny(cls, reason: str) -> Verdict:
+        """Refuse, with the reason the run (or the model, for a call) is told."""
         return cls(False, reason)
 
     @classmethod
@@ -219,18 +233,24 @@ class Gates(Protocol):
     calls a resumed run's last step left.
     """
 
-    async def check_run(self, run: RunInfo) -> Verdict: ...
+    async def check_run(self, run: RunInfo) -> Verdict:
+        """Whether the run may take its next step (owner, containment, channel, run-as)."""
+        ...
 
-    async def check_call(self, run: RunInfo, call: ToolCall, classification: str) -> Verdict: ...
+    async def check_call(self, run: RunInfo, call: ToolCall, classification: str) -> Verdict:
+        """Whether this call may be made: allow, deny, or hold it for a person's approval."""
+        ...
 
 
 class AllowAll:
     """Gates that allow everything."""
 
     async def check_run(self, run: RunInfo) -> Verdict:
+        """Allow."""
         return Verdict.allow()
 
     async def check_call(self, run: RunInfo, call: ToolCall, classification: str) -> Verdict:
+        """Allow."""
         return Verdict.allow()
 
 

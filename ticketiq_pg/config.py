@@ -89,6 +89,8 @@ def new_seal_key(key_id: str = "k1") -> str:
 
 @dataclass(frozen=True)
 class Settings:
+    """A process's settings: the database, the seal keys and the lease timings (docs/guide.md)."""
+
     database_url: str | None = None
     seal_keys: dict[str, bytes] = field(default_factory=dict, repr=False)
     lease_ttl: float = 8.0
@@ -104,12 +106,14 @@ class Settings:
     group_commit: int = 4
 
     def sealer(self) -> Sealer:
+        """The sealer of these keys (ConfigError without any)."""
         if not self.seal_keys:
             raise ConfigError("TICKETIQ_SEAL_KEYS is not set: checkpoints cannot be sealed")
         return Sealer(self.seal_keys)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Read the ``TICKETIQ_*`` variables; every malformed one is named in one ConfigError."""
         env = os.environ if environ is None else environ
         problems: list[str] = []
         values: dict[str, object] = {}

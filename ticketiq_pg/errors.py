@@ -49,46 +49,68 @@ class LeaseLost(NotOwner):
 
 
 class UnknownRun(TicketIQError):
+    """No run has that id (SQLSTATE TQ001)."""
+
     sqlstate = "TQ001"
 
 
 class Fenced(NotOwner):
+    """The run's epoch is not the writer's: taken over (SQLSTATE TQ002)."""
+
     sqlstate = "TQ002"
 
 
 class LeaseLapsed(NotOwner):
+    """The writer's lease expired by the database clock (SQLSTATE TQ003)."""
+
     sqlstate = "TQ003"
 
 
 class InvalidPayload(TicketIQError, ValueError):
+    """Malformed input (checkpoint, TTL, settlement, ...) (SQLSTATE TQ004)."""
+
     sqlstate = "TQ004"
 
 
 class AnswerSealed(TicketIQError):
+    """The run's answer is sealed (write-once, handed on) (SQLSTATE TQ005)."""
+
     sqlstate = "TQ005"
 
 
 class RunNotRunning(NotOwner):
+    """The run is claimed, completed, failed or stopped (SQLSTATE TQ006)."""
+
     sqlstate = "TQ006"
 
 
 class StepConflict(TicketIQError):
+    """Out-of-order step, second outcome, repeated resume (SQLSTATE TQ007)."""
+
     sqlstate = "TQ007"
 
 
 class UnknownCall(TicketIQError):
+    """The step has no call with that id (SQLSTATE TQ008)."""
+
     sqlstate = "TQ008"
 
 
 class UnknownApproval(TicketIQError):
+    """No approval request has that id (SQLSTATE TQ009)."""
+
     sqlstate = "TQ009"
 
 
 class UnknownJob(TicketIQError):
+    """No background job has that id (SQLSTATE TQ010)."""
+
     sqlstate = "TQ010"
 
 
 class UnknownProcess(TicketIQError):
+    """No app process is registered with that id (SQLSTATE TQ011)."""
+
     sqlstate = "TQ011"
 
 

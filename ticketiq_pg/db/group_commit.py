@@ -40,13 +40,11 @@ import asyncio
 import functools
 import logging
 import uuid
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 from ticketiq_pg.db import retry
 from ticketiq_pg.db import rows as models
-
-if TYPE_CHECKING:
-    from ticketiq_pg.db.driver import TicketIQ
 
 log = logging.getLogger(__name__)
 
@@ -55,10 +53,22 @@ Checkpoint = tuple[uuid.UUID, int, int, Any, str, str]
 _Waiting = tuple[Checkpoint, "asyncio.Future[models.CheckpointWritten]"]
 
 
+class _Writes(Protocol):
+    """The two driver methods a batcher sends (the driver itself)."""
+
+    async def write_checkpoint_alone(
+        self, run_id: uuid.UUID, epoch: int, step: int, body: Any, seal: str, seal_key_id: str
+    ) -> models.CheckpointWritten: ...
+
+    async def write_checkpoints(
+        self, checkpoints: Sequence[Checkpoint]
+    ) -> dict[int, models.CheckpointWritten]: ...
+
+
 class CheckpointBatcher:
     """Writes the pooled checkpoints of one :class:`~ticketiq_pg.db.driver.TicketIQ`, grouped."""
 
-    def __init__(self, db: TicketIQ, *, group: int = 4) -> None:
+    def __init__(self, db: _Writes, *, group: int = 4) -> None:
         if group < 2:
             raise ValueError("group must be at least 2")
         self._db = db

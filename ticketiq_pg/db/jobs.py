@@ -17,7 +17,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 if TYPE_CHECKING:
-    from ticketiq_pg.db.driver import TicketIQ
+    from ticketiq_pg.db.transport import Transport
 
 #: NOTIFY channel of ``enqueue_job`` and ``sweep_jobs`` (a job was queued).
 JOB_CHANNEL = "ticketiq_job"
@@ -120,14 +120,14 @@ def _object(value: Any) -> Jsonb | None:
 
 
 class JobStore:
-    """One method per job function, through a :class:`TicketIQ`'s plumbing.
+    """One method per job function, through the driver's transport.
 
     Each method sends one statement and raises the typed errors of
     :mod:`ticketiq_pg.errors` (``UnknownJob`` for TQ010).  Pass ``conn`` to
     run inside your own transaction.
     """
 
-    def __init__(self, db: TicketIQ) -> None:
+    def __init__(self, db: Transport) -> None:
         self.db = db
 
     async def enqueue(
@@ -144,7 +144,7 @@ class JobStore:
             if kind not in RESUMABLE_KINDS:
                 raise ValueError(f"say whether a {kind!r} job is resumable")
             resumable = RESUMABLE_KINDS[kind]
-        return await self.db._one(
+        return await self.db.one(
             EnqueuedJob,
             "enqueue_job",
             (kind, _object({} if payload is None else payload), resumable, idempotency_key),
@@ -159,7 +159,7 @@ class JobStore:
         *,
         conn: psycopg.AsyncConnection | None = None,
     ) -> ClaimedJob | None:
-        rows = await self.db._many(
+        rows = await self.db.many(
             ClaimedJob,
             "claim_job",
             (holder, ttl, None if kinds is None else list(kinds)),
@@ -175,7 +175,7 @@ class JobStore:
         *,
         conn: psycopg.AsyncConnection | None = None,
     ) -> JobCheckpointed:
-        return await self.db._one(
+        return await self.db.one(
             JobCheckpointed,
             "checkpoint_job",
             (job_id, epoch, _object(progress)),
@@ -190,7 +190,7 @@ class JobStore:
         *,
         conn: psycopg.AsyncConnection | None = None,
     ) -> list[JobLeaseRenewal]:
-        return await self.db._many(
+        return await self.db.many(
             JobLeaseRenewal,
             "renew_job_leases",
             (holder, [job_id for job_id, _ in held], [epoch for _, epoch in held], ttl),
@@ -206,7 +206,7 @@ class JobStore:
         conn: psycopg.AsyncConnection | None = None,
     ) -> JobEnded:
         """Complete the job; ``result`` is any JSON value (None is JSON null)."""
-        return await self.db._one(JobEnded, "finish_job", (job_id, epoch, Jsonb(result)), conn)
+        return await self.db.one(JobEnded, "finish_job", (job_id, epoch, Jsonb(result)), conn)
 
     async def fail(
         self,
@@ -216,7 +216,7 @@ class JobStore:
         *,
         conn: psycopg.AsyncConnection | None = None,
     ) -> JobEnded:
-        return await self.db._one(JobEnded, "fail_job", (job_id, epoch, reason), conn)
+        return await self.db.one(JobEnded, "fail_job", (job_id, epoch, reason), conn)
 
     async def sweep(
         self,
@@ -226,9 +226,9 @@ class JobStore:
         max_losses: int = 2,
         conn: psycopg.AsyncConnection | None = None,
     ) -> list[SweptJob]:
-        return await self.db._many(SweptJob, "sweep_jobs", (sweeper, limit, max_losses), conn)
+        return await self.db.many(SweptJob, "sweep_jobs", (sweeper, limit, max_losses), conn)
 
     async def get(
         self, job_id: uuid.UUID, *, conn: psycopg.AsyncConnection | None = None
     ) -> Job:
-        return await self.db._one(Job, "get_job", (job_id,), conn)
+        return await self.db.one(Job, "get_job", (job_id,), conn)

@@ -153,8 +153,13 @@ async def _serve(settings: Any, app: Any, opts: argparse.Namespace) -> int:
     port = opts.http_port
     if port is None and os.environ.get("TICKETIQ_HTTP_PORT"):
         port = int(os.environ["TICKETIQ_HTTP_PORT"])
+    front = None
+    if port is not None:
+        from ticketiq_pg.front.server import FrontServer
+
+        front = FrontServer(port)
     worker = Worker(settings, app, process_id=opts.process_id, max_runs=opts.max_runs,
-                    http_port=port)
+                    services=[front] if front is not None else [])
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
 
@@ -168,9 +173,9 @@ async def _serve(settings: Any, app: Any, opts: argparse.Namespace) -> int:
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, on_signal, signum)
     await worker.start()
-    if worker.http_port is not None:
+    if front is not None:
         # One line on stdout a parent (a test, the demo, the trials) can read.
-        print(json.dumps({"event": "http", "port": worker.http_port,
+        print(json.dumps({"event": "http", "port": front.port,
                           "process_id": worker.process_id}), flush=True)
     log.info(
         "worker %s serving (lease %gs, renew %gs, sweep %gs, poll %gs)",

@@ -110,6 +110,7 @@ class JobContext:
         self._worker.leases.check_held(self._held)
 
     def may_act(self) -> bool:
+        """:meth:`check` as a bool."""
         try:
             self.check()
         except LeaseLost:

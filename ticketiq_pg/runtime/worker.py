@@ -24,8 +24,8 @@ One :class:`Worker` per app process.  It
   co-pilot turns) become runs here, woken by NOTIFY ``ticketiq_entry``;
 * runs a background job worker (:mod:`ticketiq_pg.runtime.jobs`) for the app's job
   handlers; the leader also takes back lapsed jobs;
-* optionally serves the HTTP front (:mod:`ticketiq_pg.front.app`) on
-  ``http_port``;
+* runs its ``services`` beside (the HTTP front,
+  :class:`ticketiq_pg.front.server.FrontServer`);
 * on :meth:`shutdown` (SIGTERM) stops taking work, resigns leadership (a
   follower takes over at once), releases each run at its next step
   boundary with the results it has, and exits.
@@ -34,14 +34,13 @@ One :class:`Worker` per app process.  It
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import socket
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from ticketiq_pg.agent import AllowAll
 from ticketiq_pg.config import Settings
@@ -78,6 +77,14 @@ def leader_ttl(settings: Settings) -> float:
 
 
 
+class Service(Protocol):
+    """Something a worker runs beside its runs, such as the HTTP front."""
+
+    async def start(self, worker: Worker) -> None: ...
+
+    async def stop(self) -> None: ...
+
+
 @dataclass(frozen=True)
 class RunHandle:
     """A run started (or found) by :meth:`Worker.start_run`."""
@@ -86,12 +93,19 @@ class RunHandle:
     task: asyncio.Task[RunOutcome] | None  # None: the run already existed
 
     async def outcome(self) -> RunOutcome:
+        """Wait for the run to end here (``exists``: it was started before, elsewhere)."""
         if self.task is None:
             return RunOutcome(self.run_id, "exists")
         return await self.task
 
 
 class Worker:
+    """One app process: runs its app's runs, renews their leases, sweeps when leader, resumes.
+
+    ``async with Worker(settings, app) as worker:`` starts it and shuts it down
+    gracefully (every run released at its next step boundary) when the block ends.
+    """
+
     def __init__(
         self,
         settings: Settings,
@@ -101,8 +115,8 @@ class Worker:
         max_runs: int = 64,
         faults: FaultPoints | None = None,
         on_outcome: Callable[[RunOutcome], Awaitable[None] | None] | None = None,
-        http_port: int | None = None,
         max_jobs: int = 4,
+        services: Sequence[Service] = (),
     ) -> None:
         if not settings.database_url:
             raise ValueError("the worker needs TICKETIQ_DATABASE_URL")
@@ -118,11 +132,12 @@ class Worker:
         self.leases: LeaseKeeper | None = None
         self.liveness: Liveness | None = None
         self.runner: Runner | None = None
-        self.http_port = http_port
+        #: Started once the worker is up, stopped first on shutdown (the HTTP front:
+        #: :class:`ticketiq_pg.front.server.FrontServer`).
+        self.services = list(services)
         self.max_jobs = max_jobs
         self.pump: EntryPump | None = None
         self.jobs: JobWorker | None = None
-        self._http: Any = None
         self.wakeup = Wakeup([RESUME_CHANNEL, LEADER_CHANNEL, ENTRY_CHANNEL, JOB_CHANNEL])
         self.listener = Listener(
             settings.database_url,
@@ -208,8 +223,8 @@ class Worker:
             asyncio.create_task(self._resume_forever(), name="resume"),
             asyncio.create_task(self._entries_forever(), name="entries"),
         ]
-        if self.http_port is not None:
-            await self._start_http(self.http_port)
+        for service in self.services:
+            await service.start(self)
         try:
             await asyncio.wait_for(self.listener.connected.wait(), listen_timeout)
         except TimeoutError:
@@ -231,7 +246,11 @@ class Worker:
         if self._stopping.is_set():
             return
         self._stopping.set()
-        await self._stop_http()
+        for service in reversed(self.services):
+            try:
+                await service.stop()
+            except Exception:  # noqa: BLE001 - the runs must still be released
+                log.exception("stopping %r failed", service)
         if self.runner is not None:
             self.runner.draining = True
         self.wakeup.notify_all()
@@ -278,6 +297,7 @@ class Worker:
         await self.shutdown()
 
     async def wait_stopped(self) -> None:
+        """Wait until :meth:`shutdown` has begun."""
         await self._stopping.wait()
 
     # -- running runs -----------------------------------------------------
@@ -324,6 +344,7 @@ class Worker:
         return RunHandle(state.run_id, self._spawn(state.run_id, self.runner.run(state)))
 
     def running(self) -> list[uuid.UUID]:
+        """The runs this process is driving now."""
         return list(self._runs)
 
     # -- leadership and the sweep -----------------------------------------
@@ -440,40 +461,3 @@ class Worker:
             if self._stopping.is_set():
                 break
             await self.wakeup.wait(ENTRY_CHANNEL, s.poll_interval)
-
-    # -- the HTTP front ---------------------------------------------------
-
-    async def _start_http(self, port: int) -> None:
-        import uvicorn
-
-        from ticketiq_pg.front.app import create_app
-
-        class _Server(uvicorn.Server):
-            @contextlib.contextmanager
-            def capture_signals(self):  # type: ignore[no-untyped-def]
-                # The process handles SIGTERM itself (graceful shutdown).
-                yield
-
-        assert self.db is not None
-        app = create_app(self.db, crash_resume_entries=self.settings.crash_resume_entries)
-        config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
-                                lifespan="off", access_log=False)
-        server = _Server(config)
-        task = asyncio.create_task(server.serve(), name="http")
-        while not server.started:
-            if task.done():
-                task.result()
-                raise RuntimeError("the HTTP server stopped at once")
-            await asyncio.sleep(0.01)
-        self.http_port = server.servers[0].sockets[0].getsockname()[1]
-        self._http = (server, task)
-        log.info("worker %s serves HTTP on 127.0.0.1:%s", self.process_id, self.http_port)
-
-    async def _stop_http(self) -> None:
-        if self._http is None:
-            return
-        server, task = self._http
-        server.should_exit = True
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(task, 10)
-        self._http = None

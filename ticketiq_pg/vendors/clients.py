@@ -51,14 +51,21 @@ SigV4 signing is not implemented (the local service does not check it).
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Mapping
 from types import TracebackType
-from typing import Any, ClassVar
+from typing import Any
 from urllib.parse import quote
 
 import httpx
+
+from ticketiq_pg.vendors.base import (
+    TimeoutTypes,
+    VendorClient,
+    VendorError,
+    VendorRejected,
+    VendorUnavailable,
+)
 
 __all__ = [
     "STEP_KEY_PROPERTY",
@@ -78,179 +85,6 @@ __all__ = [
 STEP_KEY_PROPERTY = "ticketiq.step_key"
 ADAPTIVE_CARD = "application/vnd.microsoft.card.adaptive"
 
-TimeoutTypes = float | httpx.Timeout | None
-
-
-class VendorError(Exception):
-    """A vendor call did not succeed."""
-
-    def __init__(
-        self,
-        vendor: str,
-        operation: str,
-        message: str,
-        *,
-        status: int | None = None,
-        body: Any = None,
-    ) -> None:
-        super().__init__(f"{vendor} {operation}: {message}")
-        self.vendor = vendor
-        self.operation = operation
-        self.message = message
-        self.status = status
-        self.body = body
-
-
-class VendorUnavailable(VendorError):
-    """No usable answer (connection error, dropped connection, timeout, 5xx): the outcome may
-    be unknown.  ``maybe_applied`` is False only when the request certainly never left."""
-
-    def __init__(
-        self,
-        vendor: str,
-        operation: str,
-        message: str,
-        *,
-        status: int | None = None,
-        body: Any = None,
-        maybe_applied: bool = True,
-    ) -> None:
-        super().__init__(vendor, operation, message, status=status, body=body)
-        self.maybe_applied = maybe_applied
-
-
-class VendorRejected(VendorError):
-    """The vendor refused the request (4xx): it had no effect."""
-
-    status: int
-
-
-def _error_message(body: Any, fallback: str) -> str:
-    """The human message out of a vendor's error body, whatever its shape."""
-    if isinstance(body, dict):
-        errors = body.get("errors")
-        if isinstance(errors, list) and errors and isinstance(errors[0], dict):
-            msg = errors[0].get("message")  # incident.io
-            if isinstance(msg, str):
-                return msg
-        msgs = body.get("errorMessages")  # Jira
-        if isinstance(msgs, list) and msgs:
-            field_errors = errors if isinstance(errors, dict) else {}
-            return "; ".join([*map(str, msgs), *(f"{k}: {v}" for k, v in field_errors.items())])
-        if isinstance(errors, dict) and errors:
-            return "; ".join(f"{k}: {v}" for k, v in errors.items())
-        err = body.get("error")
-        if isinstance(err, dict) and isinstance(err.get("message"), str):  # Teams
-            return err["message"]
-        if isinstance(err, str):
-            return err
-        for name in ("message", "Message"):  # Discord, SQS
-            if isinstance(body.get(name), str):
-                return body[name]
-    return fallback
-
-
-class VendorClient:
-    """Base: one vendor's API root over a shared ``httpx.AsyncClient``."""
-
-    vendor: ClassVar[str] = ""
-    local_prefix: ClassVar[str] = ""  # the vendor's prefix on the local vendor service
-    takes_key: ClassVar[bool] = False
-    dedupe_window_seconds: ClassVar[float | None] = None
-    has_reader: ClassVar[bool] = False
-
-    def __init__(
-        self,
-        http: httpx.AsyncClient,
-        base_url: str,
-        *,
-        timeout: TimeoutTypes = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> None:
-        self.http = http
-        self.base_url = base_url.rstrip("/")
-        # None: the AsyncClient's own timeout applies.
-        self.timeout: Any = httpx.USE_CLIENT_DEFAULT if timeout is None else timeout
-        self.headers = dict(headers or {})
-
-    async def _request(
-        self,
-        operation: str,
-        method: str,
-        path: str,
-        *,
-        json_body: Any = None,
-        params: Mapping[str, Any] | None = None,
-        headers: Mapping[str, str] | None = None,
-        content_type: str | None = None,
-    ) -> Any:
-        url = self.base_url + path
-        all_headers = {"Accept": "application/json", **self.headers, **(headers or {})}
-        content: bytes | None = None
-        if json_body is not None:
-            content = json.dumps(json_body, separators=(",", ":")).encode("utf-8")
-            all_headers["Content-Type"] = content_type or "application/json"
-        try:
-            resp = await self.http.request(
-                method,
-                url,
-                content=content,
-                params=params,
-                headers=all_headers,
-                timeout=self.timeout,
-            )
-        except (
-            httpx.ConnectError,
-            httpx.ConnectTimeout,
-            httpx.PoolTimeout,
-            httpx.UnsupportedProtocol,
-        ) as exc:
-            raise VendorUnavailable(
-                self.vendor,
-                operation,
-                f"could not connect ({type(exc).__name__}: {exc})",
-                maybe_applied=False,
-            ) from exc
-        except httpx.TimeoutException as exc:
-            raise VendorUnavailable(
-                self.vendor, operation, f"timed out waiting for the answer ({type(exc).__name__})"
-            ) from exc
-        except httpx.TransportError as exc:
-            raise VendorUnavailable(
-                self.vendor,
-                operation,
-                f"connection lost before an answer ({type(exc).__name__}: {exc})",
-            ) from exc
-        try:
-            body = resp.json() if resp.content else None
-        except ValueError:
-            body = resp.text
-        status = resp.status_code
-        if status >= 500:
-            raise VendorUnavailable(
-                self.vendor,
-                operation,
-                f"HTTP {status}: {_error_message(body, resp.reason_phrase)}",
-                status=status,
-                body=body,
-            )
-        if status >= 400:
-            raise VendorRejected(
-                self.vendor,
-                operation,
-                f"HTTP {status}: {_error_message(body, resp.reason_phrase)}",
-                status=status,
-                body=body,
-            )
-        if status < 200 or status >= 300 or not isinstance(body, (dict, list)):
-            raise VendorUnavailable(
-                self.vendor,
-                operation,
-                f"unreadable answer (HTTP {status}): {resp.text[:200]!r}",
-                status=status,
-                body=body,
-            )
-        return body
 
 
 class IncidentIO(VendorClient):

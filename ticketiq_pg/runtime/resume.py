@@ -1,0 +1,229 @@
+"""Resuming a run after a loss: verify its seal, pass the gates again, settle its last step.
+
+The calls a lost attempt left are settled, never blindly sent again (I6, I7); every
+resume is audited (I14); the model is asked only for later steps (I8).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from ticketiq_pg.agent import (
+    Gates,
+    Model,
+    RunInfo,
+    ToolCall,
+    Tools,
+    is_changing,
+    user_message,
+)
+from ticketiq_pg.db.driver import TicketIQ
+from ticketiq_pg.db.rows import AdoptedRun
+from ticketiq_pg.errors import (
+    NotOwner,
+    SealMismatch,
+)
+from ticketiq_pg.runtime.leases import LeaseKeeper
+from ticketiq_pg.runtime.run_state import (
+    UNKNOWN_OUTCOME,
+    Drained,
+    RunOutcome,
+    RunState,
+    StopRequested,
+    adopt_body,
+    carry_results,
+)
+from ticketiq_pg.seal import Sealer
+
+log = logging.getLogger(__name__)
+
+
+class Resuming:
+    """The resume half of :class:`~ticketiq_pg.runtime.runner.Runner`."""
+
+    db: TicketIQ
+    leases: LeaseKeeper
+    sealer: Sealer
+    gates: Gates
+    tools: Tools
+    model: Model
+    poll_interval: float
+    max_losses: int
+
+
+    # -- resuming ---------------------------------------------------------
+
+    async def resume(self, adopted: AdoptedRun, sent_at: float) -> RunOutcome:
+        """Continue a run this process adopted, from its last written step."""
+        self.leases.hold(adopted.run_id, adopted.epoch, sent_at)
+        return await self._guarded(adopted.run_id, adopted.epoch, self._resume(adopted))
+
+
+    async def _resume(self, adopted: AdoptedRun) -> RunOutcome:
+        info = RunInfo(
+            run_id=adopted.run_id,
+            owner=adopted.owner,
+            run_as=adopted.run_as,
+            channel=adopted.channel,
+            entry_point=adopted.entry_point,
+            may_wait=adopted.may_wait,
+            correlation_id=adopted.correlation_id,
+            loss_count=adopted.loss_count,
+            resumed=True,
+        )
+        state = RunState(info=info, epoch=adopted.epoch, input=adopted.input)
+
+        if adopted.answer_body is not None:
+            try:
+                self.sealer.verify(
+                    "answer", adopted.run_id, adopted.last_step, adopted.answer_body,
+                    adopted.answer_seal, adopted.answer_seal_key_id,
+                )
+            except SealMismatch as exc:
+                return await self._fail(state, str(exc), "agent.run.seal_failed")
+            await self.db.record_resume(adopted.run_id, adopted.epoch, [])
+            return await self._hand_on(
+                info, adopted.epoch, adopted.last_step, adopted.input, adopted.answer_body
+            )
+
+        if adopted.last_step >= 1:
+            body = adopted.checkpoint_body
+            try:
+                self.sealer.verify(
+                    "checkpoint", adopted.run_id, adopted.last_step, body,
+                    adopted.checkpoint_seal, adopted.checkpoint_seal_key_id,
+                )
+                assert body is not None
+                adopt_body(state, adopted.last_step, body)
+            except (SealMismatch, KeyError, TypeError, AssertionError) as exc:
+                reason = f"checkpoint failed verification: {exc}"
+                return await self._fail(state, reason, "agent.run.seal_failed")
+        else:
+            body = None
+            state.conversation = [user_message(adopted.input)]
+            state.counters = {"model_steps": 0, "tool_calls": 0}
+
+        if adopted.stop_requested:
+            return await self._stop(state)
+        verdict = await self.gates.check_run(info)
+        if not verdict.allowed:
+            return await self._fail(state, verdict.reason, "agent.run.gate_refused")
+
+        state.unaudited = []
+        if body is not None:
+            try:
+                await self._settle(state, body["calls"], adopted.calls)
+            except StopRequested:
+                return await self._stop(state)
+            except Drained:
+                await self.db.release_run(state.run_id, state.epoch, "shutdown", {})
+                raise
+        await self._audit_resume(state)
+        return await self._drive(state)
+
+
+    async def _before_suspend(self, state: RunState, step_no: int) -> None:
+        """What a run records before it gives its lease up to wait.
+
+        The resume's audit row, if this attempt is a resume still settling
+        (I14), and the outcomes of the changing calls this step already made,
+        so the attempt that wakes it finds them done instead of in doubt.  A
+        call the checkpoint recorded as a read has no row (its result rides
+        in the next checkpoint): nothing to send for it.
+        """
+        await self._audit_resume(state)
+        made, state.made = state.made, []
+        for call, result, how in made:
+            if state.durable and how in ("made", "skipped") and is_changing(call["classification"]):
+                await self.db.record_outcome(
+                    state.run_id, state.epoch, step_no, call["call_id"], result, how
+                )
+
+
+    async def _audit_resume(self, state: RunState) -> None:
+        """Write this resume's one audit row with the settlements so far, if not yet written."""
+        if state.unaudited is None:
+            return
+        settlements, state.unaudited = state.unaudited, None
+        await self.db.record_resume(state.run_id, state.epoch, settlements)
+
+
+    async def _settle(
+        self,
+        state: RunState,
+        calls: list[dict[str, Any]],
+        recorded: list[dict[str, Any]],
+    ) -> list[dict[str, Any]]:
+        """Settle each call the last step left; the results join the conversation."""
+        by_id = {row["call_id"]: row for row in recorded}
+        # Into the resume's unaudited list, so a call that suspends the run
+        # can audit the settlements made before it.
+        settlements: list[dict[str, Any]] = state.unaudited if state.unaudited is not None else []
+        results: list[Any] = []
+        for call in calls:
+            row = by_id.get(call["call_id"], {})
+            db_state = row.get("state", "pending")
+            if db_state in ("done", "settled"):
+                result, how = row.get("outcome"), row.get("settlement") or "made"
+            elif db_state == "in_doubt":
+                marked = row.get("marked_classification") or call["classification"]
+                result, how = await self._settle_in_doubt(state, call, marked,
+                                                          row.get("approval_id"))
+            else:
+                result, how = await self._make_call(state, state.step, call, resumed=True)
+                if how == "made" and not is_changing(call["classification"]):
+                    how = "redone"
+            results.append(result)
+            settlements.append({"call_id": call["call_id"], "settlement": how, "outcome": result})
+        carry_results(state, calls, results)
+        return settlements
+
+
+    async def _settle_in_doubt(
+        self, state: RunState, call: dict[str, Any], marked: str, approval_id: Any = None
+    ) -> tuple[Any, str]:
+        """A changing call that may or may not have reached its vendor: never resend blindly.
+
+        The classification its mark recorded decides (I7); the tool's route
+        decides which row of the table applies: a delegation asks again by
+        its delegation key; a keyed write whose vendor dedupes for longer
+        than a resume is sent again with the same key (an approved call's
+        key is its approval's); otherwise the outcome is read back where a
+        reader exists, or reported unknown and not sent again.
+        """
+        tool = self.tools.get(call["tool"])
+        tool_call = ToolCall(call["call_id"], call["tool"], call["arguments"])
+        verdict = await self.gates.check_call(state.info, tool_call, marked)
+        context = self._context(state, state.step, call, marked, True, approval_id)
+        if verdict.allowed and tool is not None and context.step_key:
+            if tool.subagent and marked in ("delegation", "subagent_with_tools"):
+                await self.leases.ready(state.run_id, state.epoch)
+                return await self._invoke(state, tool, context), "asked_again"
+            if tool.resend_safe:
+                await self.leases.ready(state.run_id, state.epoch)
+                result = await self._invoke(state, tool, context)
+                if isinstance(result, dict) and result.get("outcome") == "unknown":
+                    result["sent_again"] = True
+                return result, "resent_same_key"
+        if tool is not None and tool.read_back is not None:
+            await self.leases.ready(state.run_id, state.epoch)
+            try:
+                found = await tool.read_back(context)
+            except NotOwner:
+                raise
+            except Exception as exc:  # noqa: BLE001
+                log.warning("read back of %s failed: %s", call["call_id"], exc)
+            else:
+                if found.found:
+                    return found.outcome, "read_back"
+                return {
+                    "outcome": "not_found",
+                    "sent_again": False,
+                    "message": "The write was not found at its vendor on read back; "
+                    "it was not sent again.",
+                }, "read_back"
+        result = dict(UNKNOWN_OUTCOME)
+        if not verdict.allowed:
+            result["refused_on_resume"] = verdict.reason
+        return result, "unknown"

@@ -1,0 +1,118 @@
+"""A run as the step loop carries it, and what a checkpoint's body holds of it."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from ticketiq_pg.agent import ModelStep, RunInfo, assistant_message, is_changing, tool_message
+
+UNKNOWN_OUTCOME = {
+    "outcome": "unknown",
+    "sent_again": False,
+    "message": (
+        "The outcome of this call is unknown: the process making it stopped while it was "
+        "in flight, and it was not sent again."
+    ),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class RunOutcome:
+    """How a run ended in this process."""
+
+    run_id: uuid.UUID
+    status: str  # completed | failed | stopped | lost | released | suspended | exists
+    answer: Any = None
+    reason: str = ""
+
+
+@dataclass
+class RunState:
+    """A run as the loop carries it from step to step (restored from a checkpoint)."""
+
+    info: RunInfo
+    epoch: int
+    input: Any
+    step: int = 0
+    conversation: list[dict[str, Any]] = field(default_factory=list)
+    counters: dict[str, Any] = field(default_factory=dict)
+    history: list[Any] = field(default_factory=list)
+    delegation_keys: dict[str, Any] = field(default_factory=dict)
+    outcomes: dict[str, Any] = field(default_factory=dict)
+    last_results: dict[str, Any] = field(default_factory=dict)
+    #: False: not written ahead (TICKETIQ_CRASH_RESUME_ENTRIES=false); lost,
+    #: the run is failed by the sweep, never resumed.
+    durable: bool = True
+    #: While a resumed attempt settles its last step's calls: the settlements
+    #: so far, not yet audited (``record_resume``).  A call that suspends the
+    #: run meanwhile audits them first, so every resume has its audit row (I14).
+    unaudited: list[dict[str, Any]] | None = None
+    #: The calls of the current step made so far, with their results and how:
+    #: recorded before the run suspends, so they are not left in doubt.
+    made: list[tuple[dict[str, Any], Any, str]] = field(default_factory=list)
+
+    @property
+    def run_id(self) -> uuid.UUID:
+        return self.info.run_id
+
+
+class StopRequested(Exception):
+    """A Stop was requested for the run: it ends stopped at its next boundary."""
+
+
+class Suspended(Exception):
+    """The run gave its lease up to wait (an approval, a child run)."""
+
+
+class Drained(Exception):
+    """The process is shutting down while the run waits: it was released."""
+
+
+
+def checkpoint_body(
+    agent_loop: str,
+    state: RunState,
+    step_no: int,
+    answer: ModelStep,
+    calls: list[dict[str, Any]],
+) -> dict[str, Any]:
+    delegation_keys = dict(state.delegation_keys)
+    for call in calls:
+        if call["classification"] in ("delegation", "subagent_with_tools", "remote_agent"):
+            delegation_keys[call["call_id"]] = call["step_key"]
+    return {
+        "conversation": [*state.conversation, assistant_message(answer)],
+        "calls": calls,
+        "counters": {
+            "model_steps": step_no,
+            "tool_calls": int(state.counters.get("tool_calls", 0)) + len(calls),
+            "agent_loop": agent_loop,
+        },
+        "history": [*state.history, {"step": step_no, "calls": [c["call_id"] for c in calls]}],
+        "delegation_keys": delegation_keys,
+        "outcomes": state.outcomes,
+    }
+
+
+
+def adopt_body(state: RunState, step_no: int, body: dict[str, Any]) -> None:
+    state.step = step_no
+    state.conversation = list(body["conversation"])
+    state.counters = dict(body["counters"])
+    state.history = list(body["history"])
+    state.delegation_keys = dict(body["delegation_keys"])
+    state.outcomes = {}
+    state.last_results = {}
+
+
+
+def carry_results(
+    state: RunState, calls: list[dict[str, Any]], results: list[Any]
+) -> None:
+    for call, result in zip(calls, results, strict=True):
+        state.conversation.append(tool_message(call["call_id"], result))
+        state.last_results[call["call_id"]] = result
+        if is_changing(call["classification"]):
+            state.outcomes[call["call_id"]] = result
