@@ -6,7 +6,8 @@ its answer, a failed one, a released one, one suspended on an approval), process
 leader, an entry and jobs; the CLI's ``--json`` output is judged against what was made,
 its filters one by one, the human tables by their alignment, and its errors by exit code
 and message.  One test follows a real SIGKILLed worker process through the same commands,
-and one runs the documented psql queries as a login role granted only ticketiq_operator.
+one runs the documented psql queries as a login role granted only ticketiq_operator, and
+one lists processes that ended (a session found ended by a watcher, a clean stop).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
 from ticketiq_pg.db.driver import TicketIQ
-from ticketiq_pg.ops import views as operator
+from ticketiq_pg.db.inspect import snapshot
 from ticketiq_pg.ops.cli import main
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "operators.md"
@@ -198,7 +199,9 @@ def test_status_json(world: World, capsys: pytest.CaptureFixture[str]) -> None:
     assert report["schema_version"] == 8
 
     procs = report["processes"]
+    assert list(procs) == ["count", "hidden", "seen_within_s", "rows", "ended"]
     assert (procs["count"], procs["hidden"], procs["seen_within_s"]) == (2, 1, 300)
+    assert procs["ended"] == {"count": 0, "rows": []}
     rows = by_id(procs["rows"], "process_id")
     assert set(rows) == {"p1", "p2"}  # p-old was last seen two hours ago
     assert (rows["p1"]["host"], rows["p1"]["os_pid"]) == ("host-a", 111)
@@ -292,7 +295,8 @@ def test_status_human(world: World, capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0, err
     lines = out.splitlines()
     assert lines[0].startswith("database clock ") and "schema version 8" in lines[0]
-    for heading in ("processes: 2, 1 more not seen for 5m00s", "sweep leader:",
+    for heading in ("processes: 2, 1 more not seen for 5m00s", "processes ended within 5m00s: 0",
+                    "sweep leader:",
                     "leases about to lapse (within 3s): 2", "calls in doubt: 1",
                     "approvals waiting: 1", "entries open: 1 (pending 1, running 0)",
                     "jobs open: 2 (queued 1, running 1)"):
@@ -315,6 +319,85 @@ def test_status_human(world: World, capsys: pytest.CaptureFixture[str]) -> None:
     cols = columns_of(lines[at + 1])
     assert value_at(lines[at + 3], cols["holder"]) == "p1"
     assert re.search(r"in \d+m\d\ds$", lines[at + 3])
+
+
+def _holding(url: str, process_id: str) -> psycopg.Connection[Any]:
+    """A session that registered ``process_id`` and holds its liveness token."""
+    conn = psycopg.connect(url, autocommit=True)
+    conn.execute("select ticketiq.register_process(%s, 'host-l', 444)", (process_id,))
+    conn.execute("select * from ticketiq.hold_liveness(%s)", (process_id,))
+    return conn
+
+
+def _ended_long_ago(url: str) -> None:
+    """Process long-gone: held its token and stopped cleanly two hours ago."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("update ticketiq.config set fake_clock_allowed = true")
+        conn.execute("select set_config('ticketiq.fake_now', "
+                     "(clock_timestamp() - interval '2 hours')::text, false)")
+        conn.execute("select ticketiq.register_process('long-gone', 'host-c', 555)")
+        conn.execute("select * from ticketiq.hold_liveness('long-gone')")
+        assert conn.execute("select ticketiq.release_liveness('long-gone')").fetchone() == (
+            True,)
+
+
+def test_status_lists_processes_that_ended(db_url: str,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """A process whose session a watcher found ended, and one that stopped cleanly, stay
+    listed (with how they ended) for --seen-within after they are marked ended."""
+    _ended_long_ago(db_url)
+    watcher = _holding(db_url, "watcher")
+    victim = _holding(db_url, "victim")
+    clean = _holding(db_url, "clean")
+    try:
+        (session,) = {row[0] for row in watcher.execute(
+            "select session from ticketiq.watch_processes('watcher')").fetchall()}
+        victim.close()  # its session ends, and its token goes with it
+        deadline = time.monotonic() + 10
+        while watcher.execute(
+            "select stopped_at is null from ticketiq.processes where process_id = 'victim'"
+        ).fetchone() == (True,):
+            assert time.monotonic() < deadline, "the watcher never found victim's session ended"
+            time.sleep(0.05)
+            watcher.execute("select * from ticketiq.watch_processes('watcher', %s, "
+                            "array['victim'])", (session,))
+        clean.execute("select ticketiq.release_liveness('clean')")
+
+        report = cli_json(capsys, "status", "--database-url", db_url)
+        procs = report["processes"]
+        assert [p["process_id"] for p in procs["rows"]] == ["watcher"]
+        ended = procs["ended"]
+        assert ended["count"] == 2
+        assert [p["process_id"] for p in ended["rows"]] == ["clean", "victim"]  # newest first
+        rows = by_id(ended["rows"], "process_id")
+        dead = rows["victim"]
+        assert (dead["ended_how"], dead["ended_reason"], dead["noticed_by"]) == (
+            "session_ended", "liveness session ended", "watcher")
+        assert (dead["host"], dead["os_pid"], dead["runs_held"], dead["jobs_held"]) == (
+            "host-l", 444, 0, 0)
+        assert iso(dead["ended_at"]) <= iso(report["now"]) and 0 <= dead["ended_ago_s"] < 300
+        assert (rows["clean"]["ended_how"], rows["clean"]["ended_reason"],
+                rows["clean"]["noticed_by"]) == ("stopped", "stopped", None)
+
+        every = cli_json(capsys, "status", "--database-url", db_url, "--seen-within", "0")
+        assert every["processes"]["ended"]["count"] == 3
+        old = by_id(every["processes"]["ended"]["rows"], "process_id")["long-gone"]
+        assert (old["ended_how"], old["noticed_by"]) == ("stopped", None)
+        assert old["ended_ago_s"] > 7000
+
+        code, out, err = run_cli(capsys, "status", "--database-url", db_url)
+        assert code == 0, err
+        lines = out.splitlines()
+        at = lines.index("processes ended within 5m00s: 2")
+        cols = columns_of(lines[at + 1])
+        shown = {value_at(line, cols["process"]): line for line in lines[at + 3: at + 5]}
+        assert value_at(shown["victim"], cols["how"]) == "session_ended"
+        assert value_at(shown["victim"], cols["noticed by"]) == "watcher"
+        assert value_at(shown["clean"], cols["how"]) == "stopped"
+        assert re.search(r"ago$", value_at(shown["victim"], cols["ended"]))
+    finally:
+        for conn in (watcher, victim, clean):
+            conn.close()
 
 
 # -- runs -------------------------------------------------------------------------------------
@@ -601,7 +684,7 @@ def test_commands_only_read(world: World, capsys: pytest.CaptureFixture[str]) ->
     with psycopg.connect(world.url, autocommit=True) as conn:
         assert fingerprint_sync(conn) == before
 
-    with operator.snapshot(world.url) as conn:
+    with snapshot(world.url) as conn:
         assert conn.execute("show transaction_read_only").fetchone() == {
             "transaction_read_only": "on"}
         assert conn.execute("show transaction_isolation").fetchone() == {

@@ -48,6 +48,7 @@ import os
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from ticketiq_pg.errors import ConfigError
 from ticketiq_pg.seal import Sealer
@@ -80,9 +81,13 @@ def parse_seal_keys(text: str) -> dict[str, bytes]:
     return keys
 
 
-def new_seal_key(key_id: str = "k1") -> str:
-    """A fresh 32-byte key as ``id:base64key``, the form ``TICKETIQ_SEAL_KEYS`` takes."""
-    if not key_id or any(c in key_id for c in ":, "):
+def new_seal_key(key_id: str | None = None) -> str:
+    """A fresh 32-byte key as ``id:base64key``, the form ``TICKETIQ_SEAL_KEYS`` takes.
+
+    The default id is ``k``, today's UTC date and 4 hex digits (``k20261201-3fa9``).
+    """
+    key_id = key_id or f"k{datetime.now(UTC):%Y%m%d}-{secrets.token_hex(2)}"
+    if any(c in key_id for c in ":, "):
         raise ValueError(f"a key id is a non-empty word without ':', ',' or spaces: {key_id!r}")
     return f"{key_id}:{base64.urlsafe_b64encode(secrets.token_bytes(32)).decode()}"
 

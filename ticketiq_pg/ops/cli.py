@@ -1,4 +1,4 @@
-"""``ticketiq-pg`` command line: migrate, version, demo, worker.
+"""``ticketiq-pg`` command line: migrate, version, demo, worker, the operator's commands.
 
 ``ticketiq-pg worker --app module:function`` runs one app process's
 :class:`~ticketiq_pg.runtime.worker.Worker` (lease keeper, leader election and sweep,
@@ -6,8 +6,10 @@ resume loop) until SIGTERM or SIGINT, then shuts it down gracefully: it
 resigns leadership and releases each run it holds at its next step boundary,
 so another process adopts it at once.  ``function`` returns the
 :class:`~ticketiq_pg.runtime.worker.App` (``ticketiq_pg.testing.scripted:app`` is the
-scripted one); the settings come from the ``TICKETIQ_*`` variables
-(:mod:`ticketiq_pg.config`).  It logs to stderr.
+scripted one), found in the ``--app-dir`` folders, the current directory or the
+installed packages; the settings come from the ``TICKETIQ_*`` variables
+(:mod:`ticketiq_pg.config`).  It logs to stderr.  The operator's commands (status,
+runs, show, audit, approvals, approve, reject, purge, seal-key) are in docs/operators.md.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ import inspect
 import json
 import logging
 import os
-import signal
 import sys
 from importlib import metadata
 from pathlib import Path
@@ -29,15 +30,31 @@ from typing import Any
 
 import psycopg
 
+from ticketiq_pg.db.inspect import (
+    LAPSE_WITHIN,
+    LIST_LIMIT,
+    RUN_STATUSES,
+    SEEN_WITHIN,
+    STATUS_LIMIT,
+    approvals_waiting,
+    snapshot,
+)
 from ticketiq_pg.db.migrate import InstallError, install_sync, schema_version_sync
 from ticketiq_pg.errors import TicketIQError
 from ticketiq_pg.ops import views as operator_view
+from ticketiq_pg.ops.args import (
+    age_arg,
+    key_id_arg,
+    positive_int,
+    run_id_arg,
+    seconds_arg,
+    since_arg,
+)
+from ticketiq_pg.ops.serve import load_app, serve
 
 ENV_URL = "TICKETIQ_DATABASE_URL"
 ENV_APP = "TICKETIQ_APP"
 ENV_LOG_LEVEL = "TICKETIQ_LOG_LEVEL"
-
-log = logging.getLogger("ticketiq_pg.ops.cli")
 
 
 def _package_version() -> str:
@@ -101,32 +118,6 @@ async def _await(awaitable: object) -> object:
     return await awaitable  # type: ignore[misc]
 
 
-def load_app(ref: str) -> Any:
-    """Import ``module:attribute`` and return the App it names (calling it if callable)."""
-    from ticketiq_pg.runtime.app import App
-
-    module_name, sep, attr = ref.partition(":")
-    if not sep or not module_name or not attr:
-        raise SystemExit(f"ticketiq-pg worker: --app must be module:function, got {ref!r}")
-    try:
-        target: Any = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise SystemExit(f"ticketiq-pg worker: cannot import {module_name!r}: {exc}") from exc
-    for part in attr.split("."):
-        try:
-            target = getattr(target, part)
-        except AttributeError as exc:
-            raise SystemExit(f"ticketiq-pg worker: {module_name!r} has no {attr!r}") from exc
-    app = target
-    if callable(target) and not isinstance(target, (App, type)):
-        app = target()
-    if not isinstance(app, App):
-        raise SystemExit(
-            f"ticketiq-pg worker: {ref} gave {type(app).__name__}, not a ticketiq_pg.App"
-        )
-    return app
-
-
 def cmd_worker(opts: argparse.Namespace) -> int:
     from ticketiq_pg.config import Settings
 
@@ -143,56 +134,15 @@ def cmd_worker(opts: argparse.Namespace) -> int:
     url = _url(opts)
     settings = dataclasses.replace(settings, database_url=url)
     settings.sealer()  # fail now, not at the first checkpoint, without seal keys
-    app = load_app(ref)
-    return asyncio.run(_serve(settings, app, opts))
-
-
-async def _serve(settings: Any, app: Any, opts: argparse.Namespace) -> int:
-    from ticketiq_pg.runtime.worker import Worker
-
+    app = load_app(ref, opts.app_dir or ())
     port = opts.http_port
     if port is None and os.environ.get("TICKETIQ_HTTP_PORT"):
         port = int(os.environ["TICKETIQ_HTTP_PORT"])
-    front = None
-    if port is not None:
-        from ticketiq_pg.front.server import FrontServer
-
-        front = FrontServer(port)
-    worker = Worker(settings, app, process_id=opts.process_id, max_runs=opts.max_runs,
-                    services=[front] if front is not None else [])
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-
-    def on_signal(signum: int) -> None:
-        if stop.is_set():
-            log.warning("%s again: already shutting down", signal.Signals(signum).name)
-            return
-        log.info("%s: shutting down gracefully", signal.Signals(signum).name)
-        stop.set()
-
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, on_signal, signum)
-    await worker.start()
-    if front is not None:
-        # One line on stdout a parent (a test, the demo, the trials) can read.
-        print(json.dumps({"event": "http", "port": front.port,
-                          "process_id": worker.process_id}), flush=True)
-    log.info(
-        "worker %s serving (lease %gs, renew %gs, sweep %gs, poll %gs)",
-        worker.process_id, settings.lease_ttl, settings.renew_interval,
-        settings.sweep_interval, settings.poll_interval,
-    )
-    try:
-        await stop.wait()
-    finally:
-        await worker.shutdown(drain_timeout=opts.drain_timeout)
-    released = sum(1 for o in worker.outcomes if o.status == "released")
-    log.info("worker %s exited: %d runs ended here, %d released", worker.process_id,
-             len(worker.outcomes), released)
-    return 0
+    return asyncio.run(serve(settings, app, process_id=opts.process_id, max_runs=opts.max_runs,
+                             http_port=port, drain_timeout=opts.drain_timeout))
 
 
-# -- the operator's view (ticketiq_pg/ops/views.py, docs/operators.md) --------------------------
+# -- the operator's view (ticketiq_pg/ops/views.py, docs/operators.md) ------------------------
 
 
 def cmd_status(opts: argparse.Namespace) -> int:
@@ -251,13 +201,11 @@ def cmd_decide(opts: argparse.Namespace) -> int:
 
 def cmd_approvals(opts: argparse.Namespace) -> int:
     """The writes held for approval that nobody decided yet (view approvals_waiting)."""
-    with psycopg.connect(str(_url(opts))) as conn:
-        rows = conn.execute(
-            "select approval_id, run_id, step, call_id, tool, requested_at "
-            "from ticketiq.approvals_waiting order by requested_at"
-        ).fetchall()
-    items = [{"approval_id": str(r[0]), "run_id": str(r[1]), "step": r[2], "call_id": r[3],
-              "tool": r[4], "requested_at": r[5].isoformat()} for r in rows]
+    with snapshot(str(_url(opts))) as conn:
+        rows = approvals_waiting(conn)
+    items = [{"approval_id": str(r["approval_id"]), "run_id": str(r["run_id"]),
+              "step": r["step"], "call_id": r["call_id"], "tool": r["tool"],
+              "requested_at": r["requested_at"].isoformat()} for r in rows]
     if opts.json:
         print(json.dumps(items))
     elif not items:
@@ -270,24 +218,6 @@ def cmd_approvals(opts: argparse.Namespace) -> int:
 
 
 # -- retention (ticketiq.purge_answers, ticketiq.purge_history; docs/operations.md) ------------
-
-_AGE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-
-
-def age_arg(text: str) -> float:
-    """``--older-than``: seconds, or a number with a unit (``90s``, ``15m``, ``2h``, ``30d``)."""
-    raw = text.strip().lower()
-    unit = _AGE_UNITS.get(raw[-1:], 0) if raw else 0
-    try:
-        value = float(raw[:-1] if unit else raw) * (unit or 1)
-    except ValueError:
-        value = 0.0
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(
-            f"not an age > 0 (seconds, or 90s, 15m, 2h, 30d, 1w): {text!r}"
-        )
-    return value
-
 
 def cmd_purge(opts: argparse.Namespace) -> int:
     """Sealed answers past retain_until, then the history of runs finished --older-than ago."""
@@ -321,6 +251,32 @@ def cmd_purge(opts: argparse.Namespace) -> int:
     return 0
 
 
+# -- seal keys (TICKETIQ_SEAL_KEYS, ticketiq_pg.config.parse_seal_keys) -----------------------
+
+
+SEAL_KEY_HELP = """\
+Print a fresh seal key as ID:BASE64KEY, one item of TICKETIQ_SEAL_KEYS
+(export TICKETIQ_SEAL_KEYS=$(ticketiq-pg seal-key)).
+
+The first key of TICKETIQ_SEAL_KEYS seals checkpoints and answers; every key listed
+verifies them.  To rotate, in three steps:
+  1. append the new key (old:...,new:...) on every process and restart them one by one:
+     each now verifies what the new key will seal, and still seals with the old key;
+  2. put the new key first (new:...,old:...) and restart them again: they seal with it;
+  3. drop the old key once no run in flight or suspended has a checkpoint or answer
+     sealed with it (docs/operators.md): a resume verifies the run's seals, and fails
+     the run (agent.run.seal_failed) when a key is missing.
+Skipping step 1, a process without the new key may adopt a run sealed with it.
+"""
+
+
+def cmd_seal_key(opts: argparse.Namespace) -> int:
+    from ticketiq_pg.config import new_seal_key
+
+    print(new_seal_key(opts.key_id))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ticketiq-pg", description=__doc__)
     parser.add_argument("--version", action="version", version=f"%(prog)s {_package_version()}")
@@ -348,6 +304,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--database-url", help=f"default: ${ENV_URL}")
     p.add_argument("--app", help=f"module:function returning the App (default: ${ENV_APP})")
+    p.add_argument("--app-dir", action="append", metavar="DIR",
+                   help="look for the app's module in DIR first (repeat for several); the "
+                   "current directory is searched next")
     p.add_argument("--process-id", help="this process's id (default: host:pid:random)")
     p.add_argument("--max-runs", type=int, default=64, help="runs driven at once (default 64)")
     p.add_argument("--drain-timeout", type=float, default=30.0,
@@ -363,44 +322,45 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--json", action="store_true",
                        help="JSON for scripts (stable keys, ISO 8601 timestamps)")
 
-    ov = operator_view
-    p = sub.add_parser("status", help="processes, the sweep leader, leases about to lapse, "
-                       "runs in flight, calls in doubt, approvals, entries and jobs open")
+    p = sub.add_parser("status", help="processes (and those that ended lately), the sweep "
+                       "leader, leases about to lapse, runs in flight, calls in doubt, "
+                       "approvals, entries and jobs open")
     operator_common(p)
-    p.add_argument("--lapse-within", type=ov.seconds_arg, default=ov.LAPSE_WITHIN,
+    p.add_argument("--lapse-within", type=seconds_arg, default=LAPSE_WITHIN,
                    metavar="SECONDS", help="list leases expiring within SECONDS (default 3)")
-    p.add_argument("--seen-within", type=ov.seconds_arg, default=ov.SEEN_WITHIN,
+    p.add_argument("--seen-within", type=seconds_arg, default=SEEN_WITHIN,
                    metavar="SECONDS", help="list processes seen within SECONDS, connected or "
-                   "holding a lease (default 300; 0: every process)")
-    p.add_argument("--limit", type=ov.positive_int, default=ov.STATUS_LIMIT,
+                   "holding a lease, and those that ended within SECONDS, with how "
+                   "(default 300; 0: every process)")
+    p.add_argument("--limit", type=positive_int, default=STATUS_LIMIT,
                    help="rows per section (default 20; the counts are always complete)")
     p.set_defaults(func=cmd_status)
 
     p = sub.add_parser("runs", help="runs, newest first (filterable)")
     operator_common(p)
-    p.add_argument("--status", action="append", choices=ov.RUN_STATUSES,
+    p.add_argument("--status", action="append", choices=RUN_STATUSES,
                    help="only runs in this status (repeat for several)")
     p.add_argument("--entry-point", help="only runs of this entry point")
     p.add_argument("--holder", help="only runs whose lease this process holds")
-    p.add_argument("--since", type=ov.since_arg, metavar="WHEN",
+    p.add_argument("--since", type=since_arg, metavar="WHEN",
                    help="only runs started since WHEN: an age (15m, 2h, 3d) or ISO timestamp")
-    p.add_argument("--limit", type=ov.positive_int, default=ov.LIST_LIMIT,
+    p.add_argument("--limit", type=positive_int, default=LIST_LIMIT,
                    help="at most this many runs (default 50)")
     p.set_defaults(func=cmd_runs)
 
     p = sub.add_parser("show", help="one run: checkpoints, calls, answer, transcript, audit")
     operator_common(p)
-    p.add_argument("run_id", type=ov.run_id_arg, metavar="RUN_ID")
+    p.add_argument("run_id", type=run_id_arg, metavar="RUN_ID")
     p.set_defaults(func=cmd_show)
 
     p = sub.add_parser("audit", help="audit rows, newest first (filterable)")
     operator_common(p)
     p.add_argument("--event", action="append",
                    help="only this event; * matches any text (agent.run.*); repeat for several")
-    p.add_argument("--run", type=ov.run_id_arg, metavar="RUN_ID", help="only this run's rows")
-    p.add_argument("--since", type=ov.since_arg, metavar="WHEN",
+    p.add_argument("--run", type=run_id_arg, metavar="RUN_ID", help="only this run's rows")
+    p.add_argument("--since", type=since_arg, metavar="WHEN",
                    help="only rows since WHEN: an age (15m, 2h, 3d) or ISO timestamp")
-    p.add_argument("--limit", type=ov.positive_int, default=ov.LIST_LIMIT,
+    p.add_argument("--limit", type=positive_int, default=LIST_LIMIT,
                    help="at most this many rows (default 50)")
     p.set_defaults(func=cmd_audit)
 
@@ -410,7 +370,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_approvals)
     for name, verb in (("approve", "approve"), ("reject", "reject")):
         p = sub.add_parser(name, help=f"{verb} a write held for approval")
-        p.add_argument("approval_id", type=ov.run_id_arg, metavar="APPROVAL_ID")
+        p.add_argument("approval_id", type=run_id_arg, metavar="APPROVAL_ID")
         p.add_argument("--actor", default=os.environ.get("USER") or "operator",
                        help="who decides (default: $USER)")
         p.add_argument("--reason", help="why")
@@ -423,13 +383,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--older-than", type=age_arg, required=True, metavar="AGE",
                    help="finished at least this long ago by the database clock: seconds or "
                    "90s, 15m, 2h, 30d, 1w")
-    p.add_argument("--limit", type=ov.positive_int, default=1000,
+    p.add_argument("--limit", type=positive_int, default=1000,
                    help="rows per statement (default 1000); each is its own transaction")
     p.add_argument("--once", action="store_true",
                    help="one statement of each instead of repeating until nothing is left")
     p.add_argument("--database-url", help=f"default: ${ENV_URL}")
     p.add_argument("--json", action="store_true", help="JSON for scripts")
     p.set_defaults(func=cmd_purge)
+
+    p = sub.add_parser("seal-key", help="print a fresh seal key for TICKETIQ_SEAL_KEYS (and "
+                       "how to rotate keys)", description=SEAL_KEY_HELP,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--key-id", type=key_id_arg, metavar="ID",
+                   help="the key's id (default: k, today's UTC date and 4 random hex digits)")
+    p.set_defaults(func=cmd_seal_key)
     return parser
 
 
