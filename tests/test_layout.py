@@ -1,0 +1,166 @@
+"""The package's rooms and their arrows, read from the source: one way, no cycles, small modules.
+
+Layers, lowest first: the base (errors, seal, agent, config), the database layer
+(``db``) and the real vendor clients (``vendors``), the runtime of one process
+(``runtime``), the HTTP front (``front``) and the operator's tools (``ops``), the
+harness (``testing``), and the package's ``__init__`` that re-exports the public API.
+A module may import only from its own layer or below; ``TYPE_CHECKING`` imports count
+too (they are still arrows), and so do imports inside functions.  The cycle check leaves
+out the ``TYPE_CHECKING`` imports: a type named both ways is not a cycle at run time.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import ticketiq_pg
+
+PACKAGE = Path(ticketiq_pg.__file__).resolve().parent
+MAX_LINES = 500
+
+LAYERS = {
+    "ticketiq_pg.errors": 0, "ticketiq_pg.seal": 0, "ticketiq_pg.agent": 0,
+    "ticketiq_pg.config": 0,
+    "ticketiq_pg.db": 1, "ticketiq_pg.vendors": 1,
+    "ticketiq_pg.runtime": 2,
+    "ticketiq_pg.front": 3, "ticketiq_pg.ops": 3,
+    "ticketiq_pg.testing": 4,
+}
+#: The one arrow up: ``ticketiq-pg demo`` starts the harness's demo, imported on use.
+ALLOWED_UP = {("ticketiq_pg.ops.cli", "ticketiq_pg.testing.demo"),
+              ("ticketiq_pg.ops.cli", "ticketiq_pg.testing.embedded")}
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def layer(name: str) -> int:
+    for prefix in sorted(LAYERS, key=len, reverse=True):
+        if name == prefix or name.startswith(prefix + "."):
+            return LAYERS[prefix]
+    if name == "ticketiq_pg":
+        return 5
+    raise AssertionError(f"{name} is in no layer: add it to LAYERS")
+
+
+def _nodes(tree: ast.AST, typing: bool) -> list[ast.AST]:
+    out: list[ast.AST] = []
+    for node in ast.iter_child_nodes(tree):
+        if (not typing and isinstance(node, ast.If) and isinstance(node.test, ast.Name)
+                and node.test.id == "TYPE_CHECKING"):
+            out.extend(_nodes(ast.Module(body=node.orelse, type_ignores=[]), typing))
+            continue
+        out.append(node)
+        out.extend(_nodes(node, typing))
+    return out
+
+
+def imports(path: Path, known: set[str], typing: bool = True) -> set[str]:
+    """The package's modules that ``path`` imports, anywhere in it (``typing``: also types)."""
+    found: set[str] = set()
+    for node in _nodes(ast.parse(path.read_text()), typing):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        found.update(n for n in names if n in known and n.startswith("ticketiq_pg"))
+    found.discard("ticketiq_pg")  # `import ticketiq_pg.x` names the package on the way
+    return found
+
+
+def graph(typing: bool = True) -> dict[str, set[str]]:
+    mods = modules()
+    known = set(mods)
+    return {name: imports(path, known, typing) - {name} for name, path in mods.items()}
+
+
+def test_every_arrow_points_down() -> None:
+    up = [
+        f"{src} -> {dst}"
+        for src, dsts in graph().items()
+        for dst in sorted(dsts)
+        if layer(dst) > layer(src) and (src, dst) not in ALLOWED_UP
+    ]
+    assert up == []
+
+
+def test_no_import_cycle() -> None:
+    edges = graph(typing=False)
+    seen: dict[str, int] = {}  # 1: on the path, 2: done
+    cycles: list[list[str]] = []
+
+    def visit(node: str, path: list[str]) -> None:
+        seen[node] = 1
+        for nxt in sorted(edges.get(node, ())):
+            if seen.get(nxt) == 1:
+                cycles.append(path[path.index(nxt):] + [nxt])
+            elif nxt not in seen:
+                visit(nxt, path + [nxt])
+        seen[node] = 2
+
+    for start in sorted(edges):
+        if start not in seen:
+            visit(start, [start])
+    assert cycles == []
+
+
+def test_no_module_is_over_the_size() -> None:
+    sizes = {name: len(path.read_text().splitlines()) for name, path in modules().items()}
+    assert {name: n for name, n in sizes.items() if n > MAX_LINES} == {}
+
+
+def test_the_checks_see_a_bad_arrow(tmp_path: Path) -> None:
+    # The arrow test must be able to fail: a base module importing the runtime is caught.
+    bad = tmp_path / "bad.py"
+    bad.write_text("from ticketiq_pg.runtime.worker import Worker\n")
+    assert imports(bad, set(modules())) == {"ticketiq_pg.runtime.worker"}
+    assert layer("ticketiq_pg.runtime.worker") > layer("ticketiq_pg.errors")
+
+
+def test_public_api_is_listed_typed_and_documented() -> None:
+    assert (PACKAGE / "py.typed").is_file()
+    missing = [n for n in ticketiq_pg.__all__ if not hasattr(ticketiq_pg, n)]
+    assert missing == []
+    undocumented = []
+    for name in ticketiq_pg.__all__:
+        value = getattr(ticketiq_pg, name)
+        if not isinstance(value, type):
+            continue
+        if not (value.__doc__ or "").strip():
+            undocumented.append(name)
+        for attr in dir(value):
+            owner = next((k for k in value.__mro__ if attr in vars(k)), None)
+            if (attr.startswith("_") or owner is None or not callable(getattr(value, attr))
+                    or not owner.__module__.startswith("ticketiq_pg")):
+                continue
+            doc = inspect.getdoc(getattr(value, attr)) or ""
+            if not doc.strip() or doc == inspect.getdoc(owner):
+                undocumented.append(f"{name}.{attr}")
+    assert undocumented == []
+
+
+@pytest.mark.parametrize("heavy", ["fastapi", "uvicorn", "httpx", "ticketiq_pg.testing"])
+def test_importing_the_api_brings_no_web_stack_nor_harness(heavy: str) -> None:
+    code = (
+        "import sys, ticketiq_pg\n"
+        "for name in ticketiq_pg.__all__:\n"
+        "    if name != 'create_front': getattr(ticketiq_pg, name)\n"
+        f"print({heavy!r} in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=PACKAGE.parent)
+    assert out.stdout.strip() == "False"
