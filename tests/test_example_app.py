@@ -19,9 +19,8 @@ Quick checks beside them: the judge fails on a comment posted twice; the example
 only names of ``ticketiq_pg.__all__``; every Python block of docs/guide.md is quoted
 from the example.
 
-The worker command is run with ``PYTHONPATH=.`` from the example's folder, so that
-``--app app:app`` is found (a console script does not put the current directory on
-``sys.path`` by itself).
+Every process runs from the example's folder, where ``ticketiq-pg worker`` finds
+``--app app:app`` by itself (nothing on ``PYTHONPATH`` for it).
 """
 
 from __future__ import annotations
@@ -85,7 +84,7 @@ class Example:
     service_url: str = ""
     record: Path = field(default_factory=Path)
     procs: list[LiveProc] = field(default_factory=list)
-    seal_keys: str = field(default_factory=ticketiq_pg.new_seal_key)
+    seal_keys: str = ""
 
     def env(self, **extra: str) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("TICKETIQ_")}
@@ -94,9 +93,6 @@ class Example:
             TICKETIQ_SEAL_KEYS=self.seal_keys,
             TRIAGE_SERVICE_URL=self.service_url,
             TRIAGE_THINK_SECONDS=THINK,
-            # "." is the example's folder (the cwd of every process here), for app:app;
-            # the rest keeps the package this test imports.
-            PYTHONPATH=os.pathsep.join(p for p in [".", os.environ.get("PYTHONPATH", "")] if p),
         )
         env.update(extra)
         return env
@@ -147,7 +143,10 @@ class Example:
 
 @pytest.fixture
 def example(empty_db_url: str, tmp_path: Path) -> Iterator[Example]:
-    world = Example(empty_db_url, tmp_path)
+    # A seal key, as the README makes it.
+    seal_key = subprocess.run([*command("ticketiq-pg"), "seal-key"], capture_output=True,
+                              text=True, timeout=30, check=True).stdout.strip()
+    world = Example(empty_db_url, tmp_path, seal_keys=seal_key)
     try:
         world.start_service()
         # The schema, as the README installs it.
