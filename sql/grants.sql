@@ -89,6 +89,12 @@ to ticketiq_app;
 -- Retention: ticketiq.purge_history (finished runs' history), beside purge_answers.
 grant execute on function ticketiq.purge_history(double precision, integer) to ticketiq_app;
 
+-- Failures are not crashes (schema 9): attempts counted across epochs, audits written once.
+grant execute on function
+ticketiq.record_attempt(uuid, bigint, integer, text, text),
+ticketiq.audit_once(uuid, bigint, text, text, jsonb)
+to ticketiq_app;
+
 grant execute on function
 ticketiq.now(),
 ticketiq.schema_version(),

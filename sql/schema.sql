@@ -27,7 +27,8 @@ insert into ticketiq.schema_migrations (version, name) values
 (5, 'fast_steps'),
 (6, 'liveness'),
 (7, 'group_commit'),
-(8, 'lean_steps');
+(8, 'lean_steps'),
+(9, 'failures');
 
 -- One-row settings table.  fake_clock_allowed lets the setting
 -- ticketiq.fake_now move the database clock; only test databases turn it on.
@@ -328,6 +329,38 @@ create index audit_event_idx on ticketiq.audit (event, audit_id);
 -- Exactly one crash_resumed row per resume (per run and adopting epoch).
 create unique index audit_one_resume_per_epoch_idx on ticketiq.audit (run_id, epoch)
 where event = 'agent.run.crash_resumed';
+
+-- The (run, event, key) of every row ticketiq.audit_once wrote, with that
+-- row's audit_id: the primary key makes a second write of the same key
+-- impossible, whichever session tries it.  It goes with its run.
+create table ticketiq.audit_once_keys (
+    run_id uuid references ticketiq.runs (run_id) on delete cascade,
+    event text check (event <> ''),
+    key text check (key <> ''),
+    audit_id bigint not null,
+    primary key (run_id, event, key)
+);
+
+comment on table ticketiq.audit_once_keys is
+'Keys of the audit rows written once per run by ticketiq.audit_once, with the audit row written.';
+
+-- Failed attempts of a model step ('model') or a tool call (its call id)
+-- at a step of a run, counted across every epoch of the run
+-- (ticketiq.record_attempt).  They go with their run.
+create table ticketiq.attempts (
+    run_id uuid references ticketiq.runs (run_id) on delete cascade,
+    step integer check (step >= 1),
+    target text check (target <> ''),
+    attempts integer not null check (attempts >= 1),
+    last_error text not null check (last_error <> ''),
+    first_at timestamptz not null,
+    last_at timestamptz not null,
+    primary key (run_id, step, target),
+    check (last_at >= first_at)
+);
+
+comment on table ticketiq.attempts is
+'Failed attempts per run, step and target (''model'' or a tool call id), counted across epochs.';
 
 -- Named leases that are not runs' leases (the sweep leader).
 create table ticketiq.leader_leases (

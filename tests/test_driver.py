@@ -29,6 +29,8 @@ from helpers import (
     allow_fake_clock,
     body,
     call,
+    close_all,
+    connect_many,
     db_now,
     fingerprint,
     rows,
@@ -259,6 +261,134 @@ async def test_record_outcome(tiq: TicketIQ, aconn) -> None:
     with pytest.raises(UnknownCall):
         await tiq.record_outcome(run.run_id, 1, 1, "r1", {"rows": 1}, "redone")
     assert await fingerprint(aconn) == fp
+
+
+async def test_record_attempt(tiq: TicketIQ, aconn) -> None:
+    run = await start(tiq, ttl=60)
+    first = await tiq.record_attempt(run.run_id, 1, 1, "model", "HTTP 503")
+    assert_fields_typed(first, models.Attempt)
+    assert first == models.Attempt(run.run_id, 1, "model", 1)
+    assert (await tiq.record_attempt(run.run_id, 1, 1, "model", "HTTP 529")).attempts == 2
+    assert (await tiq.record_attempt(run.run_id, 1, 1, "w1", "x" * 2500)).attempts == 1
+    # a crash in the middle of retrying: the resumed epoch's count goes on
+    await tiq.release_run(run.run_id, 1)
+    adopted = await tiq.adopt_run("p2", 60, run.run_id)
+    assert adopted is not None and adopted.epoch == 3
+    assert (await tiq.record_attempt(run.run_id, 3, 1, "model", "HTTP 500")).attempts == 3
+    assert await rows(
+        aconn,
+        "select step, target, attempts, last_error, length(last_error) from ticketiq.attempts"
+        " where run_id = %s order by target",
+        (run.run_id,),
+    ) == [(1, "model", 3, "HTTP 500", 8), (1, "w1", 1, "x" * 2000, 2000)]
+    fp = await fingerprint(aconn)
+    with pytest.raises(Fenced):
+        await tiq.record_attempt(run.run_id, 1, 1, "model", "late")
+    with pytest.raises(InvalidPayload, match="target"):
+        await tiq.record_attempt(run.run_id, 3, 1, "t" * 257, "HTTP 503")
+    assert await fingerprint(aconn) == fp
+
+
+async def test_audit_once(tiq: TicketIQ, aconn) -> None:
+    run = await start(tiq, ttl=60)
+    first = await tiq.audit_once(
+        run.run_id, 1, "agent.run.guarantee_downgraded", "w1", {"reason": "no step key"}
+    )
+    assert_fields_typed(first, models.AuditOnce)
+    assert isinstance(first.audit_id, int) and first.inserted is True
+    assert await rows(
+        aconn,
+        "select event, run_id, epoch, actor, detail from ticketiq.audit where audit_id = %s",
+        (first.audit_id,),
+    ) == [("agent.run.guarantee_downgraded", run.run_id, 1, "p1",
+           {"key": "w1", "reason": "no step key"})]
+    fp = await fingerprint(aconn)
+    again = await tiq.audit_once(run.run_id, 1, "agent.run.guarantee_downgraded", "w1", {})
+    assert again == models.AuditOnce(first.audit_id, False)
+    assert await fingerprint(aconn) == fp
+    other = await tiq.audit_once(run.run_id, 1, "agent.run.guarantee_downgraded", "w2", {})
+    assert other.inserted is True and other.audit_id != first.audit_id
+    fp = await fingerprint(aconn)
+    with pytest.raises(InvalidPayload, match="event"):
+        await tiq.audit_once(run.run_id, 1, "downgraded", "w3", {})
+    with pytest.raises(InvalidPayload, match="detail"):
+        await tiq.audit_once(run.run_id, 1, "agent.run.guarantee_downgraded", "w3", [1])  # type: ignore[arg-type]
+    assert await fingerprint(aconn) == fp
+
+
+async def _wait_until_blocked(admin: psycopg.AsyncConnection, pid: int) -> None:
+    """Until backend ``pid`` waits for a lock (another transaction holds the run's row)."""
+    for _ in range(500):
+        if await scalar(
+            admin, "select wait_event_type from pg_stat_activity where pid = %s", (pid,)
+        ) == "Lock":
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"backend {pid} never waited for a lock")
+
+
+@pytest.mark.parametrize(
+    "isolation", [psycopg.IsolationLevel.READ_COMMITTED, psycopg.IsolationLevel.REPEATABLE_READ]
+)
+async def test_audit_once_is_once_when_two_sessions_race(
+    db_url: str, aconn, isolation: psycopg.IsolationLevel
+) -> None:
+    """Two sessions audit the same (run, event, key) at once: the second waits for the
+    first's transaction; once it commits, the second writes nothing.  Under READ
+    COMMITTED it returns the first row's audit_id (inserted false); under REPEATABLE READ,
+    whose snapshot cannot see that row, the key's primary key makes it fail (40001)
+    rather than write a second row."""
+    tiq = TicketIQ()
+    first, second = await connect_many(db_url, 2)
+    event = "agent.run.guarantee_downgraded"
+    try:
+        run = await start(tiq, ttl=60, conn=first)
+        await first.set_autocommit(False)
+        await second.set_autocommit(False)
+        await second.set_isolation_level(isolation)
+        won = await tiq.audit_once(run.run_id, 1, event, "w1", {"n": 1}, conn=first)
+        assert won.inserted is True
+        pending = asyncio.create_task(
+            tiq.audit_once(run.run_id, 1, event, "w1", {"n": 2}, conn=second)
+        )
+        await _wait_until_blocked(aconn, second.info.backend_pid)
+        assert not pending.done()
+        await first.commit()
+        if isolation is psycopg.IsolationLevel.READ_COMMITTED:
+            assert await asyncio.wait_for(pending, 10) == models.AuditOnce(won.audit_id, False)
+        else:
+            with pytest.raises(psycopg.errors.SerializationFailure):
+                await asyncio.wait_for(pending, 10)
+        await second.rollback()
+    finally:
+        await close_all([first, second])
+    assert await rows(
+        aconn,
+        "select audit_id, detail from ticketiq.audit where run_id = %s and event = %s",
+        (run.run_id, event),
+    ) == [(won.audit_id, {"key": "w1", "n": 1})]
+
+
+async def test_record_attempt_counts_both_of_two_sessions_at_once(db_url: str, aconn) -> None:
+    """The upsert is one statement: a second session recording at the same moment waits
+    for the first and counts on from its row, neither failure lost."""
+    tiq = TicketIQ()
+    first, second = await connect_many(db_url, 2)
+    try:
+        run = await start(tiq, ttl=60, conn=first)
+        await first.set_autocommit(False)
+        assert (await tiq.record_attempt(run.run_id, 1, 1, "model", "a", conn=first)).attempts == 1
+        pending = asyncio.create_task(
+            tiq.record_attempt(run.run_id, 1, 1, "model", "b", conn=second)
+        )
+        await _wait_until_blocked(aconn, second.info.backend_pid)
+        await first.commit()
+        assert (await asyncio.wait_for(pending, 10)).attempts == 2
+    finally:
+        await close_all([first, second])
+    assert await rows(
+        aconn, "select attempts, last_error from ticketiq.attempts where run_id = %s", (run.run_id,)
+    ) == [(2, "b")]
 
 
 async def test_renew_leases(tiq: TicketIQ, aconn) -> None:
@@ -993,6 +1123,10 @@ CASES: list[tuple[str, type[errors.TicketIQError], Case]] = [
     ("start-unknown-parent", UnknownRun,
      lambda t, w: start(t, parent_run_id=NOWHERE, idempotency_key="deleg-x")),
     ("approval-unknown-run", UnknownRun, lambda t, w: t.request_approval(NOWHERE, 1, 1, "w")),
+    ("attempt-unknown", UnknownRun,
+     lambda t, w: t.record_attempt(NOWHERE, 1, 1, "model", "HTTP 503")),
+    ("audit-once-unknown", UnknownRun,
+     lambda t, w: t.audit_once(NOWHERE, 1, "agent.run.x", "k", {})),
     ("take-over-unknown-parent", UnknownRun,
      lambda t, w: t.take_over_child(NOWHERE, 1, w.child, "p9", 30)),
     # TQ002 fenced: the run was taken over (epoch 3), the writer holds epoch 1
@@ -1007,6 +1141,10 @@ CASES: list[tuple[str, type[errors.TicketIQError], Case]] = [
     ("release-fenced", Fenced, lambda t, w: t.release_run(w.taken, 1)),
     ("resume-fenced", Fenced, lambda t, w: t.record_resume(w.taken, 2)),
     ("approval-fenced", Fenced, lambda t, w: t.request_approval(w.taken, 1, 1, "w")),
+    ("attempt-fenced", Fenced,
+     lambda t, w: t.record_attempt(w.taken, 1, 1, "model", "HTTP 503")),
+    ("audit-once-fenced", Fenced,
+     lambda t, w: t.audit_once(w.taken, 1, "agent.run.x", "k", {})),
     ("take-over-by-fenced-parent", Fenced,
      lambda t, w: t.take_over_child(w.live, 2, w.child, "p9", 30)),
     ("checkpoint-future-epoch", Fenced,
@@ -1025,6 +1163,10 @@ CASES: list[tuple[str, type[errors.TicketIQError], Case]] = [
     ("release-lapsed", LeaseLapsed, lambda t, w: t.release_run(w.lapsed, 1)),
     ("resume-lapsed", LeaseLapsed, lambda t, w: t.record_resume(w.lapsed, 1)),
     ("approval-lapsed", LeaseLapsed, lambda t, w: t.request_approval(w.lapsed, 1, 1, "x")),
+    ("attempt-lapsed", LeaseLapsed,
+     lambda t, w: t.record_attempt(w.lapsed, 1, 1, "model", "HTTP 503")),
+    ("audit-once-lapsed", LeaseLapsed,
+     lambda t, w: t.audit_once(w.lapsed, 1, "agent.run.x", "k", {})),
     # TQ004 invalid payload
     ("start-ttl-zero", InvalidPayload, lambda t, w: start(t, ttl=0)),
     ("start-ttl-negative", InvalidPayload, lambda t, w: start(t, ttl=-5)),
@@ -1102,6 +1244,24 @@ CASES: list[tuple[str, type[errors.TicketIQError], Case]] = [
      lambda t, w: t.take_over_child(w.live, 1, w.taken, "p9", 30)),
     ("take-over-ttl-zero", InvalidPayload,
      lambda t, w: t.take_over_child(w.live, 1, w.child, "p9", 0)),
+    ("attempt-step-zero", InvalidPayload,
+     lambda t, w: t.record_attempt(w.live, 1, 0, "model", "HTTP 503")),
+    ("attempt-empty-target", InvalidPayload,
+     lambda t, w: t.record_attempt(w.live, 1, 1, "", "HTTP 503")),
+    ("attempt-long-target", InvalidPayload,
+     lambda t, w: t.record_attempt(w.live, 1, 1, "t" * 257, "HTTP 503")),
+    ("attempt-empty-error", InvalidPayload,
+     lambda t, w: t.record_attempt(w.live, 1, 1, "model", "")),
+    ("audit-once-bad-event", InvalidPayload,
+     lambda t, w: t.audit_once(w.live, 1, "run.downgraded", "k", {})),
+    ("audit-once-empty-key", InvalidPayload,
+     lambda t, w: t.audit_once(w.live, 1, "agent.run.x", "", {})),
+    ("audit-once-long-key", InvalidPayload,
+     lambda t, w: t.audit_once(w.live, 1, "agent.run.x", "k" * 257, {})),
+    ("audit-once-detail-array", InvalidPayload,
+     lambda t, w: t.audit_once(w.live, 1, "agent.run.x", "k", [1])),  # type: ignore[arg-type]
+    ("audit-once-detail-null", InvalidPayload,
+     lambda t, w: t.audit_once(w.live, 1, "agent.run.x", "k", None)),  # type: ignore[arg-type]
     # TQ005 the answer is sealed
     ("checkpoint-after-answer", AnswerSealed,
      lambda t, w: t.write_checkpoint(w.sealed, 1, 2, GOOD, "s", "k")),
@@ -1122,6 +1282,10 @@ CASES: list[tuple[str, type[errors.TicketIQError], Case]] = [
     ("release-failed", RunNotRunning, lambda t, w: t.release_run(w.failed, 1)),
     ("request-stop-failed", RunNotRunning, lambda t, w: t.request_stop(w.failed, "bob")),
     ("request-stop-completed", RunNotRunning, lambda t, w: t.request_stop(w.done, "bob")),
+    ("attempt-claimed", RunNotRunning,
+     lambda t, w: t.record_attempt(w.claimed, 2, 1, "model", "HTTP 503")),
+    ("audit-once-failed", RunNotRunning,
+     lambda t, w: t.audit_once(w.failed, 1, "agent.run.x", "k", {})),
     # TQ007 step conflict
     ("checkpoint-skips-a-step", StepConflict,
      lambda t, w: t.write_checkpoint(w.live, 1, 3, GOOD, "s", "k")),
@@ -1304,6 +1468,8 @@ async def test_statements_counts_one_per_call(db_url: str, aconn) -> None:
              lambda: tiq.write_checkpoint(rid, 1, 1, body(call("w")), "s", "k", conn=conn)),
             ("mark_in_doubt", lambda: tiq.mark_in_doubt(rid, 1, 1, "w", conn=conn)),
             ("record_outcome", lambda: tiq.record_outcome(rid, 1, 1, "w", {}, conn=conn)),
+            ("record_attempt", lambda: tiq.record_attempt(rid, 1, 1, "w", "x", conn=conn)),
+            ("audit_once", lambda: tiq.audit_once(rid, 1, "agent.run.x", "w", {}, conn=conn)),
             ("renew_leases", lambda: tiq.renew_leases("p1", [(rid, 1)], 30, conn=conn)),
             ("request_stop", lambda: tiq.request_stop(rid, "bob", conn=conn)),
             ("release_run", lambda: tiq.release_run(rid, 1, conn=conn)),

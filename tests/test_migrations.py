@@ -296,6 +296,16 @@ def test_schema_version_sync_without_the_schema(empty_db_url: str) -> None:
         assert migrate.schema_version_sync(conn) == NEWEST
 
 
+def sql_tree_up_to(tmp_path: Path, version: int) -> Path:
+    """A copy of the SQL tree without the migrations after ``version``."""
+    root = tmp_path / "sql"
+    shutil.copytree(sqlfiles.sql_dir(), root)
+    for later in (root / "migrations").glob("*.sql"):
+        if int(later.name[:4]) > version:
+            later.unlink()
+    return root
+
+
 def test_a_populated_database_at_version_7_upgrades_keeping_its_rows(
     pg_server_url: str, tmp_path: Path
 ) -> None:
@@ -303,10 +313,7 @@ def test_a_populated_database_at_version_7_upgrades_keeping_its_rows(
     domains): a database at version 7 with a run in flight and a finished one upgrades,
     keeps every row as it was, ends with the schema of a fresh install, and its run goes
     on where it was."""
-    root = tmp_path / "sql"
-    shutil.copytree(sqlfiles.sql_dir(), root)
-    for later in (root / "migrations").glob("0008_*.sql"):
-        later.unlink()
+    root = sql_tree_up_to(tmp_path, 7)
     body = Jsonb({"conversation": [], "calls": [], "counters": {}, "history": [],
                   "delegation_keys": {}, "outcomes": {}})
     with temporary_database(pg_server_url) as url, temporary_database(pg_server_url) as fresh:
@@ -344,3 +351,62 @@ def test_a_populated_database_at_version_7_upgrades_keeping_its_rows(
             assert conn.execute(
                 "select status, last_step from ticketiq.get_run(%s)", (live,)
             ).fetchone() == ("running", 3)
+
+
+def test_a_populated_database_at_version_8_upgrades_to_9_keeping_its_rows(
+    pg_server_url: str, tmp_path: Path
+) -> None:
+    """Migration 9 adds the tables attempts and audit_once_keys: a database at version 8
+    with a run in flight (checkpoints, a call in doubt) and a finished one upgrades, keeps
+    every row as it was, ends with the schema of a fresh install, and its run in flight
+    counts failed attempts and audits once from where it was."""
+    root = sql_tree_up_to(tmp_path, 8)
+    body = Jsonb({"conversation": [], "calls": [
+        {"call_id": "w1", "tool": "crm.update", "arguments": {}, "classification": "write",
+         "step_key": None}], "counters": {}, "history": [], "delegation_keys": {}})
+    tables = ("runs", "checkpoints", "calls", "audit", "transcript_entries", "processes")
+    with temporary_database(pg_server_url) as url, temporary_database(pg_server_url) as fresh:
+        assert install_migrations(url, root) == 8
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("select ticketiq.register_process('p1', 'host-a', 1)")
+            (live, epoch), (done, done_epoch) = (
+                conn.execute(
+                    "select run_id, epoch from ticketiq.start_run(%s, 'o', 'r', 'c', 'e', false,"
+                    " 600, '{}')", (holder,),
+                ).fetchone()
+                for holder in ("p1", "p2")
+            )
+            conn.execute("select ticketiq.write_checkpoint(%s, %s, 1, %s, 's', 'k')",
+                         (live, epoch, body))
+            conn.execute("select ticketiq.mark_in_doubt(%s, %s, 1, 'w1')", (live, epoch))
+            conn.execute("select ticketiq.fail_run(%s, %s, 'gave up')", (done, done_epoch))
+            snapshot = [
+                conn.execute(f"select to_jsonb(t) from ticketiq.{table} as t order by 1")
+                .fetchall()
+                for table in tables
+            ]
+        assert install_fresh(url) == NEWEST
+        install_fresh(fresh)
+        assert dump_schema(url) == dump_schema(fresh)
+        with psycopg.connect(url, autocommit=True) as conn:
+            assert [
+                conn.execute(f"select to_jsonb(t) from ticketiq.{table} as t order by 1")
+                .fetchall()
+                for table in tables
+            ] == snapshot
+            assert conn.execute(
+                "select version, name from ticketiq.schema_migrations order by 1"
+            ).fetchall() == ALL_VERSIONS
+            for count in (1, 2):
+                assert conn.execute(
+                    "select attempts from ticketiq.record_attempt(%s, %s, 1, 'w1', 'timeout')",
+                    (live, epoch),
+                ).fetchone() == (count,)
+            audit = ("select audit_id, inserted from ticketiq.audit_once(%s, %s,"
+                     " 'agent.run.guarantee_downgraded', 'w1', '{}')")
+            first = conn.execute(audit, (live, epoch)).fetchone()
+            assert first is not None and first[1] is True
+            assert conn.execute(audit, (live, epoch)).fetchone() == (first[0], False)
+            assert conn.execute(
+                "select status, last_step from ticketiq.get_run(%s)", (live,)
+            ).fetchone() == ("running", 1)

@@ -3,9 +3,11 @@
 -- Deletes at most p_limit runs that finished (completed, failed or
 -- stopped) at least p_older_than_seconds ago by the database clock, with
 -- everything kept for them: checkpoints, calls, approval requests,
--- transcript entries, inbox entries and audit rows; then at most p_limit
--- audit rows older than that age that belong to no run still kept
--- (leader.* and job.* rows, rows of runs deleted earlier).  Returns one row
+-- transcript entries, inbox entries and audit rows (a run's failed
+-- attempts and audit_once keys go with its row, on delete cascade,
+-- uncounted); then at most p_limit audit rows older than that age that
+-- belong to no run still kept (leader.* and job.* rows, rows of runs
+-- deleted earlier).  Returns one row
 -- of counts.  A run is left alone while it still has a sealed answer (those
 -- go only through ticketiq.purge_answers, once retain_until has passed, so
 -- run purge_answers first), while it has a child run (the child goes
@@ -110,4 +112,4 @@ end;
 $$;
 
 comment on function ticketiq.purge_history(double precision, integer) is
-'Delete up to p_limit runs finished at least p_older_than_seconds ago (no sealed answer left, no child, parent finished) with their checkpoints, calls, approvals, transcript, entries and audit, and old audit rows of no kept run; returns counts.';
+'Delete up to p_limit runs finished at least p_older_than_seconds ago (no sealed answer left, no child, parent finished) with their checkpoints, calls, approvals, transcript, entries, audit and failed attempts, and old audit rows of no kept run; returns counts.';

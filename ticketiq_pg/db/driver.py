@@ -42,7 +42,7 @@ from ticketiq_pg.db.transport import FailoverConnection, json_array_param, json_
 from ticketiq_pg.seal import JsonText
 
 #: Schema versions this driver knows how to talk to.
-KNOWN_SCHEMA_VERSIONS = frozenset({8})
+KNOWN_SCHEMA_VERSIONS = frozenset({9})
 
 #: NOTIFY channels the functions use.
 RESUME_CHANNEL = "ticketiq_resume"

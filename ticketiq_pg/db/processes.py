@@ -1,18 +1,21 @@
-"""The functions of app processes: lease renewal, the sweep, the leader, liveness, retention."""
+"""The functions of app processes: lease renewal, the sweep, the leader, liveness, retention,
+and the runner's failure accounting (attempts counted across epochs, audits written once)."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from typing import Any
 
 import psycopg
 
 from ticketiq_pg.db import rows as models
-from ticketiq_pg.db.transport import Transport
+from ticketiq_pg.db.transport import Transport, json_param
 
 
 class ProcessFunctions(Transport):
-    """One method per SQL function of processes: renewal, sweep, leader, liveness, retention."""
+    """One method per SQL function of processes: renewal, sweep, leader, liveness, retention,
+    failed attempts and once-only audits."""
 
 
     # -- processes and leadership -----------------------------------------
@@ -168,3 +171,37 @@ class ProcessFunctions(Transport):
         """
         rows = await self.rows("purge_history", (older_than, limit), conn)
         return {name: int(value) for name, value in rows[0].items()}
+
+
+    # -- failures are not crashes -------------------------------------------
+
+    async def record_attempt(
+        self,
+        run_id: uuid.UUID,
+        epoch: int,
+        step: int,
+        target: str,
+        error: str,
+        *,
+        conn: psycopg.AsyncConnection | None = None,
+    ) -> models.Attempt:
+        """Count one failed attempt of ``target`` at ``step``; the count spans every epoch."""
+        return await self.one(
+            models.Attempt, "record_attempt", (run_id, epoch, step, target, error), conn
+        )
+
+
+    async def audit_once(
+        self,
+        run_id: uuid.UUID,
+        epoch: int,
+        event: str,
+        key: str,
+        detail: dict[str, Any],
+        *,
+        conn: psycopg.AsyncConnection | None = None,
+    ) -> models.AuditOnce:
+        """Audit ``event`` once per run and ``key``; a repeat returns the first row's id."""
+        return await self.one(
+            models.AuditOnce, "audit_once", (run_id, epoch, event, key, json_param(detail)), conn
+        )

@@ -149,6 +149,14 @@ RULES: dict[str, Rule] = {
     "request_approval": Rule(
         P, "filing again coalesces with the request already there (one request per call); "
         "a repeat reports coalesced = true, which only relabels the call's settlement"),
+    "record_attempt": Rule(
+        P, "not idempotent (no attempt id to dedupe by): a repeat after a commit the caller "
+        "never saw counts that failure twice, so the retries end one attempt sooner and the "
+        "run fails sooner; it never makes a call be sent again, where refusing the repeat "
+        "would hand the runner a connection error in the middle of its retries"),
+    "audit_once": Rule(
+        P, "once-only per (run, event, key): a repeat writes nothing and returns the first "
+        "attempt's audit_id with inserted = false"),
     "take_over_child": Rule(
         N, "a repeat finds the child already adopted (by the lost first attempt) and "
         "returns no row; the child comes back through its lease"),

@@ -60,6 +60,20 @@ class CallOutcome:
 
 
 @dataclass(frozen=True, slots=True)
+class Attempt:
+    run_id: uuid.UUID
+    step: int
+    target: str
+    attempts: int
+
+
+@dataclass(frozen=True, slots=True)
+class AuditOnce:
+    audit_id: int
+    inserted: bool
+
+
+@dataclass(frozen=True, slots=True)
 class LeaseRenewal:
     run_id: uuid.UUID
     epoch: int

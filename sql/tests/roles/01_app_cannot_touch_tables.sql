@@ -2,7 +2,7 @@
 -- and SELECT on a ticketiq table fails with 42501, so every state change
 -- goes through the fenced functions.
 begin;
-select plan(52);
+select plan(60);
 
 set local role ticketiq_app;
 
@@ -11,7 +11,7 @@ select throws_ok(
 )
 from unnest(array[
     'answers', 'approval_requests', 'audit', 'calls', 'checkpoints', 'config', 'cron_schedules', 'entries',
-    'leader_leases', 'processes', 'runs', 'schema_migrations', 'transcript_entries'
+    'leader_leases', 'processes', 'runs', 'schema_migrations', 'transcript_entries', 'attempts', 'audit_once_keys'
 ]) as t (name);
 
 select throws_ok(
@@ -21,19 +21,20 @@ from (values
     ('answers', 'body'), ('approval_requests', 'state'), ('audit', 'event'), ('calls', 'state'),
     ('checkpoints', 'body'), ('config', 'fake_clock_allowed'), ('cron_schedules', 'next_fire_at'),
     ('entries', 'state'), ('leader_leases', 'expires_at'),
-    ('processes', 'last_seen_at'), ('runs', 'epoch'), ('schema_migrations', 'name'), ('transcript_entries', 'body')
+    ('processes', 'last_seen_at'), ('runs', 'epoch'), ('schema_migrations', 'name'), ('transcript_entries', 'body'),
+    ('attempts', 'attempts'), ('audit_once_keys', 'audit_id')
 ) as t (name, col);
 
 select throws_ok(format('delete from ticketiq.%I', t.name), '42501', null, 'app cannot DELETE from ' || t.name)
 from unnest(array[
     'answers', 'approval_requests', 'audit', 'calls', 'checkpoints', 'config', 'cron_schedules', 'entries',
-    'leader_leases', 'processes', 'runs', 'schema_migrations', 'transcript_entries'
+    'leader_leases', 'processes', 'runs', 'schema_migrations', 'transcript_entries', 'attempts', 'audit_once_keys'
 ]) as t (name);
 
 select throws_ok(format('select * from ticketiq.%I', t.name), '42501', null, 'app cannot SELECT from ' || t.name)
 from unnest(array[
     'answers', 'approval_requests', 'audit', 'calls', 'checkpoints', 'config', 'cron_schedules', 'entries',
-    'leader_leases', 'processes', 'runs', 'schema_migrations', 'transcript_entries'
+    'leader_leases', 'processes', 'runs', 'schema_migrations', 'transcript_entries', 'attempts', 'audit_once_keys'
 ]) as t (name);
 
 reset role;

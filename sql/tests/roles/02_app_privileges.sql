@@ -3,14 +3,14 @@
 -- the internal functions (_finish_entry and _wake among them) and no table
 -- privilege.
 begin;
-select plan(65);
+select plan(69);
 
 select schema_privs_are('ticketiq', 'ticketiq_app', array['USAGE']);
 
 select table_privs_are('ticketiq', t.name, 'ticketiq_app', array[]::name[])
 from unnest(array[
     'answers', 'approval_requests', 'audit', 'calls', 'checkpoints', 'config', 'cron_schedules', 'entries',
-    'leader_leases', 'processes', 'runs', 'schema_migrations', 'transcript_entries'
+    'leader_leases', 'processes', 'runs', 'schema_migrations', 'transcript_entries', 'attempts', 'audit_once_keys'
 ]) as t (name);
 
 select function_privs_are('ticketiq', f.name, f.args, 'ticketiq_app', array['EXECUTE'])
@@ -73,7 +73,9 @@ from (values
     ('fire_due_crons', array['boolean', 'integer']::name[]),
     ('mark_delivery', array['uuid', 'bigint']::name[]),
     ('get_run', array['uuid']::name[]),
-    ('run_transcript', array['uuid']::name[])
+    ('run_transcript', array['uuid']::name[]),
+    ('record_attempt', array['uuid', 'bigint', 'integer', 'text', 'text']::name[]),
+    ('audit_once', array['uuid', 'bigint', 'text', 'text', 'jsonb']::name[])
 ) as f (name, args);
 
 select function_privs_are('ticketiq', f.name, f.args, 'ticketiq_app', array[]::name[])

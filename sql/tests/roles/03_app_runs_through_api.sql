@@ -1,10 +1,11 @@
 -- roles: as ticketiq_app (no table privilege) a run's whole life goes
 -- through the API functions: start, checkpoint, approval, mark, outcome,
--- renew, Stop, release, adopt, resume, delegation and take-over of a child,
+-- failed attempts and once-only audits, renew, Stop, release, adopt, resume,
+-- delegation and take-over of a child,
 -- entries and cron fires, suspend and wake, seal, delivery mark, hand-on,
 -- fail, leadership, sweep, the run views.
 begin;
-select plan(46);
+select plan(48);
 
 select tiq_test.use_fake_clock('2030-01-01 00:00:00+00');
 set local role ticketiq_app;
@@ -69,6 +70,24 @@ select lives_ok(
 select lives_ok(
     $$select ticketiq.record_outcome('00000000-0000-0000-0000-000000000001', 1, 1, 'w1', '{"id": 1}')$$,
     'record_outcome'
+);
+select is(
+    (
+        select a.attempts
+        from ticketiq.record_attempt('00000000-0000-0000-0000-000000000001', 1, 2, 'model', 'HTTP 503') as a
+    ),
+    1,
+    'record_attempt'
+);
+select is(
+    (
+        select o.inserted
+        from ticketiq.audit_once(
+            '00000000-0000-0000-0000-000000000001', 1, 'agent.run.guarantee_downgraded', 'w1', '{}'
+        ) as o
+    ),
+    true,
+    'audit_once'
 );
 select lives_ok(
     $$select ticketiq.renew_leases('app-1', array['00000000-0000-0000-0000-000000000001']::uuid[],
@@ -160,7 +179,7 @@ select is(
 select is(ticketiq.renew_leader('sweep', 'app-1', 1, 10), true, 'renew_leader');
 select is(ticketiq.resign_leader('sweep', 'app-1'), true, 'resign_leader');
 select is_empty($$select 1 from ticketiq.sweep_lapsed('app-1')$$, 'sweep_lapsed');
-select is(ticketiq.schema_version(), 8, 'schema_version');
+select is(ticketiq.schema_version(), 9, 'schema_version');
 select throws_ok(
     $$select ticketiq._fence('00000000-0000-0000-0000-000000000004', 2, '2030-01-01 00:00:00+00')$$,
     '42501', null, 'app cannot call the internal _fence'

@@ -2,9 +2,9 @@
 -- and entries_open among them), and nothing else: no table
 -- (approval_requests, entries and cron_schedules included), no API function
 -- but now() and schema_version(); it cannot decide an approval nor write,
--- claim or read an entry through the API.
+-- claim or read an entry through the API, nor count an attempt or audit.
 begin;
-select plan(55);
+select plan(61);
 
 select tiq_test.use_fake_clock('2030-01-01 00:00:00+00');
 select tiq_test.new_run('p1', 8, tiq_test.rid(1));
@@ -27,7 +27,8 @@ from unnest(array[
 select table_privs_are('ticketiq', t.name, 'ticketiq_operator', array[]::name[])
 from unnest(array[
     'answers', 'approval_requests', 'audit', 'calls', 'checkpoints', 'config', 'cron_schedules', 'entries',
-    'jobs', 'leader_leases', 'processes', 'runs', 'schema_migrations', 'transcript_entries'
+    'jobs', 'leader_leases', 'processes', 'runs', 'schema_migrations', 'transcript_entries', 'attempts',
+    'audit_once_keys'
 ]) as t (name);
 
 set local role ticketiq_operator;
@@ -63,7 +64,8 @@ select results_eq(
 select throws_ok(format('select * from ticketiq.%I', t.name), '42501', null, 'operator cannot read ' || t.name)
 from unnest(array[
     'answers', 'approval_requests', 'audit', 'calls', 'checkpoints', 'config', 'cron_schedules', 'entries',
-    'jobs', 'leader_leases', 'processes', 'runs', 'schema_migrations', 'transcript_entries'
+    'jobs', 'leader_leases', 'processes', 'runs', 'schema_migrations', 'transcript_entries', 'attempts',
+    'audit_once_keys'
 ]) as t (name);
 
 select throws_ok(
@@ -76,6 +78,14 @@ select throws_ok(
 select throws_ok(
     $$select ticketiq.request_stop('00000000-0000-0000-0000-000000000001', 'op')$$, '42501', null,
     'operator cannot call request_stop'
+);
+select throws_ok(
+    $$select ticketiq.record_attempt('00000000-0000-0000-0000-000000000001', 3, 1, 'model', 'x')$$, '42501', null,
+    'operator cannot count an attempt'
+);
+select throws_ok(
+    $$select ticketiq.audit_once('00000000-0000-0000-0000-000000000001', 3, 'agent.run.x', 'k', '{}')$$,
+    '42501', null, 'operator cannot audit'
 );
 select throws_ok(
     $$select ticketiq.sweep_lapsed('op')$$, '42501', null, 'operator cannot sweep'
@@ -113,7 +123,7 @@ select throws_ok(
     $$select ticketiq.get_answer('00000000-0000-0000-0000-000000000001')$$, '42501', null,
     'operator cannot read a sealed answer and its seal'
 );
-select is(ticketiq.schema_version(), 8, 'operator calls schema_version()');
+select is(ticketiq.schema_version(), 9, 'operator calls schema_version()');
 
 reset role;
 

@@ -1,9 +1,10 @@
 -- schema: schema ticketiq has exactly the documented functions, with their
 -- signatures (schema version 3: start_run takes p_durable as its 14th
 -- argument; adopt_run and take_over_child return ticketiq.adopted_run; the
--- entry-point functions and the internal _finish_entry and _wake).
+-- entry-point functions and the internal _finish_entry and _wake; schema
+-- version 9: record_attempt and audit_once).
 begin;
-select plan(57);
+select plan(59);
 
 select has_schema('ticketiq');
 select functions_are(
@@ -20,7 +21,7 @@ select functions_are(
         'upsert_cron_schedule', 'wake_runs', 'write_checkpoint', 'write_checkpoints', 'checkpoint_job',
         'claim_job',
         'enqueue_job', 'fail_job', 'finish_job', 'get_job', 'renew_job_leases', 'sweep_jobs',
-        'hold_liveness', 'release_liveness', 'watch_processes'
+        'hold_liveness', 'release_liveness', 'watch_processes', 'record_attempt', 'audit_once'
     ],
     'ticketiq has the documented functions and no others'
 );
@@ -124,6 +125,8 @@ select has_function('ticketiq', 'run_transcript', array['uuid']);
 select has_function('ticketiq', '_finish_entry', array['uuid', 'text', 'jsonb', 'timestamp with time zone']);
 select has_function('ticketiq', '_wake', array['text', 'timestamp with time zone']);
 select function_returns('ticketiq', 'wake_runs', array['text'], 'integer');
+select has_function('ticketiq', 'record_attempt', array['uuid', 'bigint', 'integer', 'text', 'text']);
+select has_function('ticketiq', 'audit_once', array['uuid', 'bigint', 'text', 'text', 'jsonb']);
 
 select * from finish();
 rollback;

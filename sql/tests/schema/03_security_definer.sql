@@ -2,7 +2,7 @@
 -- table privilege, so every change goes through them); the internal helpers
 -- and the trigger function do not.
 begin;
-select plan(51);
+select plan(53);
 
 select is_definer('ticketiq', 'schema_version', array[]::name[]);
 select is_definer('ticketiq', 'now', array[]::name[]);
@@ -63,6 +63,8 @@ select is_definer('ticketiq', 'wake_runs', array['text']);
 select is_definer('ticketiq', 'mark_delivery', array['uuid', 'bigint']);
 select is_definer('ticketiq', 'get_run', array['uuid']);
 select is_definer('ticketiq', 'run_transcript', array['uuid']);
+select is_definer('ticketiq', 'record_attempt', array['uuid', 'bigint', 'integer', 'text', 'text']);
+select is_definer('ticketiq', 'audit_once', array['uuid', 'bigint', 'text', 'text', 'jsonb']);
 
 select isnt_definer('ticketiq', '_fence', array['uuid', 'bigint', 'timestamp with time zone']);
 select isnt_definer('ticketiq', '_claim_lapsed', array['text', 'integer', 'integer', 'uuid', 'jsonb', 'text[]']);

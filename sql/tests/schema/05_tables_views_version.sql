@@ -5,16 +5,17 @@
 -- the tables entries and cron_schedules, the view entries_open, the columns
 -- runs.durable, runs.wait_key, runs.claim_reason and
 -- answers.delivery_started_at, the run status 'suspended', and no attribute
--- to ticketiq.adopted_run.
+-- to ticketiq.adopted_run.  Version 9 adds the tables attempts and
+-- audit_once_keys, each keyed as its function needs and going with its run.
 begin;
-select plan(23);
+select plan(28);
 
 select tables_are(
     'ticketiq',
     array[
         'schema_migrations', 'config', 'processes', 'runs', 'checkpoints', 'calls', 'answers',
         'transcript_entries', 'audit', 'leader_leases', 'approval_requests', 'entries', 'cron_schedules',
-        'jobs'
+        'jobs', 'attempts', 'audit_once_keys'
     ]
 );
 select views_are(
@@ -22,12 +23,12 @@ select views_are(
         'runs_in_flight', 'calls_in_doubt', 'resume_audit', 'approvals_waiting', 'entries_open', 'jobs_open'
     ]
 );
-select is(ticketiq.schema_version(), 8, 'schema_version() is 8');
+select is(ticketiq.schema_version(), 9, 'schema_version() is 9');
 select results_eq(
     $$select m.version, m.name from ticketiq.schema_migrations as m order by m.version$$,
     $$values (1, 'core'::text), (2, 'approvals_delegation'), (3, 'entry_points'), (4, 'jobs'), (5, 'fast_steps'),
-        (6, 'liveness'), (7, 'group_commit'), (8, 'lean_steps')$$,
-    'migrations 1 to 8 are recorded'
+        (6, 'liveness'), (7, 'group_commit'), (8, 'lean_steps'), (9, 'failures')$$,
+    'migrations 1 to 9 are recorded'
 );
 select is(
     (select c.reloptions from pg_catalog.pg_class as c where c.oid = 'ticketiq.runs'::regclass),
@@ -79,6 +80,22 @@ select col_type_is(
 );
 select col_is_unique('ticketiq', 'entries', array['kind', 'sender_id'], 'an entry is unique by kind and sender id');
 select col_is_pk('ticketiq', 'cron_schedules', 'name', 'a schedule is keyed by its name');
+select col_is_pk(
+    'ticketiq', 'attempts', array['run_id', 'step', 'target'], 'attempts are counted per run, step and target'
+);
+select col_is_pk(
+    'ticketiq', 'audit_once_keys', array['run_id', 'event', 'key'], 'an audit_once key is written once per run'
+);
+select results_eq(
+    $$select c.conrelid::regclass::text, c.confdeltype::text
+      from pg_catalog.pg_constraint as c
+      where c.contype = 'f' and c.conrelid in ('ticketiq.attempts'::regclass, 'ticketiq.audit_once_keys'::regclass)
+      order by 1$$,
+    $$values ('ticketiq.attempts'::text, 'c'::text), ('ticketiq.audit_once_keys', 'c')$$,
+    'attempts and audit_once keys reference their run on delete cascade'
+);
+select col_not_null('ticketiq', 'attempts', 'last_error', 'an attempt keeps its last error');
+select col_type_is('ticketiq', 'attempts', 'last_at', 'timestamp with time zone', 'attempts.last_at is a time');
 select throws_ok(
     $$insert into ticketiq.runs (
         run_id, owner, run_as, channel, entry_point, correlation_id, status, created_at, updated_at
