@@ -26,7 +26,7 @@ MAX_LINES = 500
 
 LAYERS = {
     "ticketiq_pg.errors": 0, "ticketiq_pg.seal": 0, "ticketiq_pg.agent": 0,
-    "ticketiq_pg.config": 0,
+    "ticketiq_pg.config": 0, "ticketiq_pg.retries": 0,
     "ticketiq_pg.db": 1, "ticketiq_pg.vendors": 1,
     "ticketiq_pg.runtime": 2,
     "ticketiq_pg.front": 3, "ticketiq_pg.ops": 3,

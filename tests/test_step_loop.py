@@ -1,8 +1,9 @@
 """The step loop in one process: round trips per step, write-ahead order, sealed answers.
 
 A read-only step costs exactly one statement (its checkpoint); each changing
-call one more (its in-doubt mark).  Counted twice: by the driver, and by
-PostgreSQL's pg_stat_statements where the server has it loaded.
+call two more (its in-doubt mark before it, its outcome as it returns).
+Counted twice: by the driver, and by PostgreSQL's pg_stat_statements where the
+server has it loaded.
 """
 
 from __future__ import annotations
@@ -86,7 +87,9 @@ async def test_round_trips_per_step(stack: Stack, plan: str, steps: int,
         "hand_on_answer": 1,
     })
     if marks_per_step:
+        # each changing call: its in-doubt mark before it, its outcome as it returns
         expected["mark_in_doubt"] = marks_per_step * tool_steps
+        expected["record_outcome"] = marks_per_step * tool_steps
     counted = Counter({k: v for k, v in db.statements.items() if k != "check_schema"})
     counted.pop("schema_version", None)
     assert counted == expected

@@ -51,6 +51,7 @@ if TYPE_CHECKING:
         SealMismatch,
         StepConflict,
         TicketIQError,
+        TransientError,
         UnknownApproval,
         UnknownCall,
         UnknownJob,
@@ -58,6 +59,7 @@ if TYPE_CHECKING:
         UnknownRun,
     )
     from ticketiq_pg.front.app import create_app as create_front
+    from ticketiq_pg.retries import RetryPolicy, is_transient
     from ticketiq_pg.runtime.app import App, AppFactory, Hook
     from ticketiq_pg.runtime.jobs import Handler as JobHandler
     from ticketiq_pg.runtime.jobs import JobContext
@@ -76,6 +78,8 @@ __all__ = [
     "JobContext", "JobHandler",
     # settings and set-up
     "Settings", "new_seal_key", "parse_seal_keys", "install", "install_sync",
+    # failures and retries
+    "RetryPolicy", "TransientError", "is_transient",
     # the driver and the HTTP front
     "TicketIQ", "create_front",
     # errors
@@ -135,6 +139,9 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "RunHandle": ("ticketiq_pg.runtime.worker", "RunHandle"),
     "Worker": ("ticketiq_pg.runtime.worker", "Worker"),
     "create_front": ("ticketiq_pg.front.app", "create_app"),
+    "RetryPolicy": ("ticketiq_pg.retries", "RetryPolicy"),
+    "TransientError": ("ticketiq_pg.errors", "TransientError"),
+    "is_transient": ("ticketiq_pg.retries", "is_transient"),
 }
 
 

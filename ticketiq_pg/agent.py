@@ -11,7 +11,10 @@ import math
 import uuid
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from ticketiq_pg.retries import RetryPolicy
 
 #: How a tool's call is classified.  Everything but a read changes something
 #: and is marked in doubt before it is made.
@@ -128,6 +131,8 @@ class Tool:
     #: the call to the child's input (default: the call's arguments).
     subagent: bool = False
     child_input: Callable[[CallContext], Any] | None = None
+    #: How a failing call of this tool is tried again (default: the app's tool policy).
+    retry: RetryPolicy | None = None
 
     def __post_init__(self) -> None:
         if self.classification not in CLASSIFICATIONS:

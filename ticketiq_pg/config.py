@@ -109,6 +109,12 @@ class Settings:
     entry_claim_delay: float = 0.0
     liveness_interval: float = 0.1
     group_commit: int = 4
+    #: Tries of a failing model step and tool call (the first included).
+    model_attempts: int = 6
+    tool_attempts: int = 4
+    #: A run's limits: model steps, and seconds from its start (0: none).
+    max_steps: int = 50
+    run_deadline: float = 3600.0
 
     def sealer(self) -> Sealer:
         """The sealer of these keys (ConfigError without any)."""
@@ -147,6 +153,10 @@ class Settings:
         number("TICKETIQ_ENTRY_CLAIM_DELAY", "entry_claim_delay", 0.0)
         number("TICKETIQ_LIVENESS_INTERVAL", "liveness_interval", 0.0)
         number("TICKETIQ_GROUP_COMMIT", "group_commit", 0, integer=True)
+        number("TICKETIQ_MODEL_ATTEMPTS", "model_attempts", 1, integer=True)
+        number("TICKETIQ_TOOL_ATTEMPTS", "tool_attempts", 1, integer=True)
+        number("TICKETIQ_MAX_STEPS", "max_steps", 1, integer=True)
+        number("TICKETIQ_RUN_DEADLINE", "run_deadline", 0.0)
 
         url = env.get("TICKETIQ_DATABASE_URL")
         if url:

@@ -48,6 +48,21 @@ class LeaseLost(NotOwner):
     """
 
 
+class TransientError(TicketIQError):
+    """A failure worth trying again later: raise it from a model or a tool (raised in Python).
+
+    ``status`` is the HTTP status where there is one; ``retry_after`` the seconds the
+    server asked to wait.  Timeouts, dropped connections and HTTP 408/425/429/5xx from
+    other libraries count as transient too (:func:`ticketiq_pg.retries.is_transient`).
+    """
+
+    def __init__(self, message: str, *, status: int | None = None,
+                 retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.retry_after = retry_after
+
+
 class UnknownRun(TicketIQError):
     """No run has that id (SQLSTATE TQ001)."""
 

@@ -118,5 +118,21 @@ MODEL_RETRY = RetryPolicy(attempts=6)
 TOOL_RETRY = RetryPolicy(attempts=4)
 
 
-def policy_from(value: Any, default: RetryPolicy) -> RetryPolicy:
-    return value if isinstance(value, RetryPolicy) else default
+def failure_result(exc: BaseException, changing: bool) -> tuple[dict[str, Any], str]:
+    """What the model is told of a call that failed for good, and how it settled.
+
+    A read's failure is just that; a changing call's says whether it had no effect
+    (``not_applied``: a 4xx, or it never left) or may have landed (``unknown``), and
+    that it was not sent again.
+    """
+    result: dict[str, Any] = {"error": describe(exc)}
+    status = status_of(exc)
+    if status is not None:
+        result["status"] = status
+    if not changing:
+        return result, "made"
+    if not_applied(exc):
+        result.update(outcome="not_applied", sent_again=False)
+        return result, "skipped"
+    result.update(outcome="unknown", sent_again=False)
+    return result, "unknown"

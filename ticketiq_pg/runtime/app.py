@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from ticketiq_pg.agent import AnswerDelivery, Delivery, Gates, Model, Tools
+from ticketiq_pg.retries import RetryPolicy
 from ticketiq_pg.runtime.jobs import Handler
 
 log = logging.getLogger(__name__)
@@ -42,6 +43,11 @@ class App:
     jobs: dict[str, Handler] = field(default_factory=dict)
     on_startup: list[Hook] = field(default_factory=list)
     on_shutdown: list[Hook] = field(default_factory=list)
+    #: Retry policies and limits for this app's runs (None: from the Settings).
+    model_retry: RetryPolicy | None = None
+    tool_retry: RetryPolicy | None = None
+    max_steps: int | None = None
+    deadline: float | None = None
 
     def startup(self, hook: H) -> H:
         """Decorator: run ``hook`` when the worker starts, before it takes any work."""

@@ -6,10 +6,12 @@ mark of step 2), ``after_call@2.3`` (after the third call of step 2
 returned) or ``after_checkpoint@1:STOP``.  Points, in the order a step
 passes them:
 
+``before_model``       the model is about to be asked for the step (the last
+                       step's outcomes recorded, its next checkpoint not written)
 ``before_checkpoint``  the model answered; nothing written yet
 ``after_checkpoint``   the write-ahead checkpoint is committed
 ``after_mark``         a changing call is marked in doubt, not yet sent
-``after_call``         a call returned, its result not yet in a checkpoint
+``after_call``         a call returned, its outcome not yet recorded
 ``after_seal``         the answer is sealed, not yet handed on
 ``after_deliver``      a confirmable delivery (a Teams reply) was sent, not
                        yet handed on
@@ -26,6 +28,7 @@ import signal
 from collections.abc import Mapping
 
 POINTS = (
+    "before_model",
     "before_checkpoint",
     "after_checkpoint",
     "after_mark",

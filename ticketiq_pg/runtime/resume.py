@@ -135,6 +135,8 @@ class Resuming:
         await self._audit_resume(state)
         made, state.made = state.made, []
         for call, result, how in made:
+            if call["call_id"] in state.recorded:
+                continue  # recorded as it returned
             if state.durable and how in ("made", "skipped") and is_changing(call["classification"]):
                 await self.db.record_outcome(
                     state.run_id, state.epoch, step_no, call["call_id"], result, how

@@ -8,6 +8,9 @@ from typing import Any
 
 from ticketiq_pg.agent import ModelStep, RunInfo, assistant_message, is_changing, tool_message
 
+#: Counters that carry a run's limits from checkpoint to checkpoint.
+LIMIT_COUNTERS = ("max_steps", "deadline_at")
+
 UNKNOWN_OUTCOME = {
     "outcome": "unknown",
     "sent_again": False,
@@ -52,6 +55,8 @@ class RunState:
     #: The calls of the current step made so far, with their results and how:
     #: recorded before the run suspends, so they are not left in doubt.
     made: list[tuple[dict[str, Any], Any, str]] = field(default_factory=list)
+    #: The changing calls whose outcome was recorded as they returned (``record_outcome``).
+    recorded: set[str] = field(default_factory=set)
 
     @property
     def run_id(self) -> uuid.UUID:
@@ -64,6 +69,15 @@ class StopRequested(Exception):
 
 class Suspended(Exception):
     """The run gave its lease up to wait (an approval, a child run)."""
+
+
+class RunFailed(Exception):
+    """The run cannot go on (a permanent error, a spent retry budget, a limit): fail it now."""
+
+    def __init__(self, reason: str, event: str = "agent.run.failed") -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.event = event
 
 
 class Drained(Exception):
@@ -89,6 +103,8 @@ def checkpoint_body(
             "model_steps": step_no,
             "tool_calls": int(state.counters.get("tool_calls", 0)) + len(calls),
             "agent_loop": agent_loop,
+            # The run's limits ride in its sealed checkpoints, so a resume keeps them.
+            **{k: state.counters[k] for k in LIMIT_COUNTERS if k in state.counters},
         },
         "history": [*state.history, {"step": step_no, "calls": [c["call_id"] for c in calls]}],
         "delegation_keys": delegation_keys,

@@ -19,6 +19,7 @@ step left without blindly sending a write again (I6, I7), audits the resume
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from collections.abc import Mapping
 from typing import Any
@@ -34,8 +35,6 @@ from ticketiq_pg.agent import (
     Model,
     ModelStep,
     RunInfo,
-    StepRequest,
-    Tool,
     ToolCall,
     Tools,
     is_changing,
@@ -47,14 +46,21 @@ from ticketiq_pg.errors import (
     LivenessUnconfirmed,
     NotOwner,
     StepConflict,
-    TicketIQError,
+)
+from ticketiq_pg.retries import (
+    MODEL_RETRY,
+    TOOL_RETRY,
+    RetryPolicy,
+    describe,
 )
 from ticketiq_pg.runtime import step_keys as keys
+from ticketiq_pg.runtime.attempts import Attempting
 from ticketiq_pg.runtime.faults import FaultPoints
 from ticketiq_pg.runtime.leases import LeaseKeeper
 from ticketiq_pg.runtime.resume import Resuming
 from ticketiq_pg.runtime.run_state import (
     Drained,
+    RunFailed,
     RunOutcome,
     RunState,
     StopRequested,
@@ -68,10 +74,11 @@ from ticketiq_pg.seal import Sealer
 
 log = logging.getLogger(__name__)
 
+
 __all__ = ["RunOutcome", "RunState", "Runner"]
 
 
-class Runner(Resuming, Waiting):
+class Runner(Attempting, Resuming, Waiting):
     """Runs agent runs durably on behalf of one app process (the lease holder)."""
 
     def __init__(
@@ -90,6 +97,10 @@ class Runner(Resuming, Waiting):
         faults: FaultPoints | None = None,
         max_losses: int = 2,
         poll_interval: float = 0.5,
+        model_retry: RetryPolicy = MODEL_RETRY,
+        tool_retry: RetryPolicy = TOOL_RETRY,
+        max_steps: int = 50,
+        deadline: float | None = 3600.0,
     ) -> None:
         self.db = db
         self.leases = leases
@@ -104,6 +115,14 @@ class Runner(Resuming, Waiting):
         self.faults = faults or FaultPoints()
         self.max_losses = max_losses
         self.poll_interval = poll_interval
+        #: How a failing model step and tool call are tried again (a tool's own wins).
+        self.model_retry = model_retry
+        self.tool_retry = tool_retry
+        #: A run's limits unless its start says otherwise: model steps, seconds.
+        self.max_steps = max_steps
+        self.deadline = deadline
+        #: (run, key) pairs whose downgraded guarantee this process has audited.
+        self._downgrades: set[tuple[uuid.UUID, str]] = set()
         #: Set by the process at graceful shutdown: each run is released at
         #: its next step boundary, with the results it already has.
         self.draining = False
@@ -131,6 +150,8 @@ class Runner(Resuming, Waiting):
         run_id: uuid.UUID | None = None,
         parent_run_id: uuid.UUID | None = None,
         durable: bool = True,
+        max_steps: int | None = None,
+        deadline: float | None = None,
     ) -> RunState | RunOutcome:
         """Write the run and its lease; a repeated idempotency key gives status 'exists'.
 
@@ -174,7 +195,8 @@ class Runner(Resuming, Waiting):
             may_wait=may_wait,
             correlation_id=started.correlation_id,
         )
-        return self.fresh_state(info, started.epoch, input, durable)
+        return self.fresh_state(info, started.epoch, input, durable,
+                                max_steps=max_steps, deadline=deadline)
 
 
     async def _until_live(self) -> None:
@@ -197,17 +219,18 @@ class Runner(Resuming, Waiting):
         await liveness.until_may_call(check, lambda: deadline - clock())
 
 
-    @staticmethod
-    def fresh_state(info: RunInfo, epoch: int, input: Any, durable: bool = True) -> RunState:
-        """The state of a run that has taken no step yet."""
-        return RunState(
-            info=info,
-            epoch=epoch,
-            input=input,
-            conversation=[user_message(input)],
-            counters={"model_steps": 0, "tool_calls": 0},
-            durable=durable,
-        )
+    def fresh_state(self, info: RunInfo, epoch: int, input: Any, durable: bool = True, *,
+                    max_steps: int | None = None, deadline: float | None = None) -> RunState:
+        """The state of a run that has taken no step yet, with its limits."""
+        counters: dict[str, Any] = {"model_steps": 0, "tool_calls": 0}
+        counters["max_steps"] = max_steps if max_steps is not None else self.max_steps
+        seconds = deadline if deadline is not None else self.deadline
+        if seconds:
+            # A deadline is not a lease: the wall clock of the process that starts the run
+            # decides it, carried in the sealed checkpoints (seconds of skew at most).
+            counters["deadline_at"] = time.time() + seconds
+        return RunState(info=info, epoch=epoch, input=input,
+                        conversation=[user_message(input)], counters=counters, durable=durable)
 
 
     async def start_and_run(self, **kwargs: Any) -> RunOutcome:
@@ -234,23 +257,32 @@ class Runner(Resuming, Waiting):
             return RunOutcome(run_id, "suspended", reason=str(exc))
         except Drained as exc:
             return RunOutcome(run_id, "released", reason=str(exc))
+        except RunFailed as exc:
+            return await self._fail_now(run_id, epoch, exc.reason, exc.event)
         except (InvalidPayload, StepConflict) as exc:
             # The same step would fail the same way on every resume: fail now.
-            reason = f"{type(exc).__name__}: {exc}"
-            log.error("run %s failed: %s", run_id, reason)
-            try:
-                await self.db.fail_run(run_id, epoch, reason)
-            except NotOwner:
-                return RunOutcome(run_id, "lost", reason=reason)
-            return RunOutcome(run_id, "failed", reason=reason)
-        except Exception:
-            # Stop renewing: the lease lapses, the sweep counts a loss and
-            # another attempt resumes from the last checkpoint.
-            log.exception("run %s abandoned after an error", run_id)
+            return await self._fail_now(run_id, epoch, describe(exc))
+        except (psycopg.Error, OSError):
+            # The database (or the network to it) failed, not the run: stop renewing;
+            # the lease lapses and another attempt resumes from the last checkpoint.
+            log.exception("run %s abandoned: the database failed", run_id)
             raise
+        except Exception as exc:  # noqa: BLE001 - the app's code failed: an error, not a crash
+            log.exception("run %s failed", run_id)
+            return await self._fail_now(run_id, epoch, describe(exc))
         finally:
             self.leases.drop(run_id, epoch)
 
+
+    async def _fail_now(self, run_id: uuid.UUID, epoch: int, reason: str,
+                        event: str = "agent.run.failed") -> RunOutcome:
+        """Fail the run with its reason in one statement: the lease released, no loss counted."""
+        log.error("run %s failed: %s", run_id, reason)
+        try:
+            await self.db.fail_run(run_id, epoch, reason[:2000], event)
+        except NotOwner:
+            return RunOutcome(run_id, "lost", reason=reason)
+        return RunOutcome(run_id, "failed", reason=reason)
 
     async def _drive(self, state: RunState) -> RunOutcome:
         while True:
@@ -263,16 +295,8 @@ class Runner(Resuming, Waiting):
             if not verdict.allowed:
                 return await self._fail(state, verdict.reason, "agent.run.gate_refused")
             step_no = state.step + 1
-            await self.leases.ready(state.run_id, state.epoch)  # the model is a call too
-            answer = await self.model.step(
-                StepRequest(
-                    run_id=state.run_id,
-                    step=step_no,
-                    # A copy of the list: the model reads it, it must not change it.
-                    conversation=list(state.conversation),
-                    input=state.input,
-                )
-            )
+            self._within_limits(state, step_no)
+            answer = await self._ask_model(state, step_no)
             if answer.final:
                 return await self._finish(state, step_no, answer)
             calls = self._plan_calls(state, step_no, answer)
@@ -385,32 +409,21 @@ class Runner(Resuming, Waiting):
             if mark.stop_requested:
                 raise StopRequested
             classification = mark.marked_classification
-        await self.leases.ready(state.run_id, state.epoch)
         context = self._context(state, step_no, call, classification, resumed, approval_id)
-        result = await self._invoke(state, tool, context)
+        changing = state.durable and is_changing(classification)
+        if changing:
+            await self._audit_downgrade(state, tool, call, context.step_key)
+        await self.leases.ready(state.run_id, state.epoch)
+        result, ended = await self._call_tool(state, tool, context)
         self.faults.reach("after_call", step_no)
+        if changing and not tool.subagent:
+            # Recorded as it returns: a crash during the next model step finds the
+            # outcome instead of a call in doubt.
+            self.leases.check(state.run_id, state.epoch)
+            await self.db.record_outcome(state.run_id, state.epoch, step_no, call["call_id"],
+                                         result, ended)
+            state.recorded.add(call["call_id"])
         return result, how
-
-
-    async def _invoke(self, state: RunState, tool: Tool, context: CallContext) -> Any:
-        try:
-            if tool.subagent:
-                return await self._delegate(state, tool, context)
-            assert tool.invoke is not None
-            return await tool.invoke(context)
-        except (NotOwner, Drained, Suspended):
-            raise
-        except (psycopg.Error, TicketIQError):
-            if tool.subagent:
-                # The child may be alive: never turn that into a final
-                # outcome; the run is resumed and asks again by its key.
-                raise
-            return {"error": "the database failed during the call", "outcome": "unknown"}
-        except Exception as exc:  # noqa: BLE001 - the model is told what happened
-            result: dict[str, Any] = {"error": f"{type(exc).__name__}: {exc}"}
-            if is_changing(context.classification):
-                result["outcome"] = "unknown"
-            return result
 
 
     # -- ending -----------------------------------------------------------

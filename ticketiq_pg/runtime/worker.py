@@ -39,7 +39,7 @@ import os
 import socket
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from ticketiq_pg.agent import AllowAll
@@ -47,6 +47,7 @@ from ticketiq_pg.config import Settings
 from ticketiq_pg.db.driver import ENTRY_CHANNEL, LEADER_CHANNEL, RESUME_CHANNEL, TicketIQ
 from ticketiq_pg.db.jobs import JOB_CHANNEL, JobStore
 from ticketiq_pg.db.listener import Listener, Wakeup
+from ticketiq_pg.retries import MODEL_RETRY, TOOL_RETRY
 from ticketiq_pg.runtime.app import App
 from ticketiq_pg.runtime.entries import EntryPump
 from ticketiq_pg.runtime.faults import FaultPoints
@@ -191,6 +192,11 @@ class Worker:
             faults=self.faults,
             max_losses=s.max_losses,
             poll_interval=s.poll_interval,
+            model_retry=self.app.model_retry or replace(MODEL_RETRY, attempts=s.model_attempts),
+            tool_retry=self.app.tool_retry or replace(TOOL_RETRY, attempts=s.tool_attempts),
+            max_steps=self.app.max_steps or s.max_steps,
+            deadline=self.app.deadline if self.app.deadline is not None else (
+                s.run_deadline or None),
         )
         self.pump = EntryPump(
             self.db, self.runner, self.leases, self._spawn,
