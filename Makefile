@@ -112,7 +112,9 @@ clean:
 # Kill trials (tests/unit/test_kill_trials.py): a 3+1-round smoke in `make test`,
 # 200 rounds on demand.  LIYAGENT_KILL_MODE=kill|stop|backend|restart|failover,
 # LIYAGENT_KILL_LEASE_ONLY=N adds N rounds detected by lease expiry alone,
-# LIYAGENT_KILL_SEED fixes the timings, LIYAGENT_KILL_REPORT=file writes JSON.
+# LIYAGENT_KILL_SEED fixes the timings, LIYAGENT_KILL_REPORT=file writes JSON,
+# LIYAGENT_KILL_FLAKY=1 adds transient model and vendor errors at random (judged:
+# no run fails, no loss counted for an error).
 KILL_TRIALS ?= 200
 kill-trials: deps venv
 	$(call banner,kill-trials: $(KILL_TRIALS) rounds ($(or $(LIYAGENT_KILL_MODE),kill)))

@@ -395,6 +395,60 @@ async def test_faults_match_vendor_and_path_only(
     }
 
 
+async def test_throttle_is_a_429_with_retry_after_and_no_effect(
+    vendors: VendorService, clients: VendorClients
+) -> None:
+    vendors.fault("incidentio", "throttle", method="POST", seconds=0.25)
+    with pytest.raises(VendorRejected) as throttled:
+        await clients.incidentio.create_incident("Slow down", None, "k-429")
+    assert throttled.value.status == 429
+    vendors.fault("jira", "throttle")  # no seconds: Retry-After 1
+    async with httpx.AsyncClient(base_url=vendors.base_url) as raw:
+        answer = await raw.get("/jira/rest/api/3/issue/OPS-1")
+    assert (answer.status_code, answer.headers["Retry-After"]) == (429, "1")
+    assert vendors.effects()["counts"]["incidentio"] == 0
+    assert [(r["status"], r["effect"], r["fault"]) for r in vendors.requests()] == [
+        (429, "rejected", "throttle"),
+        (429, "rejected", "throttle"),
+    ]
+    # Not applied: the same key creates the incident once the vendor takes it.
+    await clients.incidentio.create_incident("Slow down", None, "k-429")
+    assert vendors.effects()["counts"]["incidentio"] == 1
+
+
+async def test_a_fault_with_a_probability_hits_some_requests_as_its_seed_says(
+    vendors: VendorService, clients: VendorClients
+) -> None:
+    async def sample() -> list[bool]:
+        hits = [False] * 40
+        for n in range(len(hits)):
+            try:
+                await clients.jira.get_issue(f"OPS-{n + 1}")
+            except VendorUnavailable as exc:
+                assert exc.status == 503
+                hits[n] = True
+        return hits
+
+    fault = vendors.fault("jira", "fail", method="GET", count=1000, probability=0.3, seed=11)
+    assert (fault["probability"], fault["seed"]) == (0.3, 11)
+    first = await sample()
+    assert 0 < sum(first) < len(first)
+    (row,) = vendors.faults()
+    assert row["count"] - row["remaining"] == sum(first)  # a spared request used nothing
+    assert [r["effect"] for r in vendors.requests("jira")] == [
+        "failed" if hit else "read" for hit in first
+    ]
+    vendors.clear_faults()
+    vendors.fault("jira", "fail", method="GET", count=1000, probability=0.3, seed=11)
+    assert await sample() == first  # the same seed: the same requests hit
+    vendors.clear_faults()
+    assert not any(await sample())
+    for bad in ({"probability": 0}, {"probability": 1.5}, {"probability": True},
+                {"seed": "x"}, {"seed": 2**64}):
+        with pytest.raises(VendorServiceError):
+            vendors._call("POST", "faults", json={"vendor": "jira", "action": "fail", **bad})
+
+
 async def test_delay_past_the_client_timeout_still_lands(vendors: VendorService) -> None:
     vendors.fault("sqs", "delay", seconds=1.0)
     async with VendorClients.local(vendors.base_url, timeout=0.3) as impatient:

@@ -11,6 +11,11 @@ can prove from outside the database that no step was asked twice.
 The tools call the local vendor service (``TICKETIQ_VENDOR_URL``) through
 the real vendor clients, so every write lands where duplicates are counted.
 
+``TICKETIQ_FLAKY`` (set by the kill trials' flaky mode, see
+:mod:`~ticketiq_pg.testing.flaky`) makes the model answer transient errors at
+random, gives the tools' reads a short timeout and logs every vendor error a
+tool saw.
+
 Run a worker with this app (used as the child process of tests)::
 
     python -m ticketiq_pg.testing.scripted --start 1 --seed 7 --steps 4 --exit-after 1
@@ -45,6 +50,7 @@ from ticketiq_pg.agent import (
 from ticketiq_pg.agent import Verdict as Verdict
 from ticketiq_pg.config import Settings
 from ticketiq_pg.seal import canonical
+from ticketiq_pg.testing.flaky import Flaky
 
 PLANS = ("mixed", "reads", "writes", "teams", "discord", "sqs", "delegate", "approval",
          "write_approval")
@@ -53,8 +59,9 @@ PLANS = ("mixed", "reads", "writes", "teams", "discord", "sqs", "delegate", "app
 class ScriptedModel:
     """A model whose steps are a function of the run's input and the step number."""
 
-    def __init__(self, log_path: str | Path | None = None) -> None:
+    def __init__(self, log_path: str | Path | None = None, flaky: Flaky | None = None) -> None:
         self.log_path = Path(log_path) if log_path else None
+        self.flaky = flaky
         self.asked = 0
 
     def _log(self, request: StepRequest) -> None:
@@ -79,6 +86,8 @@ class ScriptedModel:
         steps = int(spec.get("steps", 3))
         plan = spec.get("plan", "mixed")
         delay = float(spec.get("model_delay", 0.0))
+        if self.flaky is not None:
+            await self.flaky.model_fault(seed, request.run_id, request.step)
         if delay:
             await asyncio.sleep(delay)
         if request.step >= steps:
@@ -168,15 +177,21 @@ def plan_calls(plan: str, rng: random.Random, seed: Any, step: int) -> list[Tool
 # -- tools over the vendor service ------------------------------------------
 
 
-def vendor_tools(base_url: str) -> Tools:
-    """The scripted tools, each a real vendor route on the vendor service."""
+def vendor_tools(base_url: str, flaky: Flaky | None = None) -> Tools:
+    """The scripted tools, each a real vendor route on the vendor service.
+
+    Flaky, the reads (an issue, a comment read back) time out after
+    ``flaky.read_timeout`` and every vendor error a tool or reader raised is logged.
+    """
     from ticketiq_pg.vendors.clients import VendorClients
 
     clients = VendorClients.local(base_url)
     incident_io, jira, teams = clients.incidentio, clients.jira, clients.teams
+    reads = (VendorClients.local(base_url, timeout=flaky.read_timeout).jira
+             if flaky is not None else jira)
 
     async def get_issue(ctx: CallContext) -> Any:
-        issue = await jira.get_issue(ctx.arguments["issue_key"])
+        issue = await reads.get_issue(ctx.arguments["issue_key"])
         fields = issue.get("fields", {})
         return {"issue": issue.get("key"), "summary": fields.get("summary"),
                 "status": _name(fields.get("status"))}
@@ -194,7 +209,7 @@ def vendor_tools(base_url: str) -> Tools:
     async def find_comment(ctx: CallContext) -> ReadBack:
         if not ctx.step_key:
             return ReadBack(False)
-        found = await jira.find_comment_by_step_key(ctx.arguments["issue_key"], ctx.step_key)
+        found = await reads.find_comment_by_step_key(ctx.arguments["issue_key"], ctx.step_key)
         if found is None:
             return ReadBack(False)
         return ReadBack(True, {"comment": "posted", "issue": ctx.arguments["issue_key"]})
@@ -220,7 +235,7 @@ def vendor_tools(base_url: str) -> Tools:
     def route(client: Any) -> dict[str, Any]:
         return {"takes_key": client.takes_key, "dedupe_window": client.dedupe_window_seconds}
 
-    return Tools([
+    tools = [
         Tool("jira.get_issue", "read", get_issue),
         Tool("incident.create", "write", create_incident, **route(incident_io)),
         Tool("jira.comment", "write", add_comment, read_back=find_comment),
@@ -230,7 +245,13 @@ def vendor_tools(base_url: str) -> Tools:
         Tool("discord.post", "write", discord_post, **route(clients.discord)),
         Tool("sqs.send", "write", sqs_send, **route(clients.sqs)),
         Tool("agent.delegate", "delegation", subagent=True),
-    ])
+    ]
+    if flaky is not None:
+        tools = [dataclasses.replace(
+            t, invoke=t.invoke and flaky.watch(t.name, t.invoke),
+            read_back=t.read_back and flaky.watch(f"{t.name}:read_back", t.read_back),
+        ) for t in tools]
+    return Tools(tools)
 
 
 def _nonce(step_key: str | None) -> str | None:
@@ -281,13 +302,14 @@ class FileGates:
 
 
 def app() -> Any:
-    """The scripted App, configured from TICKETIQ_VENDOR_URL, _MODEL_LOG, _GATES_FILE."""
+    """The scripted App, configured from TICKETIQ_VENDOR_URL, _MODEL_LOG, _GATES_FILE, _FLAKY."""
     from ticketiq_pg.runtime.app import App
 
     base_url = os.environ.get("TICKETIQ_VENDOR_URL")
     if not base_url:
         raise SystemExit("TICKETIQ_VENDOR_URL is not set")
-    tools = vendor_tools(base_url)
+    flaky = Flaky.from_env()
+    tools = vendor_tools(base_url, flaky)
     # TICKETIQ_RECLASSIFY=tool=classification,... : a tool's classification
     # changed between a crash and its resume (tests of invariant I7).
     for item in filter(None, os.environ.get("TICKETIQ_RECLASSIFY", "").split(",")):
@@ -301,7 +323,7 @@ def app() -> Any:
 
     clients = VendorClients.local(base_url)
     return App(
-        model=ScriptedModel(os.environ.get("TICKETIQ_MODEL_LOG")),
+        model=ScriptedModel(os.environ.get("TICKETIQ_MODEL_LOG"), flaky),
         tools=tools,
         gates=FileGates(os.environ.get("TICKETIQ_GATES_FILE")),
         deliveries={"teams": teams_delivery(clients.teams)},

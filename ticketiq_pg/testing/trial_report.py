@@ -1,6 +1,7 @@
 """What a kill trial run found: one :class:`Trial` per request a round began, and the
 :class:`Report` over the run (losses, duplicate writes, stalled writes, and resume and
-recovery percentiles per detection).  Arithmetic only; :mod:`~.trials` runs the rounds.
+recovery percentiles per detection; flaky, the transient errors injected and seen, and the
+losses counted beyond the faults).  Arithmetic only; :mod:`~.trials` runs the rounds.
 """
 
 from __future__ import annotations
@@ -27,6 +28,11 @@ class Trial:
     detection: str = "session"  # session (the victim held a liveness token) | lease
     claimed_by: str | None = None  # session_ended | lease_lapsed: why the run was taken over
     resume_seconds: float | None = None
+    failure_reason: str | None = None  # the run's, when it ended failed
+    # The faults that hit the run's process: 1 caught in flight on the victim, else 0.
+    loss_allowed: int = 0
+    model_errors: int = 0  # transient errors the run's model answered (flaky)
+    vendor_errors: int = 0  # vendor errors the run's tools saw (flaky)
 
 
 @dataclass
@@ -37,6 +43,9 @@ class Report:
     trials: list[Trial] = field(default_factory=list)
     duplicates: dict[str, int] = field(default_factory=dict)
     stalled_writes: int = 0
+    flaky: bool = False
+    model_errors: int = 0  # transient errors the model answered, in all
+    vendor_errors: dict[str, int] = field(default_factory=dict)  # requests hit, by fault
 
     @property
     def lost(self) -> int:
@@ -45,6 +54,16 @@ class Report:
     @property
     def recovery_seconds(self) -> list[float]:
         return [t.recovery_seconds for t in self.trials if t.recovery_seconds is not None]
+
+    @property
+    def runs_with_errors(self) -> int:
+        """Trials whose run saw at least one transient error (model or vendor)."""
+        return sum(1 for t in self.trials if t.model_errors or t.vendor_errors)
+
+    @property
+    def excess_losses(self) -> list[Trial]:
+        """Trials whose run counted more losses than faults hit its process."""
+        return [t for t in self.trials if t.loss_count > t.loss_allowed]
 
     @property
     def live_takeovers(self) -> int:
@@ -75,6 +94,15 @@ class Report:
         return out
 
     def as_json(self) -> dict[str, Any]:
+        flaky = {"flaky": {
+            "model_errors": self.model_errors,
+            "vendor_errors": sum(self.vendor_errors.values()),
+            "vendor_errors_by_fault": self.vendor_errors,
+            "runs_with_errors": self.runs_with_errors,
+            "excess_losses": len(self.excess_losses),
+            "failure_reasons": dict(Counter(
+                t.failure_reason for t in self.trials if t.failure_reason)),
+        }} if self.flaky else {}
         return {
             "mode": self.mode,
             "rounds": self.rounds,
@@ -85,6 +113,7 @@ class Report:
             "stalled_writes": self.stalled_writes,
             "live_takeovers": self.live_takeovers,
             "by_detection": self.by_detection(),
+            **flaky,
             "recovery_seconds": self.recovery_seconds,
             "trials": [asdict(t) for t in self.trials],
         }

@@ -40,6 +40,14 @@ Victims hold a liveness token (:mod:`ticketiq_pg.runtime.liveness`), so the surv
 notices a killed victim by its PostgreSQL session.  ``lease_only_rounds``
 interleaves rounds whose victim holds none (``TICKETIQ_LIVENESS_INTERVAL=0``):
 detected by lease expiry alone, measured in the same run for comparison.
+
+``flaky`` (:mod:`~ticketiq_pg.testing.flaky`) adds transient errors at random to
+whichever fault runs: the scripted model answers 429s, 503s, timeouts and dropped
+connections, the vendor service 503s, 429s, dropped connections and slow reads.
+Judged besides: no run fails (a failed trial is lost, its run's failure reason
+reported), and no run counts more losses than faults hit its process
+(``Report.excess_losses``); the report counts the errors injected and the runs that
+saw one.
 """
 
 from __future__ import annotations
@@ -62,6 +70,8 @@ import httpx
 import psycopg
 from psycopg.types.json import Jsonb
 
+from ticketiq_pg.testing.flaky import ENV as FLAKY_ENV
+from ticketiq_pg.testing.flaky import Flaky, injected_at_vendor, note_errors, vendor_faults
 from ticketiq_pg.testing.trial_report import Report, Trial
 from ticketiq_pg.testing.vendor_sim.process import VendorService
 
@@ -133,8 +143,10 @@ class Arena:
         failover_cluster: Callable[[], None] | None = None,
         env: dict[str, str] | None = None,
         say: Callable[[str], None] = lambda _: None,
+        flaky: Flaky | None = None,
     ) -> None:
         self.db_url = db_url
+        self.flaky = flaky
         self.workdir = workdir
         self.restart_cluster = restart_cluster
         self.failover_cluster = failover_cluster
@@ -161,6 +173,8 @@ class Arena:
             TICKETIQ_MODEL_LOG=str(self.workdir / "model.log"),
             PGAPPNAME=f"ticketiq-worker:{name}",
         )
+        if self.flaky is not None:
+            env[FLAKY_ENV] = self.flaky.env_value()
         env.update(self.extra_env)
         env.update(extra)
         return env
@@ -176,6 +190,8 @@ class Arena:
     def start(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.vendor = VendorService.start(self.workdir / "vendor")
+        for fault in vendor_faults(self.flaky) if self.flaky is not None else ():
+            self.vendor.fault(**fault)
         self.survivor, self.survivor_url = self.spawn("survivor", TICKETIQ_ENTRY_CLAIM_DELAY="2")
 
     def close(self) -> None:
@@ -215,6 +231,9 @@ class Arena:
         time.sleep(max(0.0, up + kill_after - time.time()))
         fault_at = time.time()
         in_flight = {t.sender_id: self._open(t) for t in trials}
+        # Runs the survivor holds: the fault does not hit their process.
+        survivor_runs = {str(r) for (r,) in self.query(
+            "select run_id from ticketiq.runs where lease_holder = 'survivor'")}
         takeover_at = self._fault(mode, victim, name)
         caught = [t.kind for t in trials if in_flight[t.sender_id]]
         self.say(f"round {index + 1}: {mode} done; in flight: {', '.join(caught) or 'nothing'}")
@@ -223,6 +242,10 @@ class Arena:
             if trial.retried:
                 self._retry_on_survivor(trial, index)
         self._await(trials, fault_at)
+        for trial in trials:
+            trial.loss_allowed = int(trial.in_flight and trial.run_id not in survivor_runs)
+        if self.flaky is not None:
+            note_errors(trials, self.flaky.entries())
         if mode == "stop":
             report.stalled_writes += self._stalled_writes(name, takeover_at)
         victim.stop()
@@ -242,10 +265,12 @@ class Arena:
         tag = f"{self.tag}-{index}"
         teams = Trial(index, "teams", f"act-{tag}", kill_after)
         webhook = Trial(index, "webhook", f"trials:del-{tag}", kill_after)
+        # Flaky, the Teams turn carries its script's seed, so its model errors repeat.
+        script = {"script": {"seed": seed + 2}} if self.flaky is not None else {}
         for trial, path, kwargs in (
             (teams, "/teams/messages", {"json": {
                 "type": "message", "id": f"act-{tag}", "conversation": {"id": f"conv-{tag}"},
-                "from": {"id": "user-ops"}, "text": f"trial {index}"}}),
+                "from": {"id": "user-ops"}, "text": f"trial {index}", **script}}),
             (webhook, "/webhooks/trials", {"json": {**SCRIPT, "seed": seed + 1},
                                            "headers": {"X-Delivery-Id": f"del-{tag}"}}),
         ):
@@ -339,9 +364,10 @@ class Arena:
                     "select actor from ticketiq.audit where run_id = %s "
                     "and event = 'agent.run.adopted' order by audit_id", run_id)
                 trial.resumed_by = ", ".join(a for (a,) in adopters) or None
-                losses = self.query("select loss_count from ticketiq.runs where run_id = %s",
-                                    run_id)
+                losses = self.query("select loss_count, failure_reason from ticketiq.runs"
+                                    " where run_id = %s", run_id)
                 trial.loss_count = losses[0][0] if losses else 0
+                trial.failure_reason = losses[0][1] if losses else None
                 if trial.in_flight and finished is not None:
                     trial.recovery_seconds = max(0.0, float(finished) - fault_at)
                 if run_id is not None:
@@ -428,15 +454,18 @@ def run_trials(
     on_round: Callable[[int, list[Trial], Report], None] | None = None,
     say: Callable[[str], None] = lambda _: None,
     lease_only_rounds: int = 0,
+    flaky: bool = False,
 ) -> Report:
     """``rounds`` rounds whose victim holds a liveness token, plus ``lease_only_rounds``
-    whose victim does not, spread evenly among them (all judged the same way)."""
+    whose victim does not, spread evenly among them (all judged the same way); ``flaky``
+    adds transient errors at random (:mod:`~ticketiq_pg.testing.flaky`)."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}")
     rng = random.Random(seed)
-    report = Report(mode=mode, seed=seed)
+    report = Report(mode=mode, seed=seed, flaky=flaky)
     arena = Arena(db_url, workdir, restart_cluster=restart_cluster,
-                  failover_cluster=failover_cluster, env=env, say=say)
+                  failover_cluster=failover_cluster, env=env, say=say,
+                  flaky=Flaky(workdir / "flaky.log", seed=seed) if flaky else None)
     arena.start()
     try:
         total = rounds + lease_only_rounds
@@ -449,6 +478,10 @@ def run_trials(
             if on_round is not None:
                 on_round(index, trials, report)
         report.duplicates = arena.duplicates()
+        if arena.flaky is not None and arena.vendor is not None:
+            report.model_errors = sum(
+                1 for e in arena.flaky.entries() if e.get("source") == "model")
+            report.vendor_errors = injected_at_vendor(arena.vendor.faults())
     finally:
         arena.close()
     return report

@@ -156,10 +156,22 @@ class Control:
         count = obj.get("count", 1)
         if isinstance(count, bool) or not isinstance(count, int) or count < 1:
             raise Reject(400, "count must be an integer >= 1")
+        probability = obj.get("probability", 1)
+        if (
+            isinstance(probability, bool)
+            or not isinstance(probability, (int, float))
+            or not 0 < probability <= 1
+        ):
+            raise Reject(400, "probability must be a number in (0, 1]")
+        seed = obj.get("seed")
+        if seed is not None and (
+            isinstance(seed, bool) or not isinstance(seed, int) or not -(2**63) <= seed < 2**63
+        ):
+            raise Reject(400, "seed must be a 64-bit integer")
         with self.store.transaction() as conn:
             cur = conn.execute(
                 "INSERT INTO faults (vendor, action, path_regex, method, seconds, count,"
-                " remaining, created_at) VALUES (?,?,?,?,?,?,?,?)",
+                " remaining, created_at, probability, seed) VALUES (?,?,?,?,?,?,?,?,?,?)",
                 (
                     vendor,
                     action,
@@ -169,6 +181,8 @@ class Control:
                     count,
                     count,
                     self.store.now(),
+                    float(probability),
+                    seed,
                 ),
             )
             row = conn.execute("SELECT * FROM faults WHERE id = ?", (cur.lastrowid,)).fetchone()

@@ -250,9 +250,21 @@ class VendorService:
         method: str | None = None,
         seconds: float | None = None,
         count: int = 1,
+        probability: float = 1.0,
+        seed: int | None = None,
     ) -> dict[str, Any]:
-        """Inject a fault for the next ``count`` matching requests (``vendor="*"``: any)."""
+        """Inject a fault for the next ``count`` matching requests (``vendor="*"``: any).
+
+        With ``probability`` below 1 each matching request is hit with that chance (the
+        draws seeded by ``seed``); ``count`` then caps the hits, and ``count - remaining``
+        in :meth:`faults` is how many requests it hit.  ``throttle`` answers 429 with
+        ``Retry-After: seconds`` (default 1).
+        """
         body: dict[str, Any] = {"vendor": vendor, "action": action, "count": count}
+        if probability != 1.0:
+            body["probability"] = probability
+        if seed is not None:
+            body["seed"] = seed
         if path_regex is not None:
             body["path_regex"] = path_regex
         if method is not None:

@@ -54,22 +54,26 @@ Control (``/_control``, never recorded, never faulted)
 ======================================================
 
 ``GET health``; ``GET requests?vendor=&path_prefix=&effect=&after_id=``; ``GET effects``;
-``POST faults`` {vendor ("*" = any), action, path_regex?, method?, seconds?, count=1};
+``POST faults`` {vendor ("*" = any), action, path_regex?, method?, seconds?, count=1,
+probability=1, seed?};
 ``GET faults``; ``DELETE faults``; ``POST reset``; ``POST clock`` {advance_seconds}.
 
 Each recorded request has an ``effect``: ``created`` (a new object: incident, incident edit,
 comment, Teams reply, Discord message, SQS message), ``deduplicated`` (answered with an
 earlier object, nothing new), ``read``, ``dropped`` (fault drop_before_accept: socket closed,
 no effect), ``failed`` (fault fail: 503, no effect; or an internal error: 500), ``rejected``
-(4xx).  A request hit by ``drop_after_accept`` keeps the effect it had (usually ``created``),
+(4xx; fault throttle: 429 with ``Retry-After: <seconds>``, default 1, no effect).  A request
+hit by ``drop_after_accept`` keeps the effect it had (usually ``created``),
 ``fault="drop_after_accept"`` and ``status=None``: the client got no answer.
 
 Faults: for each vendor request the first live matching ``delay`` fault and the first live
 matching other fault each apply once (both may apply: sleep, then fail or drop), and each
-use counts down its ``count``.  A delayed request is handled after the sleep, whether or not
-its client is still waiting.  Faults, the clock offset and all dedupe state are in the
-SQLite file, so they survive a restart on the same file; object ids and request ids keep
-growing across ``reset`` so an id is never reused.
+use counts down its ``count``.  A fault with a ``probability`` below 1 applies to each
+matching request with that chance (draws seeded by its ``seed``, else at random); a request
+it spares does not count it down, and the next matching fault is tried.  A delayed request
+is handled after the sleep, whether or not its client is still waiting.  Faults, the clock
+offset and all dedupe state are in the SQLite file, so they survive a restart on the same
+file; object ids and request ids keep growing across ``reset`` so an id is never reused.
 """
 
 from __future__ import annotations
@@ -217,6 +221,13 @@ class VendorRequestHandler(BaseHTTPRequestHandler):
             app.record_only(req, outcome, "fail")
             self._send(503, outcome.body)
             return
+        if action == "throttle":
+            message = "Too Many Requests (injected fault)"
+            outcome = Outcome(429, {"error": message}, "rejected", error=message)
+            app.record_only(req, outcome, "throttle")
+            wait = float(fault["seconds"] if fault["seconds"] is not None else 1.0)
+            self._send(429, outcome.body, headers={"Retry-After": f"{wait:g}"})
+            return
         if action == "drop_before_accept":
             app.record_only(
                 req,
@@ -231,12 +242,20 @@ class VendorRequestHandler(BaseHTTPRequestHandler):
             return
         self._send(outcome.status or 500, outcome.body, outcome.content_type)
 
-    def _send(self, status: int, obj: Any, content_type: str = "application/json") -> None:
+    def _send(
+        self,
+        status: int,
+        obj: Any,
+        content_type: str = "application/json",
+        headers: dict[str, str] | None = None,
+    ) -> None:
         data = dumps(obj).encode("utf-8")
         try:
             self.send_response(status)
             self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(data)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
             if self.close_connection:
                 self.send_header("Connection", "close")
             self.end_headers()

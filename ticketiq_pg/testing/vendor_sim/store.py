@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import random
 import re
 import sqlite3
 import threading
@@ -21,7 +22,7 @@ from typing import Any
 
 VENDORS = ("incidentio", "jira", "teams", "discord", "sqs")
 EFFECTS = ("created", "deduplicated", "read", "dropped", "failed", "rejected")
-FAULT_ACTIONS = ("fail", "delay", "drop_after_accept", "drop_before_accept")
+FAULT_ACTIONS = ("fail", "throttle", "delay", "drop_after_accept", "drop_before_accept")
 
 # Object kinds (the ``effects`` listing names them in the plural, see OBJECT_LISTS).
 INCIDENT = "incident"
@@ -104,9 +105,13 @@ CREATE TABLE IF NOT EXISTS faults (
     seconds    REAL,
     count      INTEGER NOT NULL,
     remaining  INTEGER NOT NULL,
-    created_at REAL NOT NULL
+    created_at REAL NOT NULL,
+    probability REAL NOT NULL DEFAULT 1,         -- chance it applies to a matching request
+    seed       INTEGER                         -- seeds those draws (NULL: at random)
 );
 """
+#: Columns added to ``faults`` since the first version (a file kept from then gains them).
+FAULT_COLUMNS = {"probability": "REAL NOT NULL DEFAULT 1", "seed": "INTEGER"}
 
 
 def iso(ts: float) -> str:
@@ -140,6 +145,12 @@ class Store:
         self.conn.execute("PRAGMA synchronous=FULL")
         self.conn.execute("PRAGMA busy_timeout=10000")
         self.conn.executescript(SCHEMA)
+        have = {r["name"] for r in self.conn.execute("PRAGMA table_info(faults)").fetchall()}
+        for column, decl in FAULT_COLUMNS.items():
+            if column not in have:
+                self.conn.execute(f"ALTER TABLE faults ADD COLUMN {column} {decl}")
+        # The draws of each fault with a probability below 1, by fault id.
+        self._draws: dict[int, random.Random] = {}
         row = self.conn.execute("SELECT value FROM meta WHERE name='clock_offset'").fetchone()
         self.clock_offset = float(row[0]) if row else 0.0
 
@@ -185,7 +196,11 @@ class Store:
         self.clock_offset = 0.0
 
     def take_faults(self, vendor: str, method: str, path: str) -> tuple[dict | None, dict | None]:
-        """The delay fault and the other fault that apply to this request (each uses one)."""
+        """The delay fault and the other fault that apply to this request (each uses one).
+
+        A fault with a ``probability`` below 1 applies to a matching request only when
+        its draw says so (seeded by its ``seed``); a request it spares does not use it.
+        """
         delay: dict | None = None
         other: dict | None = None
         with self.transaction() as conn:
@@ -197,18 +212,27 @@ class Store:
                     continue
                 if row["path_regex"] and not re.search(row["path_regex"], path):
                     continue
-                if row["action"] == "delay":
-                    if delay is not None:
-                        continue
-                    delay = dict(row)
-                elif other is None:
-                    other = dict(row)
-                else:
+                if (row["action"] == "delay" and delay is not None) or (
+                    row["action"] != "delay" and other is not None
+                ):
                     continue
+                if row["probability"] < 1 and not self._drawn(row):
+                    continue
+                if row["action"] == "delay":
+                    delay = dict(row)
+                else:
+                    other = dict(row)
                 conn.execute(
                     "UPDATE faults SET remaining = remaining - 1 WHERE id = ?", (row["id"],)
                 )
         return delay, other
+
+    def _drawn(self, row: sqlite3.Row) -> bool:
+        rng = self._draws.get(row["id"])
+        if rng is None:
+            seed = row["seed"] if row["seed"] is not None else os.urandom(8)
+            rng = self._draws[row["id"]] = random.Random(seed)
+        return rng.random() < row["probability"]
 
 
 def next_counter(conn: sqlite3.Connection, name: str, start: int = 1) -> int:
