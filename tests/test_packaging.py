@@ -53,14 +53,14 @@ def test_an_installed_wheel_gives_the_public_api_and_installs_the_schema(
     )
     code = f"""
 import json, sys, ticketiq_pg
-from ticketiq_pg import *  # noqa: F403
 from ticketiq_pg.db.sqlfiles import sql_dir
-from ticketiq_pg.ops.cli import main
 names = [n for n in ticketiq_pg.__all__ if n != "create_front"]
 values = {{n: getattr(ticketiq_pg, n) for n in names}}
+web = "fastapi" in sys.modules
+from ticketiq_pg.ops.cli import main
 rc = main(["migrate", "--database-url", {empty_db_url!r}])
 print(json.dumps({{"file": ticketiq_pg.__file__, "sql": str(sql_dir()), "names": len(names),
-                  "fastapi": "fastapi" in sys.modules, "rc": rc}}))
+                  "fastapi": web, "rc": rc}}))
 """
     env = {"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,

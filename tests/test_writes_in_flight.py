@@ -84,15 +84,18 @@ def test_a_write_in_doubt_is_settled_by_its_route(stack: Stack, plan: str, lost:
     after_kill = [r for r in stack.vendor.requests(vendor)[:] if r["method"] == "POST"
                   and r["id"] > seen_at_kill]
     created = [r for r in requests if r["effect"] == "created"]
+    retried = lost and plan == "mixed"
     if expected == "resent_same_key":
         # incident.io dedupes on the step key: sent again, applied once
         assert [r["key"] for r in after_kill] == [step_key]
         assert len(created) == 1
         assert created[0]["key"] == step_key
     else:
-        # never sent again, even inside a vendor's dedupe window
+        # never sent again on resume, even inside a vendor's dedupe window
         assert after_kill == []
-        assert len(created) == (0 if lost else 1)
+        # a dropped write whose route has a reader was read back absent and tried again
+        # by the attempt itself, before the kill (a retry, not a resume): it landed once
+        assert len(created) == (0 if lost and not retried else 1)
     if expected == "unknown":
         assert outcome["outcome"] == "unknown" and outcome["sent_again"] is False
         assert "not sent again" in outcome["message"]
@@ -100,7 +103,7 @@ def test_a_write_in_doubt_is_settled_by_its_route(stack: Stack, plan: str, lost:
         # the model was told: the next step's checkpoint is the answer, whose
         # request the scripted model logged; the message is in the conversation
     if expected == "read_back":
-        assert outcome.get("outcome") == ("not_found" if lost else None)
+        assert outcome.get("outcome") == ("not_found" if lost and not retried else None)
 
 
 def test_the_model_is_told_the_outcome_is_unknown(stack: Stack) -> None:
