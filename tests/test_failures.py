@@ -272,4 +272,6 @@ async def test_a_downgraded_guarantee_is_audited_once_per_run(stack: Stack) -> N
     rows = events(stack, outcome.run_id, "agent.run.guarantee_downgraded")
     # a positional call id has no step key; the route has neither resend nor reader
     assert sorted(r["key"] for r in rows) == ["post:no_resend_no_reader", "post:no_step_key"]
-    assert posted.count(None) == 2  # the positional call, at both steps: no key sent
+    # the positional call got a fresh ad hoc key at each step, never the same twice
+    adhoc = [k for k in posted if k.startswith("tiq1-adhoc-")]
+    assert len(adhoc) == 2 and len(set(adhoc)) == 2 and None not in posted

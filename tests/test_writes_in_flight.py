@@ -360,3 +360,53 @@ def test_deciding_an_unknown_approval_is_a_clear_error(stack: Stack, capsys) -> 
     assert cli.main(["reject", "00000000-0000-0000-0000-000000000009",
                      "--database-url", stack.db_url]) == 1
     assert "unknown approval request" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("approve", [True, False], ids=["approved", "rejected"])
+def test_a_keyed_write_in_doubt_whose_gate_now_holds_it_waits_for_approval(
+    stack: Stack, approve: bool,
+) -> None:
+    """Issue 20.1: resent with its key only once a person approves; rejected, never resent."""
+    # the incident create was marked in doubt but never sent when the process died
+    victim = stack.spawn("--start", "1", "--exit-after", "1", "--seed", "8", "--steps", "2",
+                         "--plan", "writes", faults="after_mark@1")
+    run_id = victim.read_event("started")["run_id"]
+    assert victim.wait(60) == KILLED, victim.stderr
+    stack.gates_file.write_text('{"approval_tools": ["incident.create"]}')
+    assert len(stack.sweep_as_if_later()) == 1
+    # the resume files a request and the run (it may wait) gives its lease up
+    resumer = stack.run("--exit-after", "1")
+    assert resumer.outcomes()[0]["status"] == "suspended", resumer.stderr
+    ((approval_id,),) = stack.query(
+        "select approval_id::text from ticketiq.approval_requests where run_id = %s", run_id)
+    # held: nothing was sent while the request waits
+    assert [r for r in stack.vendor.requests("incidentio") if r["method"] == "POST"] == []
+    stack.query("select * from ticketiq.decide_approval(%s, %s, 'carol', 'decided')",
+                approval_id, approve)
+    assert resume(stack, sweep=False)["run_id"] == run_id
+    call_id, step_key, settlement, _ = the_write(stack, run_id, "incident.create")
+    created = [r for r in stack.vendor.requests("incidentio") if r["effect"] == "created"]
+    if approve:
+        # sent with the key it was marked with (its step key), applied once
+        assert settlement == "resent_same_key"
+        assert [r["key"] for r in created] == [step_key]
+    else:
+        assert settlement == "unknown" and created == []
+
+
+def test_a_write_with_no_step_key_is_settled_unknown_not_read_back(stack: Stack) -> None:
+    """Issue 20.5: a positional call id has no stable key: a reader by key cannot answer."""
+    victim = stack.spawn("--start", "1", "--exit-after", "1", "--seed", "8", "--steps", "2",
+                         "--plan", "mixed", faults="after_mark@1.2",
+                         TICKETIQ_SCRIPT_POSITIONAL_IDS="1")
+    run_id = victim.read_event("started")["run_id"]
+    assert victim.wait(60) == KILLED, victim.stderr
+    resume(stack)
+    ((step_key, settlement, outcome),) = stack.query(
+        "select step_key, settlement, outcome from ticketiq.calls "
+        "where run_id = %s and tool = 'jira.comment'", run_id)
+    assert step_key is None
+    # never "not_found": the write may have landed under its ad hoc key
+    assert settlement == "unknown" and outcome["outcome"] == "unknown"
+    # and the model was told
+    assert "not sent again" in outcome["message"]

@@ -9,7 +9,9 @@
 -- two racing claims exactly one wins (I3); the loss is counted (I4); the
 -- run becomes 'claimed' and channel ticketiq_resume is NOTIFYed, or, lost
 -- more than p_max_losses times or not written ahead, it is failed with the
--- reason, its transcript and entry told and the failure audited.  The
+-- reason, its transcript and entry told and the failure audited.  A run whose
+-- answer is sealed but not handed on is claimed whatever its losses: its
+-- replacement hands that answer on and runs nothing (I10).  The
 -- claim's reason is 'session_ended' when the holder's process was found
 -- dead by its liveness session, else 'lease_lapsed'; it is the run's
 -- claim_reason and the agent.run.lease_lapsed audit row's reason (with
@@ -43,6 +45,10 @@ begin
         with lapsed as (
             select r.run_id, r.epoch, r.lease_holder, r.lease_expires_at,
                 coalesce(p.ended_reason = 'liveness session ended', false) as session_ended,
+                exists (
+                    select 1 from ticketiq.answers as a
+                    where a.run_id = r.run_id and a.handed_on_at is null
+                ) as answer_waiting,
                 case
                     when p.ended_reason = 'liveness session ended'
                         then format('the liveness session of %s ended', r.lease_holder)
@@ -63,9 +69,11 @@ begin
         set epoch = r.epoch + 1,
             loss_count = r.loss_count + 1,
             status = case
+                when l.answer_waiting then 'claimed'
                 when r.loss_count + 1 > p_max_losses or not r.durable then 'failed' else 'claimed'
             end,
             failure_reason = case
+                when l.answer_waiting then null
                 when not r.durable
                     then 'interrupted: not written ahead, ' || l.cause
                 when r.loss_count + 1 > p_max_losses
@@ -73,6 +81,7 @@ begin
                         r.loss_count + 1, p_max_losses, l.cause)
             end,
             finished_at = case
+                when l.answer_waiting then null
                 when r.loss_count + 1 > p_max_losses or not r.durable then v_now
             end,
             claim_reason = case when l.session_ended then 'session_ended' else 'lease_lapsed' end,

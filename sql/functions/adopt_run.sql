@@ -72,9 +72,14 @@ begin
                 'step_key', k.step_key,
                 'settlement', k.settlement,
                 'outcome', k.outcome,
-                'approval_id', k.approval_id
+                'approval_id', k.approval_id,
+                -- whether the call is (or was) sent under its approval's key: filed
+                -- before its mark (a resume's request, filed later, only gates it)
+                'approval_keyed', k.approval_id is not null
+                    and (k.marked_epoch is null or ar.requested_epoch <= k.marked_epoch)
             ) order by k.ordinal)
             from ticketiq.calls as k
+            left join ticketiq.approval_requests as ar on k.approval_id = ar.approval_id
             where k.run_id = v_run.run_id and k.step = v_run.last_step
         ), '[]'::jsonb),
         a.body, a.seal, a.seal_key_id, a.handed_on_at is not null

@@ -170,8 +170,9 @@ class Resuming:
                 result, how = row.get("outcome"), row.get("settlement") or "made"
             elif db_state == "in_doubt":
                 marked = row.get("marked_classification") or call["classification"]
-                result, how = await self._settle_in_doubt(state, call, marked,
-                                                          row.get("approval_id"))
+                # keyed by its approval only if it was filed before the mark (sent so)
+                approval = row.get("approval_id") if row.get("approval_keyed", True) else None
+                result, how = await self._settle_in_doubt(state, call, marked, approval)
             else:
                 result, how = await self._make_call(state, state.step, call, resumed=True)
                 if how == "made" and not is_changing(call["classification"]):
@@ -197,18 +198,32 @@ class Resuming:
         tool = self.tools.get(call["tool"])
         tool_call = ToolCall(call["call_id"], call["tool"], call["arguments"])
         verdict = await self.gates.check_call(state.info, tool_call, marked)
+        # The key it was sent with: its approval's if one was filed before its mark,
+        # else its step key.  A call with neither (a positional call id) was sent with
+        # an ad hoc key nobody can find again: never resent, never read back.
+        keyed = bool(approval_id or call.get("step_key"))
         context = self._context(state, state.step, call, marked, True, approval_id)
-        if verdict.allowed and tool is not None and context.step_key:
-            if tool.subagent and marked in ("delegation", "subagent_with_tools"):
+        refused = None if verdict.allowed else verdict.reason
+        if verdict.allowed and tool is not None and keyed:
+            resend = ("asked_again" if tool.subagent and marked in (
+                "delegation", "subagent_with_tools") else
+                "resent_same_key" if tool.resend_safe else None)
+            if resend is not None and verdict.needs_approval:
+                # Held as the gate stands now: nothing is sent before a person approves
+                # (the request coalesces with one already filed for the call).
+                decision = await self._await_approval(state, state.step, call, verdict.reason)
+                if decision.state != "approved":
+                    resend, refused = None, f"rejected by {decision.decided_by}: {decision.reason}"
+            if resend == "asked_again":
                 await self.leases.ready(state.run_id, state.epoch)
                 return await self._invoke(state, tool, context), "asked_again"
-            if tool.resend_safe:
+            if resend == "resent_same_key":
                 await self.leases.ready(state.run_id, state.epoch)
                 result = await self._invoke(state, tool, context)
                 if isinstance(result, dict) and result.get("outcome") == "unknown":
                     result["sent_again"] = True
                 return result, "resent_same_key"
-        if tool is not None and tool.read_back is not None:
+        if tool is not None and tool.read_back is not None and keyed:
             await self.leases.ready(state.run_id, state.epoch)
             try:
                 found = await tool.read_back(context)
@@ -226,6 +241,6 @@ class Resuming:
                     "it was not sent again.",
                 }, "read_back"
         result = dict(UNKNOWN_OUTCOME)
-        if not verdict.allowed:
-            result["refused_on_resume"] = verdict.reason
+        if refused is not None:
+            result["refused_on_resume"] = refused
         return result, "unknown"

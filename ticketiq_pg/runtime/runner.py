@@ -358,6 +358,10 @@ class Runner(Attempting, Resuming, Waiting):
     ) -> CallContext:
         # An approved call is keyed by its approval, however often it is sent.
         step_key = keys.approval_key(str(approval_id)) if approval_id else call.get("step_key")
+        if step_key is None and is_changing(classification):
+            # A positional call id gives no stable key: a fresh one per send, so a vendor
+            # that wants a key gets one; such a call is never resent nor read back.
+            step_key = keys.adhoc_key()
         return CallContext(
             run=state.info,
             step=step_no,
@@ -412,7 +416,8 @@ class Runner(Attempting, Resuming, Waiting):
         context = self._context(state, step_no, call, classification, resumed, approval_id)
         changing = state.durable and is_changing(classification)
         if changing:
-            await self._audit_downgrade(state, tool, call, context.step_key)
+            await self._audit_downgrade(state, tool, call,
+                                        context.step_key if approval_id else call.get("step_key"))
         await self.leases.ready(state.run_id, state.epoch)
         result, ended = await self._call_tool(state, tool, context)
         self.faults.reach("after_call", step_no)

@@ -95,7 +95,8 @@ class ScriptedModel:
             return ModelStep(text=f"answer seed={seed} digest={digest}")
         rng = random.Random(f"{seed}:{request.step}")
         return ModelStep(
-            text=f"step {request.step}", calls=tuple(plan_calls(plan, rng, seed, request.step))
+            text=f"step {request.step}", calls=tuple(positional(plan_calls(plan, rng, seed,
+                                                                           request.step)))
         )
 
 
@@ -134,6 +135,13 @@ def results_digest(conversation: list[dict[str, Any]]) -> str:
 def _call_id(rng: random.Random) -> str:
     return "call_" + "".join(rng.choice("abcdefghijklmnopqrstuvwxyzABCDEFGHIJ0123456789")
                              for _ in range(24))
+
+
+def positional(calls: list[ToolCall]) -> list[ToolCall]:
+    """With TICKETIQ_SCRIPT_POSITIONAL_IDS=1, call ids that are only positions (call_0, ...)."""
+    if not os.environ.get("TICKETIQ_SCRIPT_POSITIONAL_IDS"):
+        return calls
+    return [ToolCall(f"call_{i}", c.tool, c.arguments) for i, c in enumerate(calls)]
 
 
 def plan_calls(plan: str, rng: random.Random, seed: Any, step: int) -> list[ToolCall]:

@@ -26,11 +26,11 @@ select a.* from ticketiq.adopt_run('p2', 8, tiq_test.rid(1)) as a;
 select is(
     (select a.calls from adopted as a),
     '[{"call_id": "w1", "state": "in_doubt", "classification": "write", "marked_classification": "write",
-       "step_key": "sk-w1", "settlement": null, "outcome": null, "approval_id": null},
+       "step_key": "sk-w1", "settlement": null, "outcome": null, "approval_id": null, "approval_keyed": false},
       {"call_id": "r2", "state": "in_doubt", "classification": "read", "marked_classification": "write",
-       "step_key": null, "settlement": null, "outcome": null, "approval_id": null},
+       "step_key": null, "settlement": null, "outcome": null, "approval_id": null, "approval_keyed": false},
       {"call_id": "w2", "state": "pending", "classification": "write", "marked_classification": null,
-       "step_key": null, "settlement": null, "outcome": null, "approval_id": null}]'::jsonb,
+       "step_key": null, "settlement": null, "outcome": null, "approval_id": null, "approval_keyed": false}]'::jsonb,
     'each call with a row as recorded, in the step''s order; the read marked as a write carries its mark'
 );
 select is(
