@@ -117,13 +117,28 @@ async def test_each_checkpoint_is_committed_before_its_calls(stack: Stack) -> No
         "where run_id = %s", outcome.run_id,
     )
     requests = stack.vendor.requests()
+    # three steps with calls, two changing calls each: six marked rows, each sent after
+    assert len(rows) == 6
     for _step, written, marked, marked_at, step_key, classification in rows:
-        if classification == "read":
-            assert not marked  # a read is never marked
-            continue
+        assert classification != "read"  # a read has no row: it is never marked
         assert marked and marked_at >= written
         landed = [r["wall_at"] for r in requests if r["key"] == step_key]
         assert landed and min(landed) >= marked_at
+    # the reads: each step's read reached the vendor only after its checkpoint
+    bodies = stack.query(
+        "select step, extract(epoch from written_at), body from ticketiq.checkpoints "
+        "where run_id = %s order by step", outcome.run_id)
+    reads_seen = 0
+    for step, written, body in bodies:
+        for call in body["calls"]:
+            if call["classification"] != "read":
+                continue
+            issue = call["arguments"]["issue_key"]
+            landed = [r["wall_at"] for r in requests
+                      if r["method"] == "GET" and r["path"].endswith(f"/issue/{issue}")]
+            assert landed and max(landed) >= written, (step, issue)
+            reads_seen += 1
+    assert reads_seen == 3
 
 
 async def test_a_stalled_attempt_writes_nothing_after_a_takeover(stack: Stack) -> None:
