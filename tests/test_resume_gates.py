@@ -44,6 +44,10 @@ def test_stop_asked_while_dead_stops_before_any_call(stack: Stack) -> None:
         ("stopped",)
     ]
     assert stack.model_asks(run_id)[3] == 0
+    # the refused resume is audited, with nothing settled
+    assert [d["settlements"] for (d,) in stack.query(
+        "select detail from ticketiq.audit where run_id = %s "
+        "and event = 'agent.run.crash_resumed'", run_id)] == [[]]
 
 
 @pytest.mark.parametrize(
@@ -69,8 +73,8 @@ def test_gates_are_checked_again_as_they_stand_now(stack: Stack, policy: dict,
     assert status == "failed" and reason in why
     events = [e for (e,) in stack.query(
         "select event from ticketiq.audit where run_id = %s order by audit_id", run_id)]
-    assert "agent.run.gate_refused" in events
-    assert "agent.run.crash_resumed" not in events
+    # every resume is audited, a refused one too (I14; issue 20.4), before its refusal
+    assert events.index("agent.run.crash_resumed") < events.index("agent.run.gate_refused")
 
 
 def test_a_tampered_checkpoint_fails_verification_and_is_not_run(stack: Stack) -> None:
@@ -88,7 +92,7 @@ def test_a_tampered_checkpoint_fails_verification_and_is_not_run(stack: Stack) -
     assert len(stack.vendor.requests()) == before
     events = [e for (e,) in stack.query(
         "select event from ticketiq.audit where run_id = %s order by audit_id", run_id)]
-    assert events[-1] == "agent.run.seal_failed"
+    assert events[-2:] == ["agent.run.crash_resumed", "agent.run.seal_failed"]
     assert stack.model_asks(run_id)[3] == 0
 
 

@@ -81,7 +81,7 @@ class Resuming:
                     adopted.answer_seal, adopted.answer_seal_key_id,
                 )
             except SealMismatch as exc:
-                return await self._fail(state, str(exc), "agent.run.seal_failed")
+                return await self._refuse(state, str(exc), "agent.run.seal_failed")
             await self.db.record_resume(adopted.run_id, adopted.epoch, [])
             return await self._hand_on(
                 info, adopted.epoch, adopted.last_step, adopted.input, adopted.answer_body
@@ -98,17 +98,18 @@ class Resuming:
                 adopt_body(state, adopted.last_step, body)
             except (SealMismatch, KeyError, TypeError, AssertionError) as exc:
                 reason = f"checkpoint failed verification: {exc}"
-                return await self._fail(state, reason, "agent.run.seal_failed")
+                return await self._refuse(state, reason, "agent.run.seal_failed")
         else:
             body = None
             state.conversation = [user_message(adopted.input)]
             state.counters = {"model_steps": 0, "tool_calls": 0}
 
         if adopted.stop_requested:
+            await self.db.record_resume(state.run_id, state.epoch, [])
             return await self._stop(state)
         verdict = await self.gates.check_run(info)
         if not verdict.allowed:
-            return await self._fail(state, verdict.reason, "agent.run.gate_refused")
+            return await self._refuse(state, verdict.reason, "agent.run.gate_refused")
 
         state.unaudited = []
         if body is not None:
@@ -122,6 +123,11 @@ class Resuming:
         await self._audit_resume(state)
         return await self._drive(state)
 
+
+    async def _refuse(self, state: RunState, reason: str, event: str) -> RunOutcome:
+        """A resume refused by its seal or a gate is audited as a resume too (I14), then failed."""
+        await self.db.record_resume(state.run_id, state.epoch, [])
+        return await self._fail(state, reason, event)
 
     async def _before_suspend(self, state: RunState, step_no: int) -> None:
         """What a run records before it gives its lease up to wait.
