@@ -127,3 +127,31 @@ def test_step_keys_are_restored_from_the_checkpoint(stack: Stack) -> None:
     sent = [r for r in stack.vendor.requests("incidentio") if r["key"] == incident_key]
     # marked, then killed before sending: the resume sends it once, with the same key
     assert [r["effect"] for r in sent] == ["created"]
+
+
+def test_a_read_that_is_a_write_by_now_is_held_for_approval_not_failed(stack: Stack) -> None:
+    """Issue 20.2: recorded as a read, the tool a write at the resume, the gate holding it.
+
+    The gate is asked with the stricter classification (write), the call gets its row from
+    its mark and an approval request is filed before anything is sent; the run waits
+    instead of failing with "reads are not held for approval".
+    """
+    victim = stack.spawn("--start", "1", "--exit-after", "1", "--seed", "6", "--steps", "3",
+                         "--plan", "reads", faults="after_checkpoint@2")
+    run_id = victim.read_event("started")["run_id"]
+    assert victim.wait(60) == KILLED, victim.stderr
+    stack.gates_file.write_text(json.dumps({"approval_tools": ["jira.get_issue"]}))
+    before = len(stack.vendor.requests("jira"))
+    assert len(stack.sweep_as_if_later()) == 1
+    proc = stack.run("--exit-after", "1", TICKETIQ_SCRIPT_AS_WRITES="jira.get_issue")
+    (outcome,) = proc.outcomes()
+    assert outcome["status"] == "suspended", (outcome, proc.stderr)
+    requests = stack.query(
+        "select call_id, state from ticketiq.approval_requests where run_id = %s", run_id)
+    # the first of the step's two calls is held; the run gives its lease up to wait
+    ((call_id, state),) = requests
+    assert state == "waiting"
+    assert len(stack.vendor.requests("jira")) == before  # nothing sent while held
+    rows = stack.query("select call_id, classification, marked_classification "
+                       "from ticketiq.calls where run_id = %s", run_id)
+    assert rows == [(call_id, "read", "write")]

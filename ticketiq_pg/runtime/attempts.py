@@ -23,6 +23,7 @@ from ticketiq_pg.agent import CallContext, Model, ModelStep, StepRequest, Tool, 
 from ticketiq_pg.db.driver import TicketIQ
 from ticketiq_pg.errors import NotOwner, TicketIQError, TransientError
 from ticketiq_pg.retries import RetryPolicy, describe, failure_result, not_applied
+from ticketiq_pg.runtime import step_keys as keys
 from ticketiq_pg.runtime.faults import FaultPoints
 from ticketiq_pg.runtime.leases import LeaseKeeper
 from ticketiq_pg.runtime.run_state import Drained, RunFailed, RunState, StopRequested, Suspended
@@ -56,6 +57,27 @@ class Attempting:
         deadline_at = state.counters.get("deadline_at")
         if isinstance(deadline_at, int | float) and time.time() >= deadline_at:
             raise RunFailed("the run passed its deadline", "agent.run.limit_reached")
+
+    def _context(
+        self, state: RunState, step_no: int, call: dict[str, Any], classification: str,
+        resumed: bool, approval_id: Any = None,
+    ) -> CallContext:
+        # An approved call is keyed by its approval, however often it is sent.
+        step_key = keys.approval_key(str(approval_id)) if approval_id else call.get("step_key")
+        if step_key is None and is_changing(classification):
+            # A positional call id gives no stable key: a fresh one per send, so a vendor
+            # that wants a key gets one; such a call is never resent nor read back.
+            step_key = keys.adhoc_key()
+        return CallContext(
+            run=state.info,
+            step=step_no,
+            call_id=call["call_id"],
+            tool=call["tool"],
+            arguments=call["arguments"],
+            classification=classification,
+            step_key=step_key,
+            resumed=resumed,
+        )
 
     async def _ask_model(self, state: RunState, step_no: int) -> ModelStep:
         """One model step, tried again while it fails transiently within the budget."""

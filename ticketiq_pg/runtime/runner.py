@@ -29,7 +29,6 @@ import psycopg
 from ticketiq_pg.agent import (
     AllowAll,
     AnswerDelivery,
-    CallContext,
     Delivery,
     Gates,
     Model,
@@ -352,28 +351,6 @@ class Runner(Attempting, Resuming, Waiting):
         ]
 
 
-    def _context(
-        self, state: RunState, step_no: int, call: dict[str, Any], classification: str,
-        resumed: bool, approval_id: Any = None,
-    ) -> CallContext:
-        # An approved call is keyed by its approval, however often it is sent.
-        step_key = keys.approval_key(str(approval_id)) if approval_id else call.get("step_key")
-        if step_key is None and is_changing(classification):
-            # A positional call id gives no stable key: a fresh one per send, so a vendor
-            # that wants a key gets one; such a call is never resent nor read back.
-            step_key = keys.adhoc_key()
-        return CallContext(
-            run=state.info,
-            step=step_no,
-            call_id=call["call_id"],
-            tool=call["tool"],
-            arguments=call["arguments"],
-            classification=classification,
-            step_key=step_key,
-            resumed=resumed,
-        )
-
-
     async def _make_call(
         self, state: RunState, step_no: int, call: dict[str, Any], resumed: bool = False
     ) -> tuple[Any, str]:
@@ -387,14 +364,26 @@ class Runner(Attempting, Resuming, Waiting):
         recorded = call["classification"]
         tool = self.tools.get(call["tool"])
         current = tool.classification if tool else "write"
-        verdict = await self.gates.check_call(state.info, tool_call, recorded)
+        # The gate sees the stricter of the two: a write stays a write (I7), and a call
+        # recorded as a read whose tool is a write by now is judged as a write.
+        judged = recorded if is_changing(recorded) or not is_changing(current) else current
+        verdict = await self.gates.check_call(state.info, tool_call, judged)
         if not verdict.allowed:
             return {"error": "refused", "reason": verdict.reason}, "skipped"
         if tool is None:
             return {"error": f"unknown tool {call['tool']}"}, "skipped"
         how = "made"
         approval_id = None
-        if verdict.needs_approval and (is_changing(recorded) or is_changing(current)):
+        if verdict.needs_approval and not is_changing(judged):
+            # Reads are never held (nothing to file them against): a hold refuses it.
+            return {"error": "refused", "reason": verdict.reason}, "skipped"
+        if verdict.needs_approval and state.durable and not is_changing(recorded):
+            # Recorded as a read, a write by now: its mark gives it the row its approval
+            # request is filed on (mark_in_doubt creates it from the checkpoint).
+            self.leases.check(state.run_id, state.epoch)
+            await self.db.mark_in_doubt(state.run_id, state.epoch, step_no, call["call_id"],
+                                        current)
+        if verdict.needs_approval:
             approval = await self._await_approval(state, step_no, call, verdict.reason)
             if approval.coalesced:
                 how = "coalesced" if approval.first_state == "waiting" else "read_decision"

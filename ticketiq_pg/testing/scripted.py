@@ -243,8 +243,11 @@ def vendor_tools(base_url: str, flaky: Flaky | None = None) -> Tools:
     def route(client: Any) -> dict[str, Any]:
         return {"takes_key": client.takes_key, "dedupe_window": client.dedupe_window_seconds}
 
+    # TICKETIQ_SCRIPT_AS_WRITES names tools reclassified as writes (a tool's class as it
+    # stands at a resume may differ from the one its checkpoint recorded).
+    as_writes = set(filter(None, os.environ.get("TICKETIQ_SCRIPT_AS_WRITES", "").split(",")))
     tools = [
-        Tool("jira.get_issue", "read", get_issue),
+        Tool("jira.get_issue", "write" if "jira.get_issue" in as_writes else "read", get_issue),
         Tool("incident.create", "write", create_incident, **route(incident_io)),
         Tool("jira.comment", "write", add_comment, read_back=find_comment),
         Tool("jira.comment_approved", "write", add_comment, read_back=find_comment),
