@@ -17,6 +17,10 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ticketiq_pg.adapters.anthropic_messages import AnthropicModel
+    from ticketiq_pg.adapters.base import ModelSettings
+    from ticketiq_pg.adapters.names import ToolNames
+    from ticketiq_pg.adapters.openai_chat import OpenAIChatModel
     from ticketiq_pg.agent import (
         CLASSIFICATIONS,
         AllowAll,
@@ -72,6 +76,8 @@ __all__ = [
     # the model and its tools
     "Model", "ModelStep", "ToolCall", "StepRequest", "Tool", "Tools", "CallContext",
     "ReadBack", "CLASSIFICATIONS",
+    # provider adapters (the SDKs are extras: openai, anthropic)
+    "OpenAIChatModel", "AnthropicModel", "ModelSettings", "ToolNames",
     # gates and answers
     "Gates", "Verdict", "AllowAll", "RunInfo", "AnswerDelivery", "Delivery",
     # background jobs
@@ -91,6 +97,10 @@ __all__ = [
 
 
 _EXPORTS: dict[str, tuple[str, str]] = {
+    "AnthropicModel": ("ticketiq_pg.adapters.anthropic_messages", "AnthropicModel"),
+    "ModelSettings": ("ticketiq_pg.adapters.base", "ModelSettings"),
+    "OpenAIChatModel": ("ticketiq_pg.adapters.openai_chat", "OpenAIChatModel"),
+    "ToolNames": ("ticketiq_pg.adapters.names", "ToolNames"),
     "CLASSIFICATIONS": ("ticketiq_pg.agent", "CLASSIFICATIONS"),
     "AllowAll": ("ticketiq_pg.agent", "AllowAll"),
     "AnswerDelivery": ("ticketiq_pg.agent", "AnswerDelivery"),

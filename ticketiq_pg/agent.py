@@ -7,6 +7,7 @@ routing: every durable state change goes through the SQL functions.
 
 from __future__ import annotations
 
+import inspect
 import math
 import uuid
 from collections.abc import Awaitable, Callable, Iterable
@@ -45,6 +46,10 @@ class ModelStep:
 
     text: str = ""
     calls: tuple[ToolCall, ...] = ()
+    #: Tokens the step cost, as the provider reported them (``input_tokens``,
+    #: ``output_tokens``, ``cached_tokens``...), and the provider's request id.
+    usage: dict[str, int] | None = field(default=None, hash=False)
+    request_id: str | None = None
 
     @property
     def final(self) -> bool:
@@ -133,14 +138,40 @@ class Tool:
     child_input: Callable[[CallContext], Any] | None = None
     #: How a failing call of this tool is tried again (default: the app's tool policy).
     retry: RetryPolicy | None = None
+    #: What the model is told the tool does.
+    description: str = ""
+    #: The JSON Schema of the arguments: a dict, or derived from a typed function, a
+    #: dataclass, a TypedDict or a pydantic model (``ticketiq_pg.adapters.schema``);
+    #: held as the derived dict.  None: any JSON object is accepted.
+    parameters: Any = field(default=None, hash=False)
 
     def __post_init__(self) -> None:
+        if self.parameters is not None:
+            from ticketiq_pg.adapters.schema import schema_from
+
+            try:
+                object.__setattr__(self, "parameters", schema_from(self.parameters))
+            except TypeError as exc:
+                raise ValueError(f"tool {self.name}: bad parameters: {exc}") from exc
+        if not isinstance(self.description, str):
+            raise ValueError(f"tool {self.name}: the description must be a string")
         if self.classification not in CLASSIFICATIONS:
             raise ValueError(f"tool {self.name}: unknown classification {self.classification!r}")
         if self.subagent and self.classification not in ("delegation", "subagent_with_tools"):
             raise ValueError(f"sub-agent tool {self.name} must be a delegation")
         if self.invoke is None and not self.subagent:
             raise ValueError(f"tool {self.name} needs invoke")
+
+    def validate(self, arguments: Any) -> str | None:
+        """What is wrong with the arguments a model sent, in one line, or None when they
+        conform to :attr:`parameters` (no schema: any JSON object conforms)."""
+        if not isinstance(arguments, dict):
+            return "arguments: expected object"
+        if self.parameters is None:
+            return None
+        from ticketiq_pg.adapters.schema import validate
+
+        return validate(self.parameters, arguments)
 
     @property
     def resend_safe(self) -> bool:
@@ -170,12 +201,34 @@ class Tools:
         """Decorator: register ``async def fn(call: CallContext)`` as the tool ``name``.
 
         ``route`` takes :class:`Tool`'s other fields (``takes_key``, ``dedupe_window``,
-        ``read_back``); the function is returned unchanged.
+        ``read_back``, ``description``, ``parameters``); the function is returned unchanged.
         """
 
         def register(invoke: Invoke) -> Invoke:
             self.add(Tool(name, classification, invoke=invoke, **route))
             return invoke
+
+        return register
+
+    def function(
+        self, name: str, classification: str = "read", **route: Any
+    ) -> Callable[[Callable[..., Awaitable[Any]]], Callable[..., Awaitable[Any]]]:
+        """Decorator: ``async def fn(call: CallContext, ticket_id: str, ...)`` as the tool
+        ``name``, called with the model's arguments as keywords.
+
+        Its parameters after ``call`` are the tool's JSON Schema (``Annotated[str, "..."]``
+        describes one) and its docstring the description, unless ``parameters`` or
+        ``description`` are given; ``route`` takes :class:`Tool`'s other fields.
+        """
+
+        def register(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+            async def invoke(call: CallContext) -> Any:
+                return await fn(call, **call.arguments)
+
+            route.setdefault("parameters", fn)
+            route.setdefault("description", inspect.cleandoc(fn.__doc__ or ""))
+            self.add(Tool(name, classification, invoke=invoke, **route))
+            return fn
 
         return register
 

@@ -16,7 +16,11 @@ Settings: the ``TICKETIQ_*`` variables of the worker, and
   ``http://127.0.0.1:8700``;
 * ``TRIAGE_THINK_SECONDS``: how long the model takes per step (default 1), so that a
   kill lands in the middle of a run;
-* ``TRIAGE_FROZEN_TICKETS``: ticket ids nobody may comment on (comma-separated).
+* ``TRIAGE_FROZEN_TICKETS``: ticket ids nobody may comment on (comma-separated);
+* ``TRIAGE_MODEL``: ``scripted`` (default: the deterministic model below), or a
+  provider's model, ``openai:gpt-4o-mini`` or ``anthropic:claude-sonnet-4-5`` (the key
+  from ``OPENAI_API_KEY`` / ``ANTHROPIC_API_KEY``; ``pip install 'ticketiq-pg[openai]'``
+  or ``[anthropic]``); ``TRIAGE_MODEL_BASE_URL`` points its SDK elsewhere (a proxy).
 """
 
 from __future__ import annotations
@@ -31,10 +35,13 @@ import httpx
 
 from ticketiq_pg import (
     AnswerDelivery,
+    AnthropicModel,
     App,
     CallContext,
     JobContext,
+    Model,
     ModelStep,
+    OpenAIChatModel,
     ReadBack,
     RunInfo,
     StepRequest,
@@ -46,6 +53,8 @@ from ticketiq_pg import (
 SERVICE_URL = os.environ.get("TRIAGE_SERVICE_URL", "http://127.0.0.1:8700")
 THINK_SECONDS = float(os.environ.get("TRIAGE_THINK_SECONDS", "1"))
 FROZEN = {t.strip() for t in os.environ.get("TRIAGE_FROZEN_TICKETS", "").split(",") if t.strip()}
+MODEL = os.environ.get("TRIAGE_MODEL", "scripted")
+MODEL_BASE_URL = os.environ.get("TRIAGE_MODEL_BASE_URL") or None
 
 
 # -- the ticket service's client: one async HTTP client per process ----------------------
@@ -172,7 +181,12 @@ class TriageModel:
 tools = Tools()
 
 
-@tools.read("tickets.get")
+@tools.read(
+    "tickets.get",
+    description="Read a support ticket: its id, title, body and triage note.",
+    parameters={"type": "object", "properties": {"ticket_id": {"type": "string"}},
+                "required": ["ticket_id"], "additionalProperties": False},
+)
 async def get_ticket(call: CallContext) -> dict[str, Any]:
     """A read: made again on resume, never marked in doubt."""
     return await service.ticket(call.arguments["ticket_id"])
@@ -192,7 +206,22 @@ async def find_comment(call: CallContext) -> ReadBack:
     return ReadBack(found=True, outcome=posted(comment))
 
 
-@tools.write("tickets.comment", takes_key=True, dedupe_window=math.inf, read_back=find_comment)
+COMMENT_ARGUMENTS = {
+    "type": "object",
+    "properties": {
+        "ticket_id": {"type": "string"},
+        "team": {"type": "string", "enum": ["support", "billing", "accounts", "security"]},
+        "text": {"type": "string", "minLength": 1,
+                 "description": "the comment, e.g. 'Triage: P1, for billing. (title)'"},
+    },
+    "required": ["ticket_id", "team", "text"],
+    "additionalProperties": False,
+}
+
+
+@tools.write("tickets.comment", takes_key=True, dedupe_window=math.inf, read_back=find_comment,
+             description="Post the triage comment on a ticket: its priority and team.",
+             parameters=COMMENT_ARGUMENTS)
 async def post_comment(call: CallContext) -> dict[str, Any]:
     """A keyed write: the service dedupes on the step key for ever, so a call in
     doubt is sent again with the same key on resume."""
@@ -239,10 +268,35 @@ async def note_landed(run: RunInfo, request: Any, key: str) -> bool:
     return note is not None and note["idempotency_key"] == key
 
 
+# -- the model: the deterministic one, or a provider's by TRIAGE_MODEL ------------------
+
+SYSTEM_PROMPT = (
+    "You triage support tickets. Read the ticket with tickets_get, then post one comment "
+    "with tickets_comment saying its priority (P1: down or an outage, P2: an error, P3: "
+    "anything else) and its team, then answer with a one-line triage note."
+)
+
+
+def make_model(setting: str = MODEL) -> Model:
+    """``scripted``: :class:`TriageModel`; ``openai:NAME`` or ``anthropic:NAME``: that
+    provider's model, offered this app's tools."""
+    provider, _, name = setting.partition(":")
+    if provider == "scripted":
+        return TriageModel()
+    if provider == "openai":
+        return OpenAIChatModel(name or "gpt-4o-mini", tools=tools, system=SYSTEM_PROMPT,
+                               temperature=0, base_url=MODEL_BASE_URL)
+    if provider == "anthropic":
+        return AnthropicModel(name or "claude-sonnet-4-5", tools=tools, system=SYSTEM_PROMPT,
+                              temperature=0, max_tokens=1024, base_url=MODEL_BASE_URL)
+    raise ValueError(f"TRIAGE_MODEL={setting!r}: expected scripted, openai:MODEL or "
+                     f"anthropic:MODEL")
+
+
 # -- the app --------------------------------------------------------------------------
 
 app = App(
-    model=TriageModel(),
+    model=make_model(),
     tools=tools,
     gates=TriageGates(),
     deliveries={"ticket_event": AnswerDelivery(send=send_note, read_back=note_landed)},
@@ -257,6 +311,8 @@ async def open_client() -> None:
 @app.shutdown
 async def close_client() -> None:
     await service.close()
+    if isinstance(app.model, OpenAIChatModel | AnthropicModel):
+        await app.model.aclose()  # the SDK's HTTP client
 
 
 @app.job("backlog")

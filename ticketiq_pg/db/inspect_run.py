@@ -32,7 +32,8 @@ select
     c.step, c.epoch, c.written_at, pg_catalog.octet_length(c.body::text) as size_bytes,
     c.seal_key_id,
     coalesce(pg_catalog.jsonb_array_length(c.body -> 'calls'), 0) as calls,
-    c.body -> 'conversation' -> -1 ->> 'content' as model_text
+    c.body -> 'conversation' -> -1 ->> 'content' as model_text,
+    c.body -> 'usage' as usage
 from ticketiq.checkpoints as c
 where c.run_id = %(run_id)s
 order by c.step
@@ -109,9 +110,38 @@ order by a.audit_id
 """
 
 
+def usage(checkpoints: list[dict[str, Any]], answer: dict[str, Any] | None) -> dict[str, Any]:
+    """The tokens each model step cost (its checkpoint's, or the answer's, ``"usage"``) and
+    their sums over the run: ``{"steps": [{"step", "request_id", counts...}], "total":
+    {counts..., "steps": N}}``."""
+    found: dict[int, dict[str, Any]] = {}
+    bodies = [(c["step"], c.get("usage")) for c in checkpoints]
+    if answer is not None and isinstance(answer.get("body"), dict):
+        bodies.append((answer["step"], answer["body"].get("usage")))
+    for step, given in bodies:
+        if not isinstance(given, dict):
+            continue
+        row: dict[str, Any] = {"step": step, "request_id": given.get("request_id")}
+        row.update((k, v) for k, v in given.items()
+                   if isinstance(v, int) and not isinstance(v, bool))
+        found.setdefault(step, row)
+    steps = [found[n] for n in sorted(found)]
+    total: dict[str, int] = {}
+    for row in steps:
+        for key, value in row.items():
+            if key not in ("step", "request_id"):
+                total[key] = total.get(key, 0) + value
+    if steps:
+        total["steps"] = len(steps)
+    return {"steps": steps, "total": total}
+
+
 def show(conn: psycopg.Connection[Any], run_id: uuid.UUID) -> dict[str, Any]:
     """One run: its row, checkpoints, calls, approvals, answer, entries, children,
-    transcript and audit rows.  :class:`UnknownRun` when no run has that id."""
+    transcript and audit rows.  :class:`UnknownRun` when no run has that id.
+
+    Each checkpoint carries its step's ``usage``; the run's row carries ``usage``, the
+    usage of every step (the final one's from the answer) and the sums (:func:`usage`)."""
     now = db_now(conn)
     params = {"run_id": run_id}
     found = fetch_all(conn, _RUN, params)
@@ -120,10 +150,12 @@ def show(conn: psycopg.Connection[Any], run_id: uuid.UUID) -> dict[str, Any]:
     run = found[0]
     run["lease_expires_in_s"] = seconds_until(run["lease_expires_at"], now)
     answer = fetch_all(conn, _ANSWER, params)
+    checkpoints = fetch_all(conn, _CHECKPOINTS, params)
+    run["usage"] = usage(checkpoints, answer[0] if answer else None)
     return {
         "now": now,
         "run": run,
-        "checkpoints": fetch_all(conn, _CHECKPOINTS, params),
+        "checkpoints": checkpoints,
         "calls": fetch_all(conn, _CALLS, params),
         "approvals": fetch_all(conn, _APPROVALS, params),
         "answer": answer[0] if answer else None,

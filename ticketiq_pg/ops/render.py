@@ -261,6 +261,20 @@ def transcript_line(kind: str, body: Any) -> str:
     return cell(body, 200)
 
 
+def _usage_lines(usage: dict[str, Any] | None) -> list[str]:
+    """The run's token usage, per step and summed; nothing when no step reported any."""
+    if not usage or not usage["steps"]:
+        return []
+    keys = sorted({k for row in usage["steps"] for k in row} - {"step", "request_id"})
+    total = usage["total"]
+    summary = ", ".join(f"{k} {total[k]}" for k in keys if k in total)
+    return ["", f"usage: {summary} over {total['steps']} model steps", table(
+        ["step", "request id", *keys],
+        [[row["step"], row["request_id"], *[row.get(k) for k in keys]]
+         for row in usage["steps"]],
+    )]
+
+
 def render_show(report: dict[str, Any]) -> str:
     r = report["run"]
     lease = (f"{r['lease_holder']}, expires {fmt_time(r['lease_expires_at'])} "
@@ -296,6 +310,7 @@ def render_show(report: dict[str, Any]) -> str:
             [[c["step"], c["epoch"], c["written_at"], c["size_bytes"], c["seal_key_id"],
               c["calls"], c["model_text"]] for c in report["checkpoints"]],
         ),
+        *_usage_lines(r.get("usage")),
         "",
         f"calls: {len(report['calls'])}",
         table(

@@ -1,0 +1,234 @@
+"""Runs with a provider adapter: retried within the runner's budget, resumed after a kill.
+
+The adapters' real SDK clients talk to the local provider server (no network); the runs
+are real, over a real PostgreSQL:
+
+* in-process (a :class:`Runner`, as tests/test_failures.py builds one): a multi-step run
+  with parallel tool calls, a tool that fails, a 429 with ``Retry-After``, a 500 and a
+  timeout, judged from what the provider server received, the checkpoints and the
+  durable attempt counts;
+* in real ``ticketiq-pg worker`` processes (the app is tests/adapter_app.py): a run
+  killed right after its first checkpoint (``TICKETIQ_FAULTS=after_checkpoint@1``) and
+  resumed by a second process, which asks the provider for the later steps only, counted
+  at the provider server by the steps each request had answered.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from procs import KILLED, SEAL_KEYS, Stack, spawn_cli_worker
+from provider_cases import IDS, PROVIDERS, Provider
+
+from ticketiq_pg import CallContext, RetryPolicy, TicketIQ, Tool, Tools
+from ticketiq_pg.config import parse_seal_keys
+from ticketiq_pg.runtime.leases import LeaseKeeper
+from ticketiq_pg.runtime.runner import Runner
+from ticketiq_pg.seal import Sealer
+from ticketiq_pg.testing.provider_sim import ProviderServer, Recorded, Reply, assistant_turns
+
+TESTS = Path(__file__).resolve().parent
+START = {"owner": "alice", "run_as": "alice", "channel": "playground", "entry_point": "test"}
+FAST = RetryPolicy(attempts=4, first_delay=0.01, max_delay=0.05, timeout=5)
+
+
+def tools_for(made: list[str]) -> Tools:
+    tools = Tools()
+
+    @tools.function("jira.get_issue")
+    async def get_issue(call: CallContext, key: str) -> dict[str, Any]:
+        """Read a Jira issue by its key."""
+        made.append(f"jira:{key}")
+        return {"key": key, "status": "open"}
+
+    async def get_ticket(call: CallContext) -> Any:
+        made.append(f"ticket:{call.arguments['ticket_id']}")
+        raise ValueError("the ticket service answered nonsense")
+
+    tools.add(Tool("tickets.get", "read", invoke=get_ticket, description="Read a ticket.",
+                   parameters={"type": "object", "properties": {"ticket_id": {"type": "string"}},
+                               "required": ["ticket_id"]}))
+    return tools
+
+
+def query(url: str, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+    with psycopg.connect(url, autocommit=True) as conn:
+        return conn.execute(sql, params).fetchall()
+
+
+@pytest.fixture
+def sim() -> Any:
+    with ProviderServer.start() as server:
+        yield server
+
+
+@pytest.mark.parametrize("p", PROVIDERS, ids=IDS)
+async def test_a_run_through_an_adapter_survives_429_500_and_a_timeout(
+    db_url: str, sim: ProviderServer, p: Provider,
+) -> None:
+    made: list[str] = []
+    tools = tools_for(made)
+    model = p.make(sim, tools=tools, system="You triage tickets.", timeout=0.5)
+    a, b, c = p.call_id(), p.call_id(), p.call_id()
+    step1 = p.answer("Looking.", [(a, "jira_get_issue", {"key": "OPS-7"}),
+                                  (b, "tickets_get", {"ticket_id": "T-1"})])
+    step2 = p.answer(None, [(c, "jira_get_issue", {"key": "OPS-8"})])
+    step3 = p.answer("OPS-7 and OPS-8 are open; T-1 could not be read.")
+    sim.script(p.name, p.error(429, retry_after=0.3), step1, p.error(500),
+               Reply(200, {}, delay=1.5), step2, step3)
+    async with await TicketIQ.connect(db_url) as db:
+        leases = LeaseKeeper(db, "proc-a", ttl=30, renew_interval=5, margin=1)
+        runner = Runner(db, leases, Sealer(parse_seal_keys(SEAL_KEYS)), model, tools,
+                        model_retry=FAST, tool_retry=FAST)
+        outcome = await runner.start_and_run(**START, input={"ticket_id": "T-1"})
+        await model.aclose()
+    assert outcome.status == "completed", outcome
+    assert outcome.answer["text"] == "OPS-7 and OPS-8 are open; T-1 could not be read."
+    attempts = query(db_url, "select step, target, attempts from ticketiq.attempts "
+                     "where run_id = %s order by step", outcome.run_id)
+    bodies = query(db_url, "select step, body from ticketiq.checkpoints where run_id = %s "
+                   "order by step", outcome.run_id)
+
+    got = sim.requests(p.name)
+    assert [r.problems for r in got] == [[]] * 6
+    assert [r.status for r in got[:3]] + [r.status for r in got[4:]] == [429, 200, 500, 200, 200]
+    # the SDK did not retry on its own: every try is one request, asked by the runner
+    assert [assistant_turns(r.body) for r in got] == [0, 0, 1, 1, 1, 2]
+    assert got[1].at - got[0].at >= 0.3  # the Retry-After was honoured
+    assert [tuple(row) for row in attempts] == [(1, "model", 1), (2, "model", 2)]
+    # each read made once; the failing one told to the model as an error, linked by id
+    assert made == ["jira:OPS-7", "ticket:T-1", "jira:OPS-8"]
+    sent = got[-1].body
+    assert p.calls_sent(sent) == [[(a, "jira_get_issue", {"key": "OPS-7"}),
+                                   (b, "tickets_get", {"ticket_id": "T-1"})],
+                                  [(c, "jira_get_issue", {"key": "OPS-8"})]]
+    results = p.results_sent(sent)
+    assert [(cid, error) for cid, _, error in results] == [(a, False), (b, True), (c, False)]
+    assert "the ticket service answered nonsense" in results[1][1]["error"]
+    # the checkpoints hold the provider's call ids, their step keys derived from them
+    assert [[call["call_id"] for call in body["calls"]] for _, body in bodies] == [[a, b], [c]]
+    assert all(call["step_key"] for _, body in bodies for call in body["calls"])
+    for (_, body), reply in zip(bodies, (step1, step2), strict=True):
+        if "usage" in body:  # stored by the runner (its part of the contract)
+            assert body["usage"]["request_id"] == reply.headers[p.request_id_header]
+
+
+@pytest.mark.xfail(strict=False, reason="the runner calls Tool.validate (the lead's change)")
+@pytest.mark.parametrize("p", PROVIDERS, ids=IDS)
+async def test_arguments_against_the_schema_are_told_back_not_sent(
+    db_url: str, sim: ProviderServer, p: Provider,
+) -> None:
+    made: list[str] = []
+    tools = tools_for(made)
+    model = p.make(sim, tools=tools)
+    bad = p.call_id()
+    sim.script(p.name, p.answer(None, [(bad, "jira_get_issue", {"key": 7})]), p.answer("ok"))
+    async with await TicketIQ.connect(db_url) as db:
+        leases = LeaseKeeper(db, "proc-a", ttl=30, renew_interval=5, margin=1)
+        runner = Runner(db, leases, Sealer(parse_seal_keys(SEAL_KEYS)), model, tools,
+                        model_retry=FAST, tool_retry=FAST)
+        outcome = await runner.start_and_run(**START, input={})
+        await model.aclose()
+    assert outcome.status == "completed"
+    assert made == []  # never sent to the vendor
+    ((cid, result, error),) = p.results_sent(sim.requests(p.name)[-1].body)
+    assert (cid, error) == (bad, True)
+    assert "arguments.key: expected string, got integer" in str(result)
+
+
+# -- a kill after the first checkpoint, in real worker processes -------------------------
+
+
+FAST_LEASES = {
+    "TICKETIQ_LEASE_TTL": "2",
+    "TICKETIQ_RENEW_INTERVAL": "0.4",
+    "TICKETIQ_SELF_FENCE_MARGIN": "0.3",
+    "TICKETIQ_SWEEP_INTERVAL": "0.5",
+    "TICKETIQ_POLL_INTERVAL": "0.2",
+}
+
+
+class ThreeSteps:
+    """The provider's side of the run: step 1 two calls, step 2 one, step 3 the answer,
+    by how many steps the request had answered; every answer given is kept."""
+
+    def __init__(self, p: Provider) -> None:
+        self.p = p
+        self.given: list[tuple[int, Reply]] = []
+
+    def __call__(self, request: Recorded) -> Reply:
+        done = assistant_turns(request.body)
+        if done == 0:
+            reply = self.p.answer("Reading the issue and the ticket.", [
+                (self.p.call_id(), "jira_get_issue", {"key": "OPS-7"}),
+                (self.p.call_id(), "tickets_get", {"ticket_id": "T-1"})])
+        elif done == 1:
+            reply = self.p.answer(None, [(self.p.call_id(), "jira_get_issue", {"key": "OPS-8"})])
+        else:
+            reply = self.p.answer("T-1 triaged.")
+        self.given.append((done + 1, reply))
+        return reply
+
+
+def wait_for(stack: Stack, sql: str, *params: Any, timeout: float = 30.0) -> list[Any]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        rows = stack.query(sql, *params)
+        if rows:
+            return rows
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for: {sql}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("p", PROVIDERS, ids=IDS)
+def test_a_killed_run_resumes_without_asking_the_provider_again(
+    stack: Stack, sim: ProviderServer, p: Provider,
+) -> None:
+    script = ThreeSteps(p)
+    sim.respond(p.name, script)
+    env = {**FAST_LEASES, "ADAPTER_PROVIDER": p.name, "ADAPTER_BASE_URL": p.url(sim)}
+    sender = f"adapter-{uuid.uuid4().hex[:8]}"
+    stack.query("select * from ticketiq.accept_entry('webhook', %s, %s::jsonb, 'alice', "
+                "'alice', 'webhook')", sender, '{"ticket_id": "T-1"}')
+
+    victim = spawn_cli_worker(stack, "victim", "--app-dir", str(TESTS), app="adapter_app:app",
+                              TICKETIQ_FAULTS="after_checkpoint@1", **env)
+    assert victim.wait(30) == KILLED, victim.stderr_text()
+    ((run_id, epoch),) = stack.query(
+        "select run_id, epoch from ticketiq.checkpoints where step = 1")
+    assert [step for step, _ in script.given] == [1]  # asked once, then killed
+
+    survivor = spawn_cli_worker(stack, "survivor", "--app-dir", str(TESTS),
+                                app="adapter_app:app", **env)
+    ((state, outcome),) = wait_for(
+        stack, "select state, outcome from ticketiq.entries where sender_id = %s "
+        "and state not in ('pending', 'running')", sender)
+    assert (state, outcome["text"]) == ("answered", "T-1 triaged."), survivor.stderr_text()
+    survivor.terminate()
+
+    # counted at the provider: each step asked once; step 1 never again after its checkpoint
+    got = sim.requests(p.name)
+    assert [r.problems for r in got] == [[]] * 3
+    assert Counter(assistant_turns(r.body) + 1 for r in got) == Counter({1: 1, 2: 1, 3: 1})
+    # the survivor sent the victim's step 1 back, with the provider's ids from the checkpoint
+    first = [c for c in p.calls_sent(got[1].body)[0]]
+    assert [cid for cid, _, _ in first] == call_ids(p, script.given[0][1])
+    assert [cid for cid, _, _ in p.results_sent(got[1].body)] == call_ids(p, script.given[0][1])
+    ((status, losses),) = stack.query(
+        "select status, loss_count from ticketiq.runs where run_id = %s", run_id)
+    assert (status, losses, epoch) == ("completed", 1, 1)
+    assert stack.query("select count(*) from ticketiq.audit where run_id = %s "
+                       "and event = 'agent.run.crash_resumed'", run_id) == [(1,)]
+
+
+def call_ids(p: Provider, reply: Reply) -> list[str]:
+    if p.name == "openai":
+        return [c["id"] for c in reply.body["choices"][0]["message"]["tool_calls"]]
+    return [b["id"] for b in reply.body["content"] if b["type"] == "tool_use"]

@@ -1,0 +1,160 @@
+"""Anthropic Messages with tools, through the official ``anthropic`` SDK.
+
+The run's conversation goes as Messages turns: the system prompt as the top-level
+``system``, the run's input as the first ``user`` turn, each step as an ``assistant``
+turn of a ``text`` block (when the step had text) and one ``tool_use`` block per call
+(``{"id", "name", "input"}``), and the results of a step's calls as one ``user`` turn of
+``tool_result`` blocks (``tool_use_id``, the result as text, ``is_error`` for a result
+with an ``error`` key), first in that turn as the API requires; consecutive user turns
+are joined into one.  The tools go as ``{"name", "description", "input_schema"}`` under
+their provider names.  ``max_tokens`` is required by the API: 1024 unless set.  The
+answer's ``tool_use`` blocks are the step's calls, their ids (``toolu_...``) its call
+ids; its usage and ``request-id`` ride on the :class:`~ticketiq_pg.agent.ModelStep`.
+
+The SDK's errors (``RateLimitError``, ``InternalServerError``, ``OverloadedError``,
+``APITimeoutError``, ``APIConnectionError``...) go to the runner as they are.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ticketiq_pg.adapters.base import (
+    ModelSettings,
+    ProviderModel,
+    Turn,
+    parse,
+    sdk_call,
+    sdk_missing,
+    usage_of,
+)
+from ticketiq_pg.adapters.names import ToolNames
+from ticketiq_pg.agent import ModelStep, StepRequest, ToolCall
+from ticketiq_pg.errors import TransientError
+
+__all__ = ["AnthropicModel", "messages_request", "messages_turns"]
+
+#: The API requires ``max_tokens``: this when the settings give none.
+DEFAULT_MAX_TOKENS = 1024
+
+
+def messages_turns(turns: list[Turn], names: ToolNames) -> list[dict[str, Any]]:
+    """The Messages ``messages`` of a run's turns."""
+    out: list[dict[str, Any]] = []
+
+    def add(role: str, blocks: list[dict[str, Any]]) -> None:
+        if out and out[-1]["role"] == role:
+            out[-1]["content"].extend(blocks)
+        else:
+            out.append({"role": role, "content": blocks})
+
+    for turn in turns:
+        if turn.role == "user":
+            if turn.text:
+                add("user", [{"type": "text", "text": turn.text}])
+        elif turn.role == "assistant":
+            blocks: list[dict[str, Any]] = []
+            if turn.text.strip():
+                blocks.append({"type": "text", "text": turn.text})
+            blocks.extend({"type": "tool_use", "id": call_id, "name": names.provider(tool),
+                           "input": arguments} for call_id, tool, arguments in turn.calls)
+            if blocks:
+                add("assistant", blocks)
+        else:
+            results = []
+            for call_id, text, error in turn.results:
+                block: dict[str, Any] = {"type": "tool_result", "tool_use_id": call_id,
+                                         "content": text}
+                if error:
+                    block["is_error"] = True
+                results.append(block)
+            add("user", results)
+    return out
+
+
+def messages_request(settings: ModelSettings, messages: list[dict[str, Any]],
+                     offered: list[tuple[str, str, dict[str, Any]]]) -> dict[str, Any]:
+    """The body of one ``POST /v1/messages``: model, max_tokens, system, messages, tools."""
+    body: dict[str, Any] = {
+        "model": settings.model,
+        "max_tokens": settings.max_tokens or DEFAULT_MAX_TOKENS,
+        "messages": messages,
+    }
+    if settings.system:
+        body["system"] = settings.system
+    if offered:
+        tools = []
+        for name, description, parameters in offered:
+            tool: dict[str, Any] = {"name": name}
+            if description:
+                tool["description"] = description
+            tool["input_schema"] = parameters
+            tools.append(tool)
+        body["tools"] = tools
+    if settings.temperature is not None:
+        body["temperature"] = settings.temperature
+    if settings.top_p is not None:
+        body["top_p"] = settings.top_p
+    if settings.stop:
+        body["stop_sequences"] = list(settings.stop)
+    body.update(settings.params)
+    return body
+
+
+def messages_usage(usage: Any) -> dict[str, int] | None:
+    """The step's token counts from a message's ``usage``, where reported."""
+    if usage is None:
+        return None
+    return usage_of([
+        ("input_tokens", getattr(usage, "input_tokens", None)),
+        ("output_tokens", getattr(usage, "output_tokens", None)),
+        ("cached_tokens", getattr(usage, "cache_read_input_tokens", None)),
+        ("cache_creation_tokens", getattr(usage, "cache_creation_input_tokens", None)),
+    ])
+
+
+def messages_step(message: Any, names: ToolNames, request_id: str | None) -> ModelStep:
+    """A :class:`ModelStep` from a parsed ``Message``."""
+    texts, calls = [], []
+    for block in message.content or ():
+        kind = getattr(block, "type", None)
+        if kind == "text":
+            texts.append(block.text)
+        elif kind == "tool_use":
+            if not isinstance(block.input, dict):
+                raise TransientError(f"the input of tool use {block.id} is not a JSON object")
+            calls.append(ToolCall(block.id, names.library(block.name), dict(block.input)))
+    return ModelStep(text="".join(texts), calls=tuple(calls),
+                     usage=messages_usage(message.usage),
+                     request_id=request_id or getattr(message, "_request_id", None))
+
+
+class AnthropicModel(ProviderModel):
+    """A model behind Anthropic's Messages API (``pip install 'ticketiq-pg[anthropic]'``).
+
+    ``AnthropicModel("claude-sonnet-4-5", tools=tools, system="You triage tickets.")``;
+    the key comes from ``ANTHROPIC_API_KEY`` unless ``api_key`` is given.  The keywords
+    are :class:`~ticketiq_pg.adapters.base.ProviderModel`'s.
+    """
+
+    def _new_client(self) -> Any:
+        try:
+            from anthropic import AsyncAnthropic
+        except ImportError as exc:
+            raise sdk_missing("anthropic", exc) from exc
+        return AsyncAnthropic(api_key=self.api_key, base_url=self.base_url,
+                              timeout=self.timeout, max_retries=0)
+
+    def request_body(self, request: StepRequest) -> tuple[dict[str, Any], ToolNames]:
+        """The request step ``request.step`` sends, and the name map it was made with."""
+        settings = self.settings_for(request)
+        names = self.tool_names()
+        messages = messages_turns(self.turns(request), names)
+        return messages_request(settings, messages, self.offered(names)), names
+
+    async def step(self, request: StepRequest) -> ModelStep:
+        """One Messages request; its answer as a :class:`ModelStep`."""
+        body, names = self.request_body(request)
+        raw = await self.client.messages.with_raw_response.create(
+            **sdk_call(self.client.messages.create, body))
+        return messages_step(await parse(raw), names, raw.headers.get("request-id"))

@@ -1,0 +1,165 @@
+"""OpenAI Chat Completions with tools, through the official ``openai`` SDK.
+
+The run's conversation goes as Chat Completions messages: the system prompt as a
+``system`` message (``system_role="developer"`` for the models that want that), the
+run's input and any later user message as ``user`` messages, each step as an
+``assistant`` message with its ``tool_calls`` (``{"id", "type": "function", "function":
+{"name", "arguments"}}``, the arguments a JSON string) and each call's result as a
+``tool`` message linked by ``tool_call_id``.  The tools go as ``{"type": "function",
+"function": {"name", "description", "parameters"}}`` under their provider names
+(``jira.get_issue`` -> ``jira_get_issue``).  The answer's ``tool_calls`` are the
+step's calls, their ids (``call_...``) its call ids; its usage and ``x-request-id``
+ride on the :class:`~ticketiq_pg.agent.ModelStep`.
+
+The SDK's errors (``RateLimitError``, ``InternalServerError``, ``APITimeoutError``,
+``APIConnectionError``...) go to the runner as they are; it judges them
+(:func:`ticketiq_pg.retries.is_transient`) and retries within its budget.  Tool-call
+arguments that are not a JSON object raise :class:`~ticketiq_pg.errors.TransientError`:
+the step is asked again.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ticketiq_pg.adapters.base import (
+    ModelSettings,
+    ProviderModel,
+    Turn,
+    parse,
+    sdk_call,
+    sdk_missing,
+    usage_of,
+)
+from ticketiq_pg.adapters.names import ToolNames
+from ticketiq_pg.agent import ModelStep, StepRequest, ToolCall
+from ticketiq_pg.errors import TransientError
+
+__all__ = ["OpenAIChatModel", "chat_messages", "chat_request"]
+
+
+def chat_messages(settings: ModelSettings, turns: list[Turn], names: ToolNames,
+                  system_role: str = "system") -> list[dict[str, Any]]:
+    """The Chat Completions ``messages`` of a run's turns."""
+    messages: list[dict[str, Any]] = []
+    if settings.system:
+        messages.append({"role": system_role, "content": settings.system})
+    for turn in turns:
+        if turn.role == "user":
+            messages.append({"role": "user", "content": turn.text})
+        elif turn.role == "assistant":
+            message: dict[str, Any] = {"role": "assistant", "content": turn.text or None}
+            if turn.calls:
+                message["tool_calls"] = [
+                    {"id": call_id, "type": "function",
+                     "function": {"name": names.provider(tool),
+                                  "arguments": json.dumps(arguments, ensure_ascii=False)}}
+                    for call_id, tool, arguments in turn.calls
+                ]
+            messages.append(message)
+        else:
+            messages.extend({"role": "tool", "tool_call_id": call_id, "content": text}
+                            for call_id, text, _ in turn.results)
+    return messages
+
+
+def chat_request(settings: ModelSettings, messages: list[dict[str, Any]],
+                 offered: list[tuple[str, str, dict[str, Any]]]) -> dict[str, Any]:
+    """The body of one ``POST /chat/completions``: model, messages, tools, parameters."""
+    body: dict[str, Any] = {"model": settings.model, "messages": messages}
+    if offered:
+        tools = []
+        for name, description, parameters in offered:
+            function: dict[str, Any] = {"name": name}
+            if description:
+                function["description"] = description
+            function["parameters"] = parameters
+            tools.append({"type": "function", "function": function})
+        body["tools"] = tools
+    if settings.temperature is not None:
+        body["temperature"] = settings.temperature
+    if settings.max_tokens is not None:
+        body["max_completion_tokens"] = settings.max_tokens
+    if settings.top_p is not None:
+        body["top_p"] = settings.top_p
+    if settings.stop:
+        body["stop"] = list(settings.stop)
+    body.update(settings.params)
+    return body
+
+
+def chat_usage(usage: Any) -> dict[str, int] | None:
+    """The step's token counts from a completion's ``usage``, where reported."""
+    if usage is None:
+        return None
+    prompt = getattr(usage, "prompt_tokens_details", None)
+    completion = getattr(usage, "completion_tokens_details", None)
+    return usage_of([
+        ("input_tokens", getattr(usage, "prompt_tokens", None)),
+        ("output_tokens", getattr(usage, "completion_tokens", None)),
+        ("total_tokens", getattr(usage, "total_tokens", None)),
+        ("cached_tokens", getattr(prompt, "cached_tokens", None)),
+        ("reasoning_tokens", getattr(completion, "reasoning_tokens", None)),
+    ])
+
+
+def chat_step(completion: Any, names: ToolNames, request_id: str | None) -> ModelStep:
+    """A :class:`ModelStep` from a parsed ``ChatCompletion``."""
+    if not completion.choices:
+        raise TransientError("the completion has no choices")
+    message = completion.choices[0].message
+    text = message.content or getattr(message, "refusal", None) or ""
+    calls = []
+    for call in message.tool_calls or ():
+        function = getattr(call, "function", None)
+        if function is None:
+            raise TransientError(f"tool call {call.id} is a {call.type!r} call, not a function")
+        try:
+            arguments = json.loads(function.arguments or "{}")
+        except ValueError as exc:
+            raise TransientError(
+                f"the arguments of tool call {call.id} are not JSON: {exc}") from exc
+        if not isinstance(arguments, dict):
+            raise TransientError(f"the arguments of tool call {call.id} are not a JSON object")
+        calls.append(ToolCall(call.id, names.library(function.name), arguments))
+    return ModelStep(text=text, calls=tuple(calls), usage=chat_usage(completion.usage),
+                     request_id=request_id or getattr(completion, "_request_id", None))
+
+
+class OpenAIChatModel(ProviderModel):
+    """A model behind OpenAI's Chat Completions (``pip install 'ticketiq-pg[openai]'``).
+
+    ``OpenAIChatModel("gpt-4o-mini", tools=tools, system="You triage tickets.")``; the
+    key comes from ``OPENAI_API_KEY`` unless ``api_key`` is given.  The other keywords
+    are :class:`~ticketiq_pg.adapters.base.ProviderModel`'s; ``system_role`` is the role
+    the system prompt is sent with (``system``, or ``developer``).
+    """
+
+    def __init__(self, model: str, *, system_role: str = "system", **options: Any) -> None:
+        super().__init__(model, **options)
+        if system_role not in ("system", "developer"):
+            raise ValueError("system_role must be 'system' or 'developer'")
+        self.system_role = system_role
+
+    def _new_client(self) -> Any:
+        try:
+            from openai import AsyncOpenAI
+        except ImportError as exc:
+            raise sdk_missing("openai", exc) from exc
+        return AsyncOpenAI(api_key=self.api_key, base_url=self.base_url,
+                           timeout=self.timeout, max_retries=0)
+
+    def request_body(self, request: StepRequest) -> tuple[dict[str, Any], ToolNames]:
+        """The request step ``request.step`` sends, and the name map it was made with."""
+        settings = self.settings_for(request)
+        names = self.tool_names()
+        messages = chat_messages(settings, self.turns(request), names, self.system_role)
+        return chat_request(settings, messages, self.offered(names)), names
+
+    async def step(self, request: StepRequest) -> ModelStep:
+        """One Chat Completions request; its answer as a :class:`ModelStep`."""
+        body, names = self.request_body(request)
+        completions = self.client.chat.completions
+        raw = await completions.with_raw_response.create(**sdk_call(completions.create, body))
+        return chat_step(await parse(raw), names, raw.headers.get("x-request-id"))
