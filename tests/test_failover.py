@@ -49,7 +49,9 @@ T = TypeVar("T")
 SEALER = Sealer({"k1": b"ticketiq-failover-test-key-01"})
 
 #: The run writes a test waits to see cut off.
-RUN_WRITES = ("write_checkpoint", "mark_in_doubt", "seal_answer", "hand_on_answer")
+RUN_WRITES = (
+    "write_checkpoint", "mark_in_doubt", "record_outcome", "seal_answer", "hand_on_answer",
+)
 
 
 # -- the pair and a database on it ----------------------------------------------------

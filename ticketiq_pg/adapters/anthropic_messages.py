@@ -137,6 +137,8 @@ class AnthropicModel(ProviderModel):
     are :class:`~ticketiq_pg.adapters.base.ProviderModel`'s.
     """
 
+    sdk = "anthropic"
+
     def _new_client(self) -> Any:
         try:
             from anthropic import AsyncAnthropic

@@ -15,7 +15,9 @@ a run's settings are those of its input, the same at every step and on every res
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import importlib
 import inspect
 import json
 from collections.abc import Callable, Iterable, Mapping
@@ -174,6 +176,9 @@ class ProviderModel:
     settings (None: nowhere).
     """
 
+    #: The SDK module, imported when the model is built.
+    sdk: str = ""
+
     def __init__(
         self,
         model: str,
@@ -204,6 +209,11 @@ class ProviderModel:
         self.run_settings_key = run_settings_key
         self._prompt = prompt
         self._client = client.with_options(max_retries=0) if client is not None else None
+        if self._client is None and self.sdk:
+            # Import the SDK now, where the app is built: imported at the first step it
+            # would block the event loop for seconds, and the leases with it.
+            with contextlib.suppress(ImportError):  # said at the first step (sdk_missing)
+                importlib.import_module(self.sdk)
 
     # -- what every step is asked with -------------------------------------------------
 

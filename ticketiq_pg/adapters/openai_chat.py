@@ -142,6 +142,8 @@ class OpenAIChatModel(ProviderModel):
             raise ValueError("system_role must be 'system' or 'developer'")
         self.system_role = system_role
 
+    sdk = "openai"
+
     def _new_client(self) -> Any:
         try:
             from openai import AsyncOpenAI

@@ -109,6 +109,7 @@ def checkpoint_body(
         "history": [*state.history, {"step": step_no, "calls": [c["call_id"] for c in calls]}],
         "delegation_keys": delegation_keys,
         "outcomes": state.outcomes,
+        **step_usage(answer),
     }
 
 
@@ -132,3 +133,10 @@ def carry_results(
         state.last_results[call["call_id"]] = result
         if is_changing(call["classification"]):
             state.outcomes[call["call_id"]] = result
+
+
+def step_usage(answer: ModelStep) -> dict[str, Any]:
+    """What the step cost, as its checkpoint (or sealed answer) records it: tokens, request id."""
+    if not answer.usage and not answer.request_id:
+        return {}
+    return {"usage": {**(answer.usage or {}), "request_id": answer.request_id}}

@@ -67,6 +67,7 @@ from ticketiq_pg.runtime.run_state import (
     adopt_body,
     carry_results,
     checkpoint_body,
+    step_usage,
 )
 from ticketiq_pg.runtime.waits import Waiting
 from ticketiq_pg.seal import Sealer
@@ -372,6 +373,10 @@ class Runner(Attempting, Resuming, Waiting):
             return {"error": "refused", "reason": verdict.reason}, "skipped"
         if tool is None:
             return {"error": f"unknown tool {call['tool']}"}, "skipped"
+        invalid = tool.validate(call["arguments"])
+        if invalid is not None:
+            # Against the tool's schema: told back to the model, never sent to the vendor.
+            return {"error": f"invalid arguments: {invalid}"}, "skipped"
         how = "made"
         approval_id = None
         if verdict.needs_approval and not is_changing(judged):
@@ -423,7 +428,7 @@ class Runner(Attempting, Resuming, Waiting):
     # -- ending -----------------------------------------------------------
 
     async def _finish(self, state: RunState, step_no: int, answer: ModelStep) -> RunOutcome:
-        body = {"text": answer.text, "step": step_no}
+        body = {"text": answer.text, "step": step_no, **step_usage(answer)}
         self.leases.check(state.run_id, state.epoch)
         seal, key_id = self.sealer.seal("answer", state.run_id, step_no, body)
         await self.db.seal_answer(
