@@ -2,14 +2,46 @@
 
 * A liveness token is released only by the session that holds it; a release from any
   other session changes nothing (I13: liveness stays a hint nobody else can switch off).
+* The lease decision reads the clock after the row lock (I1, I11): a checkpoint, a
+  renewal, a job's checkpoint or renewal that waited for the row lock past its lease is
+  refused, and a checkpoint that waited inside its lease is stamped with the time after
+  the wait.
 """
 
 from __future__ import annotations
 
+import asyncio
+import uuid
+
 import psycopg
-from helpers import fingerprint, rows
+import pytest
+from helpers import body, call, fingerprint, rows, scalar, start
+from psycopg import sql
 
 from ticketiq_pg.db.driver import TicketIQ
+from ticketiq_pg.db.jobs import JobStore
+from ticketiq_pg.errors import LeaseLapsed
+
+#: How long the locking transaction keeps the row, against a lease of LEASE seconds.
+LOCKED_FOR = 2.0
+LEASE = 1.0
+
+
+async def _lock_row(conn: psycopg.AsyncConnection, table: str, column: str,
+                    key: uuid.UUID) -> None:
+    """Begin a transaction on ``conn`` that holds the row locked (FOR UPDATE)."""
+    await conn.execute("begin")
+    await conn.execute(
+        sql.SQL("select 1 from ticketiq.{} where {} = %s for update").format(
+            sql.Identifier(table), sql.Identifier(column)), (key,))
+
+
+async def _after_the_lock(locker: psycopg.AsyncConnection, waiter: asyncio.Task) -> None:
+    """Keep the lock LOCKED_FOR seconds while ``waiter`` waits for it, then commit."""
+    await asyncio.sleep(LOCKED_FOR)
+    assert not waiter.done(), "the statement did not wait for the row lock"
+    await locker.execute("commit")
+
 
 # -- 1. release_liveness ------------------------------------------------------------
 
@@ -38,3 +70,113 @@ async def test_release_liveness_from_another_session_changes_nothing(db_url: str
     finally:
         for conn in (victim, other, admin):
             await conn.close()
+
+
+# -- 3. the clock after the row lock ----------------------------------------------------
+
+
+async def test_a_checkpoint_that_waited_for_the_run_lock_past_its_lease_is_refused(
+    db_url: str,
+) -> None:
+    """Finding 3 (I1): the run's row locked for 2 s by another transaction, a 1 s lease
+    lapses during the wait: write_checkpoint raises TQ003 and writes nothing."""
+    tiq = TicketIQ()
+    writer = await psycopg.AsyncConnection.connect(db_url, autocommit=True)
+    locker = await psycopg.AsyncConnection.connect(db_url, autocommit=True)
+    try:
+        run = await start(tiq, ttl=LEASE, conn=writer)
+        await _lock_row(locker, "runs", "run_id", run.run_id)
+        write = asyncio.create_task(tiq.write_checkpoint(
+            run.run_id, 1, 1, body(call("w1")), "s1", "k", conn=writer))
+        await _after_the_lock(locker, write)
+        with pytest.raises(LeaseLapsed):
+            await write
+        assert await scalar(locker, "select count(*) from ticketiq.checkpoints") == 0
+        assert await scalar(locker, "select count(*) from ticketiq.calls") == 0
+        assert await scalar(locker, "select last_step from ticketiq.runs where run_id = %s",
+                            (run.run_id,)) == 0
+    finally:
+        await writer.close()
+        await locker.close()
+
+
+async def test_a_checkpoint_that_waited_inside_its_lease_is_stamped_after_the_wait(
+    db_url: str,
+) -> None:
+    """Finding 3: written_at is the database time after the row lock, not before the wait."""
+    tiq = TicketIQ()
+    writer = await psycopg.AsyncConnection.connect(db_url, autocommit=True)
+    locker = await psycopg.AsyncConnection.connect(db_url, autocommit=True)
+    try:
+        run = await start(tiq, ttl=30, conn=writer)
+        await _lock_row(locker, "runs", "run_id", run.run_id)
+        write = asyncio.create_task(tiq.write_checkpoint(
+            run.run_id, 1, 1, body(call("w1")), "s1", "k", conn=writer))
+        await asyncio.sleep(LOCKED_FOR)
+        released_at = await scalar(locker, "select clock_timestamp()")
+        await locker.execute("commit")
+        written = await write
+        assert written.written_at >= released_at
+        assert await scalar(locker, "select written_at from ticketiq.checkpoints") >= released_at
+    finally:
+        await writer.close()
+        await locker.close()
+
+
+async def test_a_renewal_that_waited_for_the_run_lock_past_its_lease_does_not_revive_it(
+    db_url: str,
+) -> None:
+    """Finding 3 (I1, I12): renew_leases waiting 2 s for the row of a 1 s lease answers
+    held = false and leaves the lapsed lease as it was, for the sweep."""
+    tiq = TicketIQ()
+    renewer = await psycopg.AsyncConnection.connect(db_url, autocommit=True)
+    locker = await psycopg.AsyncConnection.connect(db_url, autocommit=True)
+    try:
+        run = await start(tiq, ttl=LEASE, conn=renewer)
+        await _lock_row(locker, "runs", "run_id", run.run_id)
+        renew = asyncio.create_task(
+            tiq.renew_leases("p1", [(run.run_id, 1)], 30, conn=renewer))
+        await _after_the_lock(locker, renew)
+        (renewal,) = await renew
+        assert renewal.held is False
+        assert await scalar(locker, "select lease_expires_at from ticketiq.runs"
+                                    " where run_id = %s", (run.run_id,)) == run.lease_expires_at
+        swept = await tiq.sweep_lapsed("sweeper", conn=locker)
+        assert [s.run_id for s in swept] == [run.run_id]
+    finally:
+        await renewer.close()
+        await locker.close()
+
+
+async def test_a_job_renewal_or_checkpoint_that_waited_past_its_lease_is_refused(
+    db_url: str,
+) -> None:
+    """Finding 3, for jobs: renew_job_leases answers held = false and checkpoint_job raises
+    TQ003 once the job's lease lapsed while they waited for its row."""
+    jobs = JobStore(TicketIQ())
+    worker = await psycopg.AsyncConnection.connect(db_url, autocommit=True)
+    locker = await psycopg.AsyncConnection.connect(db_url, autocommit=True)
+    try:
+        await jobs.enqueue("source_sync", {}, conn=worker)
+        await jobs.enqueue("source_sync", {}, conn=worker)
+        job = await jobs.claim("w1", LEASE, conn=worker)
+        assert job is not None
+        await _lock_row(locker, "jobs", "job_id", job.job_id)
+        renew = asyncio.create_task(jobs.renew("w1", [(job.job_id, job.epoch)], 30, conn=worker))
+        await _after_the_lock(locker, renew)
+        (renewal,) = await renew
+        assert renewal.held is False
+
+        second = await jobs.claim("w1", LEASE, conn=worker)
+        assert second is not None and second.job_id != job.job_id
+        await _lock_row(locker, "jobs", "job_id", second.job_id)
+        checkpoint = asyncio.create_task(
+            jobs.checkpoint(second.job_id, second.epoch, {"page": 2}, conn=worker))
+        await _after_the_lock(locker, checkpoint)
+        with pytest.raises(LeaseLapsed):
+            await checkpoint
+        assert await scalar(locker, "select progress from ticketiq.jobs where job_id = %s",
+                            (second.job_id,)) == {}
+    finally:
+        await worker.close()
+        await locker.close()

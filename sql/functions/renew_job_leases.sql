@@ -5,7 +5,9 @@
 -- database clock, to p_ttl_seconds from now.  Returns one row per listed
 -- job: held=false for each the worker no longer holds (swept, claimed
 -- again, finished, unknown), so it stops that job at once.  A lapsed lease
--- is never revived: the sweep takes the job back.  Errors: TQ004
+-- is never revived: the sweep takes the job back.  The jobs' rows are
+-- locked first (in job id order) and the clock read after: a renewal that
+-- waited for a row past the lease's expiry answers held=false.  Errors: TQ004
 -- invalid_payload (TTL not positive, arrays of other lengths, null
 -- elements, empty holder).
 create or replace function ticketiq.renew_job_leases(
@@ -26,7 +28,7 @@ set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
-    v_now timestamptz := ticketiq.now();
+    v_now timestamptz;
     v_ttl interval := ticketiq._require_positive('ttl', p_ttl_seconds);
 begin
     if coalesce(p_holder, '') = '' then
@@ -39,6 +41,14 @@ begin
         raise exception 'job ids and epochs must be arrays of equal length without nulls'
             using errcode = 'TQ004';
     end if;
+
+    -- The rows first, in job id order, then the clock.
+    perform 1
+    from ticketiq.jobs as j
+    where j.job_id = any(p_job_ids) and j.state = 'running' and j.holder = p_holder
+    order by j.job_id
+    for no key update;
+    v_now := ticketiq.now();
 
     return query
     with listed as (

@@ -43,7 +43,7 @@ set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
-    v_now timestamptz := ticketiq.now();
+    v_now timestamptz;
     v_n integer := cardinality(p_run_ids);
     v_locked uuid [];
     v_items integer [];
@@ -63,7 +63,7 @@ begin
             using errcode = 'TQ004';
     end if;
 
-    -- The runs' rows, locked in run id order, none waited for.
+    -- The runs' rows, locked in run id order, none waited for; then the clock.
     select coalesce(array_agg(l.run_id), '{}') into v_locked
     from (
         select r.run_id
@@ -72,6 +72,7 @@ begin
         order by r.run_id
         for no key update skip locked
     ) as l;
+    v_now := ticketiq.now();
 
     -- One statement writes what passes: the fenced UPDATE of each run and,
     -- hanging off it, its checkpoint; it gathers the rows written and
