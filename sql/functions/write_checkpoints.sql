@@ -20,7 +20,11 @@
 -- those through ticketiq.write_checkpoint, which writes it, recognises the
 -- repeat, or raises the documented error; a repeat of this whole statement
 -- after a lost connection therefore writes nothing twice.
--- Arrays of different lengths, or holding a null run id, raise TQ004.
+-- Each array is read by position, whatever its subscripts (a '[2:3]={...}'
+-- array is read as its two items, item 1 and 2).  The rows are locked
+-- (SKIP LOCKED) before the clock is read.
+-- Arrays of different lengths or dimensions, or holding a null run id,
+-- raise TQ004.
 create or replace function ticketiq.write_checkpoints(
     p_run_ids uuid[],
     p_epochs bigint[],
@@ -47,10 +51,20 @@ declare
     v_n integer := cardinality(p_run_ids);
     v_locked uuid [];
     v_items integer [];
+    v_run_ids uuid [];
+    v_epochs bigint [];
+    v_steps integer [];
+    v_bodies jsonb;
     v_expires timestamptz [];
     v_stops boolean [];
     v_calls boolean;
 begin
+    if coalesce(array_ndims(p_run_ids), 1) <> 1 or coalesce(array_ndims(p_epochs), 1) <> 1
+        or coalesce(array_ndims(p_steps), 1) <> 1 or coalesce(array_ndims(p_seals), 1) <> 1
+        or coalesce(array_ndims(p_seal_key_ids), 1) <> 1 then
+        raise exception 'run ids, epochs, steps, seals and seal key ids must be one-dimensional arrays'
+            using errcode = 'TQ004';
+    end if;
     if p_run_ids is null
         or cardinality(p_epochs) is distinct from v_n
         or cardinality(p_steps) is distinct from v_n
@@ -75,8 +89,9 @@ begin
     v_now := ticketiq.now();
 
     -- One statement writes what passes: the fenced UPDATE of each run and,
-    -- hanging off it, its checkpoint; it gathers the rows written and
-    -- whether any of them has calls to close or record.
+    -- hanging off it, its checkpoint; it gathers the rows written (by their
+    -- places in the arrays, counted from 1, never by subscript) and whether
+    -- any of them has calls to close or record.
     with given as (
         select g.i, g.run_id, g.epoch, g.step, g.body, g.seal, g.seal_key_id
         from (
@@ -101,7 +116,7 @@ begin
             and r.epoch = g.epoch
             and r.status = 'running'
             and r.lease_expires_at > v_now
-            and r.last_step = g.step - 1
+            and r.last_step + 1 = g.step
             and not exists (select 1 from ticketiq.answers as a where a.run_id = g.run_id)
         returning
             g.i, r.run_id, g.epoch, g.step, g.body, g.seal, g.seal_key_id,
@@ -116,6 +131,10 @@ begin
 
     select
         coalesce(array_agg(f.i::integer order by f.i), '{}'),
+        coalesce(array_agg(f.run_id order by f.i), '{}'),
+        coalesce(array_agg(f.epoch order by f.i), '{}'),
+        coalesce(array_agg(f.step order by f.i), '{}'),
+        coalesce(jsonb_agg(f.body order by f.i), '[]'),
         coalesce(array_agg(f.lease_expires_at order by f.i), '{}'),
         coalesce(array_agg(f.stop_requested_at is not null order by f.i), '{}'),
         coalesce(bool_or(
@@ -127,29 +146,19 @@ begin
             )
             or jsonb_path_exists(f.body, '$.calls[*] ? (@.classification != "read")')
         ), false)
-    into v_items, v_expires, v_stops, v_calls
+    into v_items, v_run_ids, v_epochs, v_steps, v_bodies, v_expires, v_stops, v_calls
     from fenced as f;
 
     if v_calls then
-        -- The checkpoints written, by their places in the arrays.
-        perform ticketiq._step_calls(
-            array(select p_run_ids[u.i] from unnest(v_items) with ordinality as u (i, n) order by u.n),
-            array(select p_epochs[u.i] from unnest(v_items) with ordinality as u (i, n) order by u.n),
-            array(select p_steps[u.i] from unnest(v_items) with ordinality as u (i, n) order by u.n),
-            (
-                select jsonb_agg(p_bodies -> (u.i - 1) order by u.n)
-                from unnest(v_items) with ordinality as u (i, n)
-            ),
-            v_now
-        );
+        perform ticketiq._step_calls(v_run_ids, v_epochs, v_steps, v_bodies, v_now);
     end if;
 
     return query
-    select v_items[k], p_run_ids[v_items[k]], p_steps[v_items[k]], v_now, v_expires[k], v_stops[k]
+    select v_items[k], v_run_ids[k], v_steps[k], v_now, v_expires[k], v_stops[k]
     from generate_subscripts(v_items, 1) as k
     order by k;
 end;
 $$;
 
 comment on function ticketiq.write_checkpoints(uuid[], bigint[], integer[], jsonb, text[], text[]) is
-'Group commit: the checkpoints of several runs in one statement, each as ticketiq.write_checkpoint would write it; a row per checkpoint written (item: its place in the arrays), none for the rest (send those through write_checkpoint). TQ004 on unequal arrays.';
+'Group commit: the checkpoints of several runs in one statement, each as ticketiq.write_checkpoint would write it; a row per checkpoint written (item: its place in the arrays, from 1), none for the rest (send those through write_checkpoint). TQ004 on unequal or multi-dimensional arrays.';
