@@ -7,8 +7,10 @@
 -- the process's current token may release it: from any other session (or
 -- when no session holds it) it returns false and changes nothing, so no
 -- login can make peers stop watching a live process.  Returns whether
--- this session held the token.  TQ004 for an empty id; TQ011 for an
--- unknown process.
+-- this session held the token.
+-- Limits:
+--   p_process_id  1..512
+-- SQLSTATEs: TQ004 (bad process id), TQ011 (process not registered).
 create or replace function ticketiq.release_liveness(p_process_id text)
 returns boolean
 language plpgsql
@@ -19,9 +21,7 @@ declare
     v_now timestamptz := ticketiq.now();
     v_key integer;
 begin
-    if coalesce(p_process_id, '') = '' then
-        raise exception 'process id must be non-empty' using errcode = 'TQ004';
-    end if;
+    perform ticketiq._require_text('process_id', p_process_id, 512);
     select p.liveness_key into v_key
     from ticketiq.processes as p
     where p.process_id = p_process_id
@@ -43,7 +43,7 @@ begin
         last_seen_at = v_now,
         ended_reason = 'stopped'
     where p.process_id = p_process_id and p.stopped_at is null;
-    return pg_catalog.pg_advisory_unlock(29809, v_key);
+    return pg_advisory_unlock(29809, v_key);
 end;
 $$;
 

@@ -7,9 +7,13 @@
 -- again, finished, unknown), so it stops that job at once.  A lapsed lease
 -- is never revived: the sweep takes the job back.  The jobs' rows are
 -- locked first (in job id order) and the clock read after: a renewal that
--- waited for a row past the lease's expiry answers held=false.  Errors: TQ004
--- invalid_payload (TTL not positive, arrays of other lengths, null
--- elements, empty holder).
+-- waited for a row past the lease's expiry answers held=false.
+-- Limits:
+--   p_holder       1..512
+--   p_job_ids      a one-dimensional array without nulls, as long as p_epochs
+--   p_epochs       a one-dimensional array without nulls
+--   p_ttl_seconds  seconds in (0, 1e9]
+-- SQLSTATEs: TQ004 (bad holder, arrays or TTL).
 create or replace function ticketiq.renew_job_leases(
     p_holder text,
     p_job_ids uuid[],
@@ -31,14 +35,14 @@ declare
     v_now timestamptz;
     v_ttl interval := ticketiq._require_positive('ttl', p_ttl_seconds);
 begin
-    if coalesce(p_holder, '') = '' then
-        raise exception 'holder must be non-empty' using errcode = 'TQ004';
-    end if;
+    perform ticketiq._require_text('holder', p_holder, 512);
     if p_job_ids is null or p_epochs is null
+        or coalesce(array_ndims(p_job_ids), 1) <> 1
+        or coalesce(array_ndims(p_epochs), 1) <> 1
         or cardinality(p_job_ids) <> cardinality(p_epochs)
         or array_position(p_job_ids, null) is not null
         or array_position(p_epochs, null) is not null then
-        raise exception 'job ids and epochs must be arrays of equal length without nulls'
+        raise exception 'job ids and epochs must be one-dimensional arrays of equal length without nulls'
             using errcode = 'TQ004';
     end if;
 

@@ -4,7 +4,12 @@
 -- lapsed by the database clock; returns false otherwise, and the caller
 -- stops acting as leader.  The lease's row is locked before the clock is
 -- read: a renewal that waited for it decides by the time after the wait.
--- TQ004 for a TTL that is not positive.
+-- Limits:
+--   p_name         compared only, not stored: any text (false when unknown)
+--   p_holder       compared only, not stored: any text
+--   p_epoch        the leader's epoch
+--   p_ttl_seconds  seconds in (0, 1e9]
+-- SQLSTATEs: TQ004 (bad TTL).
 create or replace function ticketiq.renew_leader(
     p_name text,
     p_holder text,

@@ -23,8 +23,16 @@
 -- Each array is read by position, whatever its subscripts (a '[2:3]={...}'
 -- array is read as its two items, item 1 and 2).  The rows are locked
 -- (SKIP LOCKED) before the clock is read.
--- Arrays of different lengths or dimensions, or holding a null run id,
--- raise TQ004.
+-- Limits:
+--   p_run_ids       a one-dimensional array without nulls
+--   p_epochs        a one-dimensional array, as long as p_run_ids
+--   p_steps         a one-dimensional array, as long as p_run_ids
+--   p_bodies        a JSON array of checkpoint bodies, as long as p_run_ids
+--   p_seals         a one-dimensional array, as long as p_run_ids (an item
+--                   over 1024 characters is left out)
+--   p_seal_key_ids  a one-dimensional array, as long as p_run_ids (an item
+--                   over 512 characters is left out)
+-- SQLSTATEs: TQ004 (arrays of other lengths or dimensions, a null run id).
 create or replace function ticketiq.write_checkpoints(
     p_run_ids uuid[],
     p_epochs bigint[],
@@ -103,8 +111,8 @@ begin
         ) as g
         where g.listed = 1
             and g.run_id = any(v_locked)
-            and coalesce(g.seal, '') <> ''
-            and coalesce(g.seal_key_id, '') <> ''
+            and coalesce(length(g.seal), 0) between 1 and 1024
+            and coalesce(length(g.seal_key_id), 0) between 1 and 512
             and ticketiq._checkpoint_ok(g.body)
     ),
 
