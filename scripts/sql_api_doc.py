@@ -71,6 +71,41 @@ arguments have no size limit of their own beyond PostgreSQL's (1 GB a
 value).  An argument "compared only, not stored" has no limit: a value no
 row can have finds nothing.
 
+## Trust model
+
+One database is one trust domain.  Every login granted `ticketiq_app` is
+trusted as any app process of the deployment: a holder's name, a process
+id and a run's epoch are identifiers, not secrets (`get_run` shows the
+holder and the epoch of any run).  So an application login can, for
+another process's runs, do everything that process can: renew or release
+its leases (`renew_leases`, `release_run`), resign its leadership,
+checkpoint, mark, record, seal, hand on, suspend, fail or stop its runs at
+the run's current epoch, adopt what is claimed, request a Stop, decide an
+approval.  What the fence guards against is a stale attempt of an honest
+process (invariant I1), not a hostile login.
+
+What no application login can do, whatever names it uses:
+
+* read or write a table directly, or call an internal (`_`) function:
+  it has EXECUTE on the API functions only (`sql/grants.sql`);
+* move the clock: `ticketiq.fake_now` is ignored unless
+  `ticketiq.config.fake_clock_allowed`, a table it cannot write;
+* write for a run at an epoch that is not the run's, or past its lease by
+  the database clock (TQ002, TQ003);
+* change a sealed answer, or hand one on twice (TQ005; the trigger
+  `answers_write_once` guards the table itself);
+* switch off another process's liveness: `release_liveness` releases a
+  token only on the session that holds it (false and no change
+  otherwise), and `watch_processes` reaps a peer only on what the
+  caller's own session saw;
+* write a value past a documented limit, or a cron schedule that cannot
+  fire.
+
+Applications that must not act on each other's runs need separate
+databases (each with its own schema `ticketiq` and roles), not separate
+logins.  `tests/test_hardening.py` (the trust model test) tests both
+lists with two logins.
+
 ## Operator views
 
 `runs_in_flight`, `calls_in_doubt`, `resume_audit`, `approvals_waiting`,

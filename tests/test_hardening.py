@@ -6,25 +6,55 @@
   renewal, a job's checkpoint or renewal that waited for the row lock past its lease is
   refused, and a checkpoint that waited inside its lease is stamped with the time after
   the wait.
+* The trust model (docs/sql-api.md, "Trust model"): every login granted ``ticketiq_app``
+  may act for any process, through the fenced functions only; what it cannot do is
+  tested here.
 """
 
 from __future__ import annotations
 
 import asyncio
+import secrets
 import uuid
+from collections.abc import Iterator
+from pathlib import Path
 
 import psycopg
 import pytest
 from helpers import body, call, fingerprint, rows, scalar, start
 from psycopg import sql
+from psycopg.conninfo import make_conninfo
 
 from ticketiq_pg.db.driver import TicketIQ
 from ticketiq_pg.db.jobs import JobStore
-from ticketiq_pg.errors import LeaseLapsed
+from ticketiq_pg.errors import AnswerSealed, Fenced, LeaseLapsed
 
+ROOT = Path(__file__).resolve().parent.parent
 #: How long the locking transaction keeps the row, against a lease of LEASE seconds.
 LOCKED_FOR = 2.0
 LEASE = 1.0
+
+
+@pytest.fixture
+def app_logins(db_url: str, pg_server_url: str) -> Iterator[list[str]]:
+    """Two LOGIN roles granted ticketiq_app (two applications); their conninfos."""
+    roles = [f"tiq_hard_{secrets.token_hex(5)}" for _ in range(2)]
+    password = secrets.token_hex(16)
+    with psycopg.connect(pg_server_url, autocommit=True) as admin:
+        for role in roles:
+            admin.execute(sql.SQL("create role {} login password {}").format(
+                sql.Identifier(role), sql.Literal(password)))
+    try:
+        with psycopg.connect(db_url, autocommit=True) as conn:
+            for role in roles:
+                conn.execute(sql.SQL("grant ticketiq_app to {}").format(sql.Identifier(role)))
+        yield [make_conninfo(db_url, user=role, password=password) for role in roles]
+    finally:
+        with psycopg.connect(pg_server_url, autocommit=True) as admin:
+            for role in roles:
+                admin.execute("select pg_terminate_backend(pid) from pg_stat_activity"
+                              " where usename = %s", (role,))
+                admin.execute(sql.SQL("drop role {}").format(sql.Identifier(role)))
 
 
 async def _lock_row(conn: psycopg.AsyncConnection, table: str, column: str,
@@ -180,3 +210,60 @@ async def test_a_job_renewal_or_checkpoint_that_waited_past_its_lease_is_refused
     finally:
         await worker.close()
         await locker.close()
+
+
+# -- 7. the trust model ---------------------------------------------------------------
+
+
+async def test_trust_model_an_app_login_acts_for_any_process_only_through_the_functions(
+    app_logins: list[str], db_url: str,
+) -> None:
+    """Finding 7, the trust model chosen: one database is one trust domain.
+
+    An application login may act for any process (a holder's name and a run's epoch are
+    identifiers, not secrets: get_run shows both), always through the fenced functions.
+    It cannot read or write a table, move the clock, switch another session's liveness
+    token off, write at an epoch that is not the run's, or change a sealed answer.
+    """
+    a_url, b_url = app_logins
+    tiq = TicketIQ()
+    a = await psycopg.AsyncConnection.connect(a_url, autocommit=True)
+    b = await psycopg.AsyncConnection.connect(b_url, autocommit=True)
+    admin = await psycopg.AsyncConnection.connect(db_url, autocommit=True)
+    try:
+        await tiq.register_process("app-a", conn=a)
+        await tiq.hold_liveness("app-a", conn=a)
+        run = await start(tiq, holder="app-a", ttl=30, conn=a)
+        await tiq.write_checkpoint(run.run_id, 1, 1, body(call("w1")), "s1", "k", conn=a)
+
+        # What the model allows: B reads the run and renews A's lease in A's name.
+        seen = await tiq.get_run(run.run_id, conn=b)
+        assert (seen.lease_holder, seen.epoch) == ("app-a", 1)
+        (renewal,) = await tiq.renew_leases("app-a", [(run.run_id, 1)], 30, conn=b)
+        assert renewal.held is True
+
+        # What it does not allow, each leaving every table as it was.
+        before = await fingerprint(admin)
+        for stmt in ("select * from ticketiq.runs", "update ticketiq.runs set epoch = 9",
+                     "update ticketiq.config set fake_clock_allowed = true",
+                     "select ticketiq._fence(gen_random_uuid(), 1, now())"):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                await b.execute(stmt)
+        await b.execute("select set_config('ticketiq.fake_now', '2100-01-01', false)")
+        assert await scalar(b, "select extract(year from ticketiq.now())") < 2100
+        await b.execute("select set_config('ticketiq.fake_now', '', false)")
+        assert await tiq.release_liveness("app-a", conn=b) is False
+        with pytest.raises(Fenced):
+            await tiq.write_checkpoint(run.run_id, 2, 2, body(), "s2", "k", conn=b)
+        assert await fingerprint(admin) == before
+
+        await tiq.seal_answer(run.run_id, 1, 2, {"text": "a's"}, "a1", "k", 60, conn=a)
+        before = await fingerprint(admin)
+        with pytest.raises(AnswerSealed):
+            await tiq.seal_answer(run.run_id, 1, 2, {"text": "b's"}, "b1", "k", 60, conn=b)
+        assert await fingerprint(admin) == before
+    finally:
+        for conn in (a, b, admin):
+            await conn.close()
+    doc = (ROOT / "docs" / "sql-api.md").read_text()
+    assert "## Trust model" in doc
