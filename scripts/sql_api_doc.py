@@ -69,7 +69,8 @@ the btree indexes (whose rows hold at most 2,704 bytes).  `seconds in
 subscripts need not start at 1 (items are read by position).  JSON
 arguments have no size limit of their own beyond PostgreSQL's (1 GB a
 value).  An argument "compared only, not stored" has no limit: a value no
-row can have finds nothing.
+row can have finds nothing.  `tests/test_sql_fuzz.py` reads these blocks
+from this page and calls every function past each limit as `ticketiq_app`.
 
 ## Trust model
 
