@@ -39,15 +39,73 @@ name starts with `_` are internal (no role may call them directly).
 | `TQ001` | `UnknownRun` | no run has that id |
 | `TQ002` | `Fenced` | the run's epoch is not the writer's: it was taken over |
 | `TQ003` | `LeaseLapsed` | the writer's lease expired by the database clock |
-| `TQ004` | `InvalidPayload` | malformed input (checkpoint, TTL, settlement, ...) |
+| `TQ004` | `InvalidPayload` | malformed input or an argument past its limit (see Limits) |
 | `TQ005` | `AnswerSealed` | the run's answer is sealed (write-once, handed on) |
 | `TQ006` | `RunNotRunning` | the run is claimed, suspended, completed, failed or stopped |
 | `TQ007` | `StepConflict` | out-of-order step, second outcome, repeated resume |
 | `TQ008` | `UnknownCall` | the step has no such call |
 | `TQ009` | `UnknownApproval` | no approval request has that id |
 | `TQ010` | `UnknownJob` | no job has that id |
+| `TQ011` | `UnknownProcess` | no app process is registered with that id |
 
-A rejected call changes nothing (invariant I15).
+A rejected call changes nothing (invariant I15).  Each function's
+`SQLSTATEs:` line lists every SQLSTATE it raises itself.  Besides those,
+any statement may meet the server's own conditions, which no input
+causes: a lost connection (class 08), a deadlock or serialization failure
+(40P01, 40001: `ticketiq_pg.db.retry` sends such a statement again where
+that is safe), a cancel or a statement timeout (57014), an administrator's
+shutdown (class 57), a full disk (53100).
+
+## Limits
+
+Each function's `Limits:` block gives every argument's rule, checked
+before anything else; an argument that breaks it raises `TQ004` naming the
+argument and changes nothing.  `1..N` is text of 1 to N characters (not
+null, not empty); `null or 1..N` allows null; `at most N characters` allows
+empty text too.  Every limit leaves room for four bytes per character in
+the btree indexes (whose rows hold at most 2,704 bytes).  `seconds in
+(0, 1e9]` is a finite number of seconds over 0 and at most 10^9 (about
+31 years); `[0, 1e9]` allows 0.  An array must be one-dimensional; its
+subscripts need not start at 1 (items are read by position).  JSON
+arguments have no size limit of their own beyond PostgreSQL's (1 GB a
+value).  An argument "compared only, not stored" has no limit: a value no
+row can have finds nothing.  `tests/test_sql_fuzz.py` reads these blocks
+from this page and calls every function past each limit as `ticketiq_app`.
+
+## Trust model
+
+One database is one trust domain.  Every login granted `ticketiq_app` is
+trusted as any app process of the deployment: a holder's name, a process
+id and a run's epoch are identifiers, not secrets (`get_run` shows the
+holder and the epoch of any run).  So an application login can, for
+another process's runs, do everything that process can: renew or release
+its leases (`renew_leases`, `release_run`), resign its leadership,
+checkpoint, mark, record, seal, hand on, suspend, fail or stop its runs at
+the run's current epoch, adopt what is claimed, request a Stop, decide an
+approval.  What the fence guards against is a stale attempt of an honest
+process (invariant I1), not a hostile login.
+
+What no application login can do, whatever names it uses:
+
+* read or write a table directly, or call an internal (`_`) function:
+  it has EXECUTE on the API functions only (`sql/grants.sql`);
+* move the clock: `ticketiq.fake_now` is ignored unless
+  `ticketiq.config.fake_clock_allowed`, a table it cannot write;
+* write for a run at an epoch that is not the run's, or past its lease by
+  the database clock (TQ002, TQ003);
+* change a sealed answer, or hand one on twice (TQ005; the trigger
+  `answers_write_once` guards the table itself);
+* switch off another process's liveness: `release_liveness` releases a
+  token only on the session that holds it (false and no change
+  otherwise), and `watch_processes` reaps a peer only on what the
+  caller's own session saw;
+* write a value past a documented limit, or a cron schedule that cannot
+  fire.
+
+Applications that must not act on each other's runs need separate
+databases (each with its own schema `ticketiq` and roles), not separate
+logins.  `tests/test_hardening.py` (the trust model test) tests both
+lists with two logins.
 
 ## Operator views
 

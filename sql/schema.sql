@@ -28,7 +28,8 @@ insert into ticketiq.schema_migrations (version, name) values
 (6, 'liveness'),
 (7, 'group_commit'),
 (8, 'lean_steps'),
-(9, 'failures');
+(9, 'failures'),
+(10, 'hardening');
 
 -- One-row settings table.  fake_clock_allowed lets the setting
 -- ticketiq.fake_now move the database clock; only test databases turn it on.
@@ -255,6 +256,9 @@ create table ticketiq.answers (
     delivery_started_at timestamptz,
     check (retain_until >= sealed_at)
 );
+
+-- Retention (ticketiq.purge_answers) finds the answers past retain_until.
+create index answers_retain_until_idx on ticketiq.answers (retain_until);
 
 -- The durable inbox of every entry point, keyed by the sender's id.
 create table ticketiq.entries (

@@ -410,3 +410,39 @@ def test_a_populated_database_at_version_8_upgrades_to_9_keeping_its_rows(
             assert conn.execute(
                 "select status, last_step from ticketiq.get_run(%s)", (live,)
             ).fetchone() == ("running", 1)
+
+
+def test_a_database_at_version_9_upgrades_to_10_disabling_the_crons_that_cannot_fire(
+    pg_server_url: str, tmp_path: Path
+) -> None:
+    """Migration 10 adds the index of answers by retention and disables each cron schedule
+    that could never fire (written before upsert_cron_schedule refused them: a next fire at
+    -infinity, every 1e13 seconds); every other row stays as it was, the schema is a fresh
+    install's, and the good schedule fires."""
+    root = sql_tree_up_to(tmp_path, 9)
+    tables = ("runs", "answers", "entries", "audit")
+    with temporary_database(pg_server_url) as url, temporary_database(pg_server_url) as fresh:
+        assert install_migrations(url, root) == 9
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(
+                "insert into ticketiq.cron_schedules (name, every_seconds, next_fire_at, owner,"
+                " run_as, channel) values ('minus_infinity', 60, '-infinity', 'o', 'r', 'c'),"
+                " ('huge', 1e13, now() - interval '1 hour', 'o', 'r', 'c'),"
+                " ('good', 3600, now() - interval '1 minute', 'o', 'r', 'c')")
+            (run, epoch) = conn.execute(
+                "select run_id, epoch from ticketiq.start_run('p1', 'o', 'r', 'c', 'e', false,"
+                " 600, '{}')").fetchone()
+            conn.execute("select ticketiq.seal_answer(%s, %s, 1, '{}', 'a', 'k', 60)", (run, epoch))
+            snapshot = [conn.execute(f"select to_jsonb(t) from ticketiq.{table} as t order by 1")
+                        .fetchall() for table in tables]
+        assert install_fresh(url) == NEWEST == 10
+        install_fresh(fresh)
+        assert dump_schema(url) == dump_schema(fresh)
+        with psycopg.connect(url, autocommit=True) as conn:
+            assert [conn.execute(f"select to_jsonb(t) from ticketiq.{table} as t order by 1")
+                    .fetchall() for table in tables] == snapshot
+            assert conn.execute(
+                "select name, enabled from ticketiq.cron_schedules order by name").fetchall() == [
+                ("good", True), ("huge", False), ("minus_infinity", False)]
+            fired = conn.execute("select name from ticketiq.fire_due_crons()").fetchall()
+            assert fired == [("good",)]

@@ -32,6 +32,7 @@ begin
             p_body,
             '$.calls[*] ? (!(@.type() == "object"
                 && @.call_id.type() == "string" && @.call_id != ""
+                && !(@.call_id like_regex "^.{200}.{57}" flag "s")
                 && @.tool.type() == "string" && @.tool != ""
                 && @.arguments.type() == "object"
                 && @.classification.type() == "string"

@@ -37,7 +37,8 @@ begin
         raise exception 'job % is %, not running', p_job_id, v_job.state
             using errcode = 'TQ006';
     end if;
-    if v_job.lease_expires_at <= p_now then
+    -- The clock after the row lock: waiting for it must not stretch a lease.
+    if v_job.lease_expires_at <= greatest(p_now, ticketiq.now()) then
         raise exception 'lease job:% lapsed at %', p_job_id, v_job.lease_expires_at
             using errcode = 'TQ003',
                   hint = 'The lease ran out by the database clock; this attempt must stop.';

@@ -3,7 +3,8 @@
 -- A checkpoint is a JSON object with
 --   conversation     array   the conversation so far
 --   calls            array   the calls the step asked for, each an object with
---                            call_id (non-empty string, unique in the step),
+--                            call_id (string of 1 to 256 characters, unique
+--                            in the step),
 --                            tool (non-empty string), arguments (object),
 --                            classification (read | write | delegation |
 --                            remote_agent | subagent_with_tools) and
@@ -67,6 +68,7 @@ begin
         select c.value, c.ordinality, coalesce(
             jsonb_typeof(c.value) = 'object'
             and jsonb_typeof(c.value -> 'call_id') = 'string' and c.value ->> 'call_id' <> ''
+            and length(c.value ->> 'call_id') <= 256
             and jsonb_typeof(c.value -> 'tool') = 'string' and c.value ->> 'tool' <> ''
             and jsonb_typeof(c.value -> 'arguments') = 'object'
             and c.value ->> 'classification' in (
@@ -82,6 +84,7 @@ begin
             when jsonb_typeof(v_value) <> 'object' then ' must be an object'
             when jsonb_typeof(v_value -> 'call_id') is distinct from 'string'
                 or v_value ->> 'call_id' = '' then '.call_id must be a non-empty string'
+            when length(v_value ->> 'call_id') > 256 then '.call_id must be 1 to 256 characters'
             when jsonb_typeof(v_value -> 'tool') is distinct from 'string'
                 or v_value ->> 'tool' = '' then '.tool must be a non-empty string'
             when jsonb_typeof(v_value -> 'arguments') is distinct from 'object'

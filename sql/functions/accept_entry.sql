@@ -7,8 +7,17 @@
 -- (created = false) with its run, and starts nothing.  NOTIFYs
 -- ticketiq_entry so an entry worker claims it at once (its poll is the
 -- truth).  p_durable false: the run will not be written ahead (lost, it is
--- failed, not resumed).  TQ004 for a bad kind, an empty sender id or
--- identity, or a payload that is not an object; nothing is written then.
+-- failed, not resumed).  Nothing is written for a call refused.
+-- Limits:
+--   p_kind       one of webhook, ticket_event, teams, a2a, copilot, playground, cron
+--   p_sender_id  1..512
+--   p_payload    a JSON object
+--   p_owner      1..512
+--   p_run_as     1..512
+--   p_channel    1..512
+--   p_may_wait   not null
+--   p_durable    not null
+-- SQLSTATEs: TQ004 (bad input).
 create or replace function ticketiq.accept_entry(
     p_kind text,
     p_sender_id text,
@@ -37,18 +46,17 @@ begin
     if p_kind is null or p_kind not in (
         'webhook', 'ticket_event', 'teams', 'a2a', 'copilot', 'playground', 'cron'
     ) then
-        raise exception 'unknown entry kind %', coalesce(p_kind, 'null') using errcode = 'TQ004';
+        raise exception 'unknown entry kind %', coalesce(left(p_kind, 64), 'null') using errcode = 'TQ004';
     end if;
-    if coalesce(p_sender_id, '') = '' then
-        raise exception 'a % entry needs the sender''s id', p_kind using errcode = 'TQ004';
-    end if;
+    perform ticketiq._require_text('sender_id', p_sender_id, 512);
+    perform ticketiq._require_text('owner', p_owner, 512);
+    perform ticketiq._require_text('run_as', p_run_as, 512);
+    perform ticketiq._require_text('channel', p_channel, 512);
     if p_payload is null or jsonb_typeof(p_payload) <> 'object' then
         raise exception 'the payload must be a JSON object' using errcode = 'TQ004';
     end if;
-    if coalesce(p_owner, '') = '' or coalesce(p_run_as, '') = '' or coalesce(p_channel, '') = ''
-        or p_may_wait is null or p_durable is null then
-        raise exception 'owner, run_as, channel, may_wait and durable are required'
-            using errcode = 'TQ004';
+    if p_may_wait is null or p_durable is null then
+        raise exception 'may_wait and durable are required' using errcode = 'TQ004';
     end if;
 
     insert into ticketiq.entries as e (
@@ -71,4 +79,4 @@ end;
 $$;
 
 comment on function ticketiq.accept_entry(text, text, jsonb, text, text, text, boolean, boolean) is
-'Write a request to the durable inbox keyed by (kind, sender id); a retry finds the entry (created=false). TQ004 bad input.';
+'Write a request to the durable inbox keyed by (kind, sender id, at most 512 characters); a retry finds the entry (created=false). TQ004 bad input.';

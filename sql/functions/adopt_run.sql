@@ -11,8 +11,12 @@
 -- sealed, last_step is the answer's step, of which there is no checkpoint:
 -- the checkpoint columns are null and calls is empty (a resume then only
 -- hands the answer on).  The caller verifies the seal before executing anything (I9).  Returns no
--- row when there is nothing to adopt.  TQ004 for an empty holder or a TTL
--- that is not positive.
+-- row when there is nothing to adopt.
+-- Limits:
+--   p_holder       1..512
+--   p_ttl_seconds  seconds in (0, 1e9]
+--   p_run_id       any run id, or null (the oldest claimed run)
+-- SQLSTATEs: TQ004 (bad holder or TTL).
 create or replace function ticketiq.adopt_run(
     p_holder text,
     p_ttl_seconds double precision,
@@ -30,9 +34,7 @@ declare
     v_run_id uuid;
     v_run ticketiq.runs;
 begin
-    if coalesce(p_holder, '') = '' then
-        raise exception 'holder must be non-empty' using errcode = 'TQ004';
-    end if;
+    perform ticketiq._require_text('holder', p_holder, 512);
 
     select r.run_id into v_run_id
     from ticketiq.runs as r

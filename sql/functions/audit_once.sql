@@ -21,10 +21,15 @@
 -- keys go with their run (on delete cascade), so ticketiq.purge_history
 -- takes them with the run and its audit rows.
 --
--- Fenced (TQ001/TQ002/TQ003/TQ006, ticketiq._fence); TQ004 for an event
--- that is not an agent.run.* name, an empty key or one over 256
--- characters, or a detail that is not a JSON object.  A rejected call
--- writes nothing.
+-- Fenced (ticketiq._fence); a rejected call writes nothing.
+-- Limits:
+--   p_run_id  the run
+--   p_epoch   the writer's epoch
+--   p_event   agent.run.<lower-case name>, at most 200 characters
+--   p_key     1..256
+--   p_detail  a JSON object
+-- SQLSTATEs: TQ004 (bad event, key or detail), TQ001, TQ002, TQ003, TQ006
+--   (ticketiq._fence), 40001 (a race lost under REPEATABLE READ).
 create or replace function ticketiq.audit_once(
     p_run_id uuid,
     p_epoch bigint,
@@ -46,8 +51,8 @@ declare
     v_run ticketiq.runs;
     v_audit_id bigint;
 begin
-    if p_event is null or p_event !~ '^agent\.run\.[a-z_]+$' then
-        raise exception 'event must be an agent.run.* name, got %', coalesce(p_event, 'null')
+    if p_event is null or length(p_event) > 200 or p_event !~ '^agent\.run\.[a-z_]+$' then
+        raise exception 'event must be an agent.run.* name, got %', coalesce(left(p_event, 200), 'null')
             using errcode = 'TQ004';
     end if;
     if coalesce(p_key, '') = '' or length(p_key) > 256 then

@@ -6,8 +6,13 @@
 -- stalled and was swept can record nothing more.  A resumable job queued
 -- again after a loss restarts from the last progress recorded.  The lease
 -- is not extended: ticketiq.renew_job_leases does that.  Fenced
--- (ticketiq._fence_job: TQ010 unknown job, TQ002 stale epoch, TQ006 not
--- running, TQ003 lease lapsed); TQ004 for progress that is not a JSON object.
+-- (ticketiq._fence_job, which reads the clock after the job's row lock).
+-- Limits:
+--   p_job_id    the job
+--   p_epoch     the writer's epoch
+--   p_progress  a JSON object
+-- SQLSTATEs: TQ004 (progress not an object), TQ010 unknown job, TQ002 stale
+--   epoch, TQ006 not running, TQ003 lease lapsed.
 create or replace function ticketiq.checkpoint_job(
     p_job_id uuid,
     p_epoch bigint,

@@ -9,7 +9,16 @@
 -- sweep, and the entry's outcome is recorded when its run ends.
 -- p_min_age_seconds leaves younger entries to other processes (a process
 -- that should only pick up what others left, e.g. a recovery process).
--- TQ004 for a limit below 1 or a negative age.
+-- An entry that could not start a run under today's limits (only one
+-- accepted before schema 10 can be: a sender id over 512 characters, an
+-- identity over 512) is left pending, for an operator, and never stops
+-- the others.
+-- Limits:
+--   p_holder           1..512
+--   p_ttl_seconds      seconds in (0, 1e9]
+--   p_limit            >= 1
+--   p_min_age_seconds  seconds in [0, 1e9]
+-- SQLSTATEs: TQ004 (bad holder, TTL, limit or age).
 create or replace function ticketiq.claim_entries(
     p_holder text,
     p_ttl_seconds double precision,
@@ -40,8 +49,11 @@ declare
     v_entry ticketiq.entries;
     v_started record;
 begin
-    if p_limit is null or p_limit < 1 or p_min_age_seconds is null or p_min_age_seconds < 0 then
-        raise exception 'limit must be >= 1 and min_age >= 0' using errcode = 'TQ004';
+    perform ticketiq._require_text('holder', p_holder, 512);
+    if p_limit is null or p_limit < 1 or p_min_age_seconds is null
+        or not p_min_age_seconds between 0 and 1e9 then
+        raise exception 'limit must be >= 1 and min_age 0 to 1000000000 seconds'
+            using errcode = 'TQ004';
     end if;
     perform ticketiq._require_positive('ttl', p_ttl_seconds);
 
@@ -50,6 +62,11 @@ begin
         from ticketiq.entries as e
         where e.state = 'pending'
             and e.received_at <= v_now - make_interval(secs => p_min_age_seconds)
+            -- the limits of ticketiq.accept_entry (and so of start_run)
+            and length(e.sender_id) <= 512
+            and length(e.owner) <= 512
+            and length(e.run_as) <= 512
+            and length(e.channel) <= 512
         order by e.received_at
         limit p_limit
         for update skip locked

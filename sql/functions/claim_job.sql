@@ -6,9 +6,13 @@
 -- for p_ttl_seconds from now by the database clock and returns in the same
 -- statement what the worker needs: kind, payload, the progress a previous
 -- attempt checkpointed (empty for a fresh job) and the attempts lost so
--- far.  Returns no row when nothing is queued.  Errors: TQ004
--- invalid_payload (empty holder, TTL not positive, kinds empty or with
--- null or empty elements).
+-- far.  Returns no row when nothing is queued.
+-- Limits:
+--   p_holder       1..512
+--   p_ttl_seconds  seconds in (0, 1e9]
+--   p_kinds        null (any kind), or a one-dimensional, non-empty array of
+--                  non-empty kinds (compared only, not stored)
+-- SQLSTATEs: TQ004 (bad holder, TTL or kinds).
 create or replace function ticketiq.claim_job(
     p_holder text,
     p_ttl_seconds double precision,
@@ -33,15 +37,13 @@ declare
     v_now timestamptz := ticketiq.now();
     v_ttl interval := ticketiq._require_positive('ttl', p_ttl_seconds);
 begin
-    if coalesce(p_holder, '') = '' then
-        raise exception 'holder must be non-empty' using errcode = 'TQ004';
-    end if;
+    perform ticketiq._require_text('holder', p_holder, 512);
     if p_kinds is not null and (
-        cardinality(p_kinds) = 0
+        array_ndims(p_kinds) is distinct from 1
         or array_position(p_kinds, null) is not null
         or array_position(p_kinds, '') is not null
     ) then
-        raise exception 'kinds must be null (any kind) or a non-empty array of non-empty kinds'
+        raise exception 'kinds must be null or a one-dimensional array of non-empty kinds'
             using errcode = 'TQ004';
     end if;
 

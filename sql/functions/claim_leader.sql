@@ -5,8 +5,14 @@
 -- leader raises the lease's epoch by one.  Returns the lease as it stands
 -- with is_leader telling whether p_holder holds it.  Leadership only saves
 -- work: ticketiq.sweep_lapsed claims each lost run once even if two
--- leaders sweep at the same time.  TQ004 for an empty name/holder or a TTL
--- that is not positive.
+-- leaders sweep at the same time.  The lease's row is locked before the
+-- clock is read: a claim that waited for it decides by the time after the
+-- wait.
+-- Limits:
+--   p_name         1..512
+--   p_holder       1..512
+--   p_ttl_seconds  seconds in (0, 1e9]
+-- SQLSTATEs: TQ004 (bad name, holder or TTL).
 create or replace function ticketiq.claim_leader(
     p_name text,
     p_holder text,
@@ -24,13 +30,15 @@ set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
-    v_now timestamptz := ticketiq.now();
+    v_now timestamptz;
     v_ttl interval := ticketiq._require_positive('ttl', p_ttl_seconds);
     v_lease ticketiq.leader_leases;
 begin
-    if coalesce(p_name, '') = '' or coalesce(p_holder, '') = '' then
-        raise exception 'leader name and holder must be non-empty' using errcode = 'TQ004';
-    end if;
+    perform ticketiq._require_text('name', p_name, 512);
+    perform ticketiq._require_text('holder', p_holder, 512);
+    -- The row first, then the clock (a first claim of the name has no row to lock).
+    perform 1 from ticketiq.leader_leases as l where l.name = p_name for update;
+    v_now := ticketiq.now();
 
     insert into ticketiq.leader_leases as l (name, holder, epoch, acquired_at, expires_at)
     values (p_name, p_holder, 1, v_now, v_now + v_ttl)

@@ -6,7 +6,13 @@
 -- that resumes it) reads the decision; a run suspended on the request
 -- (wait key approval:<id>) is woken.  Deciding the same way again returns
 -- the stored decision; deciding the other way raises TQ007 step_conflict.
--- TQ009 unknown_approval; TQ004 for an empty actor.
+-- Limits:
+--   p_approval_id  the approval request
+--   p_approve      true or false
+--   p_actor        1..512
+--   p_reason       null, or at most 2000 characters
+-- SQLSTATEs: TQ004 (bad actor, decision or reason), TQ009 unknown approval,
+--   TQ007 decided the other way already.
 create or replace function ticketiq.decide_approval(
     p_approval_id uuid,
     p_approve boolean,
@@ -30,9 +36,10 @@ declare
     v_request ticketiq.approval_requests;
     v_state text;
 begin
-    if coalesce(p_actor, '') = '' or p_approve is null then
-        raise exception 'a decision needs an actor and approve true or false'
-            using errcode = 'TQ004';
+    perform ticketiq._require_text('actor', p_actor, 512);
+    perform ticketiq._require_text('reason', p_reason, 2000, true, 0);
+    if p_approve is null then
+        raise exception 'a decision needs approve true or false' using errcode = 'TQ004';
     end if;
     v_state := case when p_approve then 'approved' else 'rejected' end;
 

@@ -6,6 +6,9 @@
 -- the parent takes the answer, waits for a child that is alive, or takes
 -- over a child whose lease lapsed (ticketiq.take_over_child).  Only child
 -- runs (with a parent) are found.
+-- Limits:
+--   p_delegation_key  1..600 (the child's idempotency key)
+-- SQLSTATEs: TQ004 (bad key).
 create or replace function ticketiq.delegation_status(p_delegation_key text)
 returns table (
     run_id uuid,
@@ -26,9 +29,7 @@ as $$
 declare
     v_now timestamptz := ticketiq.now();
 begin
-    if coalesce(p_delegation_key, '') = '' then
-        raise exception 'a delegation key must be non-empty' using errcode = 'TQ004';
-    end if;
+    perform ticketiq._require_text('delegation_key', p_delegation_key, 600);
     return query
     select r.run_id, r.parent_run_id, r.status::text, r.epoch::bigint,
         r.status = 'running' and r.lease_expires_at <= v_now,

@@ -7,8 +7,12 @@
 -- again with its progress kept, false (classifier training, red-team runs)
 -- fails it 'interrupted'.  A repeated p_idempotency_key finds the existing
 -- job, whatever its state, and changes nothing: created is false.
--- Errors: TQ004 invalid_payload (empty kind or key, payload not a JSON
--- object, resumable null).
+-- Limits:
+--   p_kind             1..512
+--   p_payload          a JSON object
+--   p_resumable        true or false
+--   p_idempotency_key  null, or 1..600
+-- SQLSTATEs: TQ004 (bad kind, payload, resumable or key).
 create or replace function ticketiq.enqueue_job(
     p_kind text,
     p_payload jsonb,
@@ -31,17 +35,13 @@ declare
     v_now timestamptz := ticketiq.now();
     v_job_id uuid;
 begin
-    if coalesce(p_kind, '') = '' then
-        raise exception 'kind must be non-empty' using errcode = 'TQ004';
-    end if;
+    perform ticketiq._require_text('kind', p_kind, 512);
+    perform ticketiq._require_text('idempotency_key', p_idempotency_key, 600, true);
     if p_payload is null or jsonb_typeof(p_payload) <> 'object' then
         raise exception 'payload must be a JSON object' using errcode = 'TQ004';
     end if;
     if p_resumable is null then
         raise exception 'resumable must not be null' using errcode = 'TQ004';
-    end if;
-    if p_idempotency_key = '' then
-        raise exception 'idempotency_key must be null or non-empty' using errcode = 'TQ004';
     end if;
 
     insert into ticketiq.jobs as j (

@@ -3,9 +3,13 @@
 -- The attempt that holds the job at p_epoch, unlapsed, marks it 'failed'
 -- with p_reason (a handler's error: bad payload, vendor refused, ...),
 -- releases its lease and audits job.failed.  A failed job is never run
--- again; it must be enqueued anew.  Fenced (ticketiq._fence_job: TQ010
--- unknown job, TQ002 stale epoch, TQ006 not running, TQ003 lease lapsed);
--- TQ004 for an empty reason.
+-- again; it must be enqueued anew.  Fenced (ticketiq._fence_job).
+-- Limits:
+--   p_job_id  the job
+--   p_epoch   the writer's epoch
+--   p_reason  1..2000
+-- SQLSTATEs: TQ004 (bad reason), TQ010 unknown job, TQ002 stale epoch,
+--   TQ006 not running, TQ003 lease lapsed.
 create or replace function ticketiq.fail_job(
     p_job_id uuid,
     p_epoch bigint,
@@ -25,9 +29,7 @@ declare
     v_now timestamptz := ticketiq.now();
     v_job ticketiq.jobs;
 begin
-    if coalesce(p_reason, '') = '' then
-        raise exception 'a failure needs a reason' using errcode = 'TQ004';
-    end if;
+    perform ticketiq._require_text('reason', p_reason, 2000);
     v_job := ticketiq._fence_job(p_job_id, p_epoch, v_now);
 
     update ticketiq.jobs as j

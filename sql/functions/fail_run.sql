@@ -4,9 +4,14 @@
 -- seal does not verify (event agent.run.seal_failed), an owner no longer
 -- allowed, a gate that refuses the resumed run.  The lease is released,
 -- the transcript and the run's entry (an A2A task, a cron fire) told and
--- the failure audited under p_event.  Fenced
--- (TQ001/TQ002/TQ003/TQ006); TQ004 for an empty reason or an event that is
--- not an agent.run.* name.
+-- the failure audited under p_event.  Fenced (ticketiq._fence).
+-- Limits:
+--   p_run_id  the run
+--   p_epoch   the writer's epoch
+--   p_reason  1..2000
+--   p_event   agent.run.<lower-case name>, at most 200 characters
+-- SQLSTATEs: TQ004 (bad reason or event), TQ001, TQ002, TQ003, TQ006
+--   (ticketiq._fence).
 create or replace function ticketiq.fail_run(
     p_run_id uuid,
     p_epoch bigint,
@@ -27,11 +32,9 @@ declare
     v_now timestamptz := ticketiq.now();
     v_run ticketiq.runs;
 begin
-    if coalesce(p_reason, '') = '' then
-        raise exception 'a failure needs a reason' using errcode = 'TQ004';
-    end if;
-    if p_event is null or p_event !~ '^agent\.run\.[a-z_]+$' then
-        raise exception 'event must be an agent.run.* name, got %', coalesce(p_event, 'null')
+    perform ticketiq._require_text('reason', p_reason, 2000);
+    if p_event is null or length(p_event) > 200 or p_event !~ '^agent\.run\.[a-z_]+$' then
+        raise exception 'event must be an agent.run.* name, got %', coalesce(left(p_event, 200), 'null')
             using errcode = 'TQ004';
     end if;
     v_run := ticketiq._fence(p_run_id, p_epoch, v_now);

@@ -2,9 +2,13 @@
 --
 -- The attempt that holds the job at p_epoch, unlapsed, marks it
 -- 'completed' with p_result (any JSON value), releases its lease and
--- audits job.completed.  The progress is kept.  Fenced
--- (ticketiq._fence_job: TQ010 unknown job, TQ002 stale epoch, TQ006 not
--- running, e.g. finished already, TQ003 lease lapsed); TQ004 for a null result.
+-- audits job.completed.  The progress is kept.  Fenced (ticketiq._fence_job).
+-- Limits:
+--   p_job_id  the job
+--   p_epoch   the writer's epoch
+--   p_result  any JSON value (JSON null too), not SQL null
+-- SQLSTATEs: TQ004 (SQL null result), TQ010 unknown job, TQ002 stale epoch,
+--   TQ006 not running (finished already), TQ003 lease lapsed.
 create or replace function ticketiq.finish_job(
     p_job_id uuid,
     p_epoch bigint,

@@ -6,7 +6,17 @@
 -- is a row claimed once across processes — and moves the schedule to its
 -- next fire time on its grid (missed fires are not replayed in a burst).  p_durable
 -- false: cron runs are not written ahead (TICKETIQ_CRASH_RESUME_ENTRIES).
--- Returns the fires written.
+-- Returns the fires written.  Only schedules that can fire are read, by
+-- the rules ticketiq.upsert_cron_schedule enforces (a finite next fire,
+-- every 1 to 1e9 seconds, a name and an identity within their limits): a
+-- schedule written before schema 10 that breaks them (migration 10
+-- disabled those it found) is never fired and never stops the others, so
+-- the inbox is not held up behind it.  Every schedule read fires without
+-- error (its next fire is at most 1e9 seconds after now).
+-- Limits:
+--   p_durable  true or false
+--   p_limit    >= 1
+-- SQLSTATEs: TQ004 (bad limit or durable).
 create or replace function ticketiq.fire_due_crons(
     p_durable boolean default true,
     p_limit integer default 100
@@ -34,6 +44,12 @@ begin
         select c.*
         from ticketiq.cron_schedules as c
         where c.enabled and c.next_fire_at <= v_now
+            and isfinite(c.next_fire_at)
+            and c.every_seconds between 1 and 1e9
+            and length(c.name) <= 256
+            and length(c.owner) <= 512
+            and length(c.run_as) <= 512
+            and length(c.channel) <= 512
         order by c.next_fire_at
         limit p_limit
         for update skip locked

@@ -4,7 +4,10 @@
 -- was sealed, until when it is kept, and whether and by which epoch it was
 -- handed on (ticketiq.hand_on_answer).  A caller verifies the seal
 -- (kind 'answer') before it trusts the body.  No row while the run has no
--- sealed answer (or its answer was purged); TQ001 unknown_run.
+-- sealed answer (or its answer was purged).
+-- Limits:
+--   p_run_id  any run id
+-- SQLSTATEs: TQ001 unknown run.
 create or replace function ticketiq.get_answer(p_run_id uuid)
 returns table (
     run_id uuid,

@@ -1,7 +1,10 @@
 -- ticketiq.get_approval(approval): read an approval request's state.
 --
 -- What a run waiting on a held call polls (NOTIFY ticketiq_approval is only
--- a hint).  TQ009 unknown_approval.
+-- a hint).
+-- Limits:
+--   p_approval_id  any approval id
+-- SQLSTATEs: TQ009 unknown approval.
 create or replace function ticketiq.get_approval(p_approval_id uuid)
 returns table (
     approval_id uuid,

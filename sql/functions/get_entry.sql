@@ -3,6 +3,10 @@
 -- What an A2A tasks/get (or a retried request) reads: the entry's state,
 -- its run's status and the run's sealed answer, if any.  No row for an
 -- unknown entry.
+-- Limits:
+--   p_kind       compared only, not stored: any text (no row when unknown)
+--   p_sender_id  compared only, not stored: any text (no row when unknown)
+-- SQLSTATEs: none.
 create or replace function ticketiq.get_entry(p_kind text, p_sender_id text)
 returns table (
     entry_id bigint,

@@ -1,7 +1,10 @@
 -- ticketiq.get_job(job): a background job's state as the API shows it.
 --
 -- Kind, state, payload, progress, result, epoch, holder and lease expiry,
--- attempts lost, idempotency key and failure reason.  TQ010 unknown_job.
+-- attempts lost, idempotency key and failure reason.
+-- Limits:
+--   p_job_id  any job id
+-- SQLSTATEs: TQ010 unknown job.
 create or replace function ticketiq.get_job(p_job_id uuid)
 returns table (
     job_id uuid,

@@ -1,7 +1,12 @@
 -- ticketiq.get_run(run): a run's state as the API shows it.
 --
 -- Status, lease holder and expiry, epoch, losses, last step, entry point,
--- the sealed answer if any and the failure reason.  TQ001 unknown_run.
+-- the sealed answer if any and the failure reason.  Any ticketiq_app
+-- login may read any run, its holder and epoch included (see the trust
+-- model in docs/sql-api.md).
+-- Limits:
+--   p_run_id  any run id
+-- SQLSTATEs: TQ001 unknown run.
 create or replace function ticketiq.get_run(p_run_id uuid)
 returns table (
     run_id uuid,

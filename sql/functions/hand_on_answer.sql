@@ -7,6 +7,11 @@
 -- TQ005 answer_sealed should the run still be running with the answer
 -- handed on); a run with no sealed answer raises TQ007 step_conflict.  Fenced (TQ001/TQ002/TQ003/
 -- TQ006), so only the run's current attempt can hand it on.
+-- Limits:
+--   p_run_id  the run
+--   p_epoch   the writer's epoch
+-- SQLSTATEs: TQ001, TQ002, TQ003, TQ006 (ticketiq._fence), TQ005 handed on
+--   already, TQ007 no sealed answer.
 create or replace function ticketiq.hand_on_answer(
     p_run_id uuid,
     p_epoch bigint

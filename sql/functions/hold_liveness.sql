@@ -10,8 +10,10 @@
 -- fresh key per call means a reconnecting process never waits for its old
 -- session's lock.  was_reaped tells the caller that a watcher found its
 -- previous session ended and took its runs over (they are fenced; its
--- next renewal tells which).  TQ004 for an empty id; TQ011 for a process
--- never registered.
+-- next renewal tells which).
+-- Limits:
+--   p_process_id  1..512
+-- SQLSTATEs: TQ004 (bad process id), TQ011 process never registered.
 create or replace function ticketiq.hold_liveness(p_process_id text)
 returns table (
     process_id text,
@@ -29,9 +31,7 @@ declare
     v_key integer := nextval('ticketiq.liveness_keys');
     v_reaped boolean;
 begin
-    if coalesce(p_process_id, '') = '' then
-        raise exception 'process id must be non-empty' using errcode = 'TQ004';
-    end if;
+    perform ticketiq._require_text('process_id', p_process_id, 512);
     select p.ended_reason is not null into v_reaped
     from ticketiq.processes as p
     where p.process_id = p_process_id

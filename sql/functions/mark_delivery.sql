@@ -6,6 +6,11 @@
 -- posted once.  Marking again returns the first mark with already_started
 -- true: whoever sees that reads the reply back before posting.  Fenced (TQ001/TQ002/TQ003/TQ006); TQ007 when
 -- the run has no sealed answer.
+-- Limits:
+--   p_run_id  the run
+--   p_epoch   the writer's epoch
+-- SQLSTATEs: TQ001, TQ002, TQ003, TQ006 (ticketiq._fence), TQ007 no sealed
+--   answer.
 create or replace function ticketiq.mark_delivery(p_run_id uuid, p_epoch bigint)
 returns table (
     delivery_started_at timestamptz,

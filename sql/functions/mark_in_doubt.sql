@@ -9,6 +9,16 @@
 -- the tool's classification now; a call once marked as a write stays a write.
 -- Marking a call again changes nothing and returns the first mark.
 -- stop_requested tells the caller a Stop was asked: it must not make the call.
+-- Limits:
+--   p_run_id          the run
+--   p_epoch           the writer's epoch
+--   p_step            the run's last step
+--   p_call_id         1..256
+--   p_classification  null, or one of read, write, delegation, remote_agent,
+--                     subagent_with_tools
+-- SQLSTATEs: TQ004 (bad call id or classification, a read), TQ001, TQ002,
+--   TQ003, TQ006 (ticketiq._fence), TQ005 answer sealed, TQ007 not the last
+--   step or the call finished, TQ008 no such call.
 create or replace function ticketiq.mark_in_doubt(
     p_run_id uuid,
     p_epoch bigint,
@@ -38,16 +48,17 @@ declare
     v_call ticketiq.calls;
     v_class text;
 begin
+    perform ticketiq._require_text('call_id', p_call_id, 256);
+    if p_classification is not null and p_classification not in (
+        'read', 'write', 'delegation', 'remote_agent', 'subagent_with_tools'
+    ) then
+        raise exception 'unknown classification %', left(p_classification, 64) using errcode = 'TQ004';
+    end if;
     v_run := ticketiq._fence(p_run_id, p_epoch, v_now);
 
     if exists (select 1 from ticketiq.answers as a where a.run_id = p_run_id) then
         raise exception 'run % has a sealed answer and makes no further call', p_run_id
             using errcode = 'TQ005';
-    end if;
-    if p_classification is not null and p_classification not in (
-        'read', 'write', 'delegation', 'remote_agent', 'subagent_with_tools'
-    ) then
-        raise exception 'unknown classification %', p_classification using errcode = 'TQ004';
     end if;
     if p_step is distinct from v_run.last_step then
         raise exception 'run % is at step %, cannot mark a call of step %', p_run_id,

@@ -6,6 +6,7 @@
 -- the setting is ignored, so no session can stretch a lease by faking time.
 -- SECURITY DEFINER: the app and operator roles may call it without reading
 -- ticketiq.config themselves.
+-- SQLSTATEs: none.
 create or replace function ticketiq.now()
 returns timestamptz
 language plpgsql

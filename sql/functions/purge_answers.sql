@@ -2,7 +2,12 @@
 --
 -- Deletes at most p_limit answers whose retain_until has passed by the
 -- database clock and that were handed on or whose run finished, and returns
--- how many it deleted.  Schedule it (cron, pg_cron) as often as you like.
+-- how many it deleted.  Schedule it (cron, pg_cron) as often as you like:
+-- it finds the answers past their retention through answers_retain_until_idx
+-- (schema 10), so its cost does not grow with the answers kept.
+-- Limits:
+--   p_limit  >= 1
+-- SQLSTATEs: TQ004 (bad limit).
 create or replace function ticketiq.purge_answers(p_limit integer default 1000)
 returns integer
 language plpgsql

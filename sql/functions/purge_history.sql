@@ -17,7 +17,11 @@
 -- touched.  A deleted inbox entry no longer dedupes its sender's id, so
 -- choose an age longer than any sender retries.  Runs are taken with FOR
 -- UPDATE SKIP LOCKED, so purges may race; call it until every count is 0.
--- Finished runs are found by age through runs_finished_idx (schema 6).  TQ004 for a non-positive age or a limit under 1.
+-- Finished runs are found by age through runs_finished_idx (schema 6).
+-- Limits:
+--   p_older_than_seconds  seconds in (0, 1e9]
+--   p_limit               >= 1
+-- SQLSTATEs: TQ004 (bad age or limit).
 create or replace function ticketiq.purge_history(
     p_older_than_seconds double precision,
     p_limit integer default 1000

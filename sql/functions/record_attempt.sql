@@ -8,9 +8,16 @@
 -- the middle of retrying does not reset it and a resumed attempt goes on
 -- from it.  p_error is kept as the last error, cut to 2,000 characters.
 -- One upsert: two sessions recording at once both count.  Not idempotent:
--- each call counts one more failure.  Fenced (TQ001/TQ002/TQ003/TQ006,
--- ticketiq._fence); TQ004 for a step under 1, an empty target or one over
--- 256 characters, or an empty error.  A rejected call writes nothing.
+-- each call counts one more failure.  Fenced (ticketiq._fence).  A
+-- rejected call writes nothing.
+-- Limits:
+--   p_run_id  the run
+--   p_epoch   the writer's epoch
+--   p_step    >= 1
+--   p_target  1..256 ('model' or a call id)
+--   p_error   not empty; any length, kept cut to 2000 characters
+-- SQLSTATEs: TQ004 (bad step, target or error), TQ001, TQ002, TQ003, TQ006
+--   (ticketiq._fence).
 create or replace function ticketiq.record_attempt(
     p_run_id uuid,
     p_epoch bigint,

@@ -13,10 +13,18 @@
 --   unknown          not sent again; the outcome is unknown
 --   skipped          not made (a gate refused it)
 -- 'made' leaves the call done; every other value leaves it settled.
--- Fenced (TQ001/TQ002/TQ003/TQ006); TQ008 unknown_call (also for a read,
--- which has no row); TQ004 for an unknown
--- settlement.  Recording the same outcome again changes nothing; a different
--- one for a finished call raises TQ007 step_conflict.
+-- Fenced (ticketiq._fence).  Recording the same outcome again changes
+-- nothing; a different one for a finished call raises TQ007.
+-- Limits:
+--   p_run_id      the run
+--   p_epoch       the writer's epoch
+--   p_step        any step (TQ008 unless it has the call)
+--   p_call_id     1..256
+--   p_outcome     any JSON value, or null
+--   p_settlement  one of the settlements above
+-- SQLSTATEs: TQ004 (bad call id or settlement), TQ001, TQ002, TQ003, TQ006
+--   (ticketiq._fence), TQ007 finished otherwise or made unmarked, TQ008 no
+--   such call (also a read, which has no row).
 create or replace function ticketiq.record_outcome(
     p_run_id uuid,
     p_epoch bigint,
@@ -44,15 +52,15 @@ declare
     v_call ticketiq.calls;
     v_state text;
 begin
-    perform ticketiq._fence(p_run_id, p_epoch, v_now);
-
+    perform ticketiq._require_text('call_id', p_call_id, 256);
     if p_settlement is null or p_settlement not in (
         'made', 'redone', 'coalesced', 'read_decision', 'resent_same_key',
         'asked_again', 'read_back', 'unknown', 'skipped'
     ) then
-        raise exception 'unknown settlement %', coalesce(p_settlement, 'null')
+        raise exception 'unknown settlement %', coalesce(left(p_settlement, 64), 'null')
             using errcode = 'TQ004';
     end if;
+    perform ticketiq._fence(p_run_id, p_epoch, v_now);
 
     select c.* into v_call
     from ticketiq.calls as c

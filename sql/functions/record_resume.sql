@@ -10,11 +10,16 @@
 -- {call_id, settlement, outcome?}; each call must belong to the last step.
 -- A call an earlier attempt already finished keeps its record unchanged;
 -- a read has no row (its settlement is in the audit row only).
--- Fenced (TQ001/TQ002/TQ003/TQ006); TQ004 malformed settlements; TQ008
--- unknown call; TQ007 when this resume was already audited with other
--- settlements.  The same record again (the same epoch and settlements: a
--- statement sent again after its commit went unseen) returns the row the
--- first one wrote and changes nothing.
+-- Fenced (ticketiq._fence).  The same record again (the same epoch and
+-- settlements: a statement sent again after its commit went unseen)
+-- returns the row the first one wrote and changes nothing.
+-- Limits:
+--   p_run_id       the run
+--   p_epoch        the adopting epoch
+--   p_settlements  a JSON array of {call_id, settlement, outcome?} objects
+-- SQLSTATEs: TQ004 (malformed settlements), TQ001, TQ002, TQ003, TQ006
+--   (ticketiq._fence), TQ007 audited already with other settlements, TQ008
+--   no such call.
 create or replace function ticketiq.record_resume(
     p_run_id uuid,
     p_epoch bigint,

@@ -2,7 +2,11 @@
 --
 -- Records (or refreshes) the process with the backend pid of the calling
 -- session, so operators and the leader can see which processes hold leases.
--- TQ004 for an empty process id.
+-- Limits:
+--   p_process_id  1..512
+--   p_host        null, or at most 512 characters
+--   p_os_pid      any integer, or null
+-- SQLSTATEs: TQ004 (bad process id or host).
 create or replace function ticketiq.register_process(
     p_process_id text,
     p_host text default null,
@@ -21,9 +25,8 @@ as $$
 declare
     v_now timestamptz := ticketiq.now();
 begin
-    if coalesce(p_process_id, '') = '' then
-        raise exception 'process id must be non-empty' using errcode = 'TQ004';
-    end if;
+    perform ticketiq._require_text('process_id', p_process_id, 512);
+    perform ticketiq._require_text('host', p_host, 512, true, 0);
     insert into ticketiq.processes as p (
         process_id, host, os_pid, backend_pid, started_at, last_seen_at
     ) values (

@@ -6,8 +6,14 @@
 -- once instead of waiting for the lease to lapse.  p_outcomes (call id ->
 -- outcome) records the results of the last step's calls that this process
 -- already has, so the adopter carries them on instead of settling them as
--- calls in doubt.  Fenced (TQ001/TQ002/TQ003/TQ006); TQ004 when p_outcomes
--- is not an object.
+-- calls in doubt.  Fenced (ticketiq._fence).
+-- Limits:
+--   p_run_id    the run
+--   p_epoch     the writer's epoch
+--   p_reason    null ('shutdown'), or at most 2000 characters
+--   p_outcomes  a JSON object of call id -> outcome
+-- SQLSTATEs: TQ004 (bad reason or outcomes), TQ001, TQ002, TQ003, TQ006
+--   (ticketiq._fence).
 create or replace function ticketiq.release_run(
     p_run_id uuid,
     p_epoch bigint,
@@ -27,6 +33,7 @@ declare
     v_now timestamptz := ticketiq.now();
     v_run ticketiq.runs;
 begin
+    perform ticketiq._require_text('reason', p_reason, 2000, true, 0);
     v_run := ticketiq._fence(p_run_id, p_epoch, v_now);
     if p_outcomes is null or jsonb_typeof(p_outcomes) <> 'object' then
         raise exception 'outcomes must be a JSON object of call id -> outcome'

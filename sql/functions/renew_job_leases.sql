@@ -5,9 +5,15 @@
 -- database clock, to p_ttl_seconds from now.  Returns one row per listed
 -- job: held=false for each the worker no longer holds (swept, claimed
 -- again, finished, unknown), so it stops that job at once.  A lapsed lease
--- is never revived: the sweep takes the job back.  Errors: TQ004
--- invalid_payload (TTL not positive, arrays of other lengths, null
--- elements, empty holder).
+-- is never revived: the sweep takes the job back.  The jobs' rows are
+-- locked first (in job id order) and the clock read after: a renewal that
+-- waited for a row past the lease's expiry answers held=false.
+-- Limits:
+--   p_holder       1..512
+--   p_job_ids      a one-dimensional array without nulls, as long as p_epochs
+--   p_epochs       a one-dimensional array without nulls
+--   p_ttl_seconds  seconds in (0, 1e9]
+-- SQLSTATEs: TQ004 (bad holder, arrays or TTL).
 create or replace function ticketiq.renew_job_leases(
     p_holder text,
     p_job_ids uuid[],
@@ -26,19 +32,27 @@ set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
-    v_now timestamptz := ticketiq.now();
+    v_now timestamptz;
     v_ttl interval := ticketiq._require_positive('ttl', p_ttl_seconds);
 begin
-    if coalesce(p_holder, '') = '' then
-        raise exception 'holder must be non-empty' using errcode = 'TQ004';
-    end if;
+    perform ticketiq._require_text('holder', p_holder, 512);
     if p_job_ids is null or p_epochs is null
+        or coalesce(array_ndims(p_job_ids), 1) <> 1
+        or coalesce(array_ndims(p_epochs), 1) <> 1
         or cardinality(p_job_ids) <> cardinality(p_epochs)
         or array_position(p_job_ids, null) is not null
         or array_position(p_epochs, null) is not null then
-        raise exception 'job ids and epochs must be arrays of equal length without nulls'
+        raise exception 'job ids and epochs must be one-dimensional arrays of equal length without nulls'
             using errcode = 'TQ004';
     end if;
+
+    -- The rows first, in job id order, then the clock.
+    perform 1
+    from ticketiq.jobs as j
+    where j.job_id = any(p_job_ids) and j.state = 'running' and j.holder = p_holder
+    order by j.job_id
+    for no key update;
+    v_now := ticketiq.now();
 
     return query
     with listed as (

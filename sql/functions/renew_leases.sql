@@ -5,9 +5,16 @@
 -- database clock, to p_ttl_seconds from now.  Returns one row per listed
 -- run: held=false for each the process no longer holds (taken over, lapsed,
 -- finished), so it stops that run at once (invariant I12).  A lapsed lease
--- is never revived: the sweep claims it.  Also records the process as seen.
--- Errors: TQ004 invalid_payload (TTL not positive, arrays of other lengths,
--- null elements, empty holder).
+-- is never revived: the sweep claims it.  The runs' rows are locked first
+-- (in run id order) and the clock read after: a renewal that waited for a
+-- row past the lease's expiry answers held=false (I1, I11).  Also records
+-- the process as seen.
+-- Limits:
+--   p_holder       1..512
+--   p_run_ids      a one-dimensional array without nulls, as long as p_epochs
+--   p_epochs       a one-dimensional array without nulls
+--   p_ttl_seconds  seconds in (0, 1e9]
+-- SQLSTATEs: TQ004 (bad holder, arrays or TTL).
 create or replace function ticketiq.renew_leases(
     p_holder text,
     p_run_ids uuid[],
@@ -26,19 +33,28 @@ set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
-    v_now timestamptz := ticketiq.now();
+    v_now timestamptz;
     v_ttl interval := ticketiq._require_positive('ttl', p_ttl_seconds);
 begin
-    if coalesce(p_holder, '') = '' then
-        raise exception 'holder must be non-empty' using errcode = 'TQ004';
-    end if;
+    perform ticketiq._require_text('holder', p_holder, 512);
     if p_run_ids is null or p_epochs is null
+        or coalesce(array_ndims(p_run_ids), 1) <> 1
+        or coalesce(array_ndims(p_epochs), 1) <> 1
         or cardinality(p_run_ids) <> cardinality(p_epochs)
         or array_position(p_run_ids, null) is not null
         or array_position(p_epochs, null) is not null then
-        raise exception 'run ids and epochs must be arrays of equal length without nulls'
+        raise exception 'run ids and epochs must be one-dimensional arrays of equal length without nulls'
             using errcode = 'TQ004';
     end if;
+
+    -- The rows first, in run id order (no deadlock with another renewal),
+    -- then the clock: the time after any wait decides.
+    perform 1
+    from ticketiq.runs as r
+    where r.run_id = any(p_run_ids) and r.status = 'running' and r.lease_holder = p_holder
+    order by r.run_id
+    for no key update;
+    v_now := ticketiq.now();
 
     update ticketiq.processes as p
     set last_seen_at = v_now
@@ -69,4 +85,4 @@ end;
 $$;
 
 comment on function ticketiq.renew_leases(text, uuid[], bigint[], double precision) is
-'Renew every listed lease the holder still holds unlapsed, in one statement; held=false for each it no longer holds. TQ004 bad input.';
+'Renew every listed lease the holder still holds unlapsed (clock read after the row locks), in one statement; held=false for each it no longer holds. TQ004 bad input.';

@@ -7,8 +7,15 @@
 -- ever filed and a decision taken while the process was dead is read, not
 -- asked again.  The request is recorded on the call (calls.approval_id).
 -- NOTIFYs ticketiq_approval with the approval id when a request is new.
--- Fenced (TQ001/TQ002/TQ003/TQ006); TQ008 unknown_call; TQ004 for a read
--- (reads are not held) or a summary that is not an object.
+-- Fenced (ticketiq._fence).
+-- Limits:
+--   p_run_id   the run
+--   p_epoch    the writer's epoch
+--   p_step     any step (TQ008 unless it has the call)
+--   p_call_id  1..256
+--   p_summary  a JSON object
+-- SQLSTATEs: TQ004 (bad call id or summary, a read), TQ001, TQ002, TQ003,
+--   TQ006 (ticketiq._fence), TQ008 no such call.
 create or replace function ticketiq.request_approval(
     p_run_id uuid,
     p_epoch bigint,
@@ -34,6 +41,7 @@ declare
     v_call ticketiq.calls;
     v_request ticketiq.approval_requests;
 begin
+    perform ticketiq._require_text('call_id', p_call_id, 256);
     perform ticketiq._fence(p_run_id, p_epoch, v_now);
     if p_summary is null or jsonb_typeof(p_summary) <> 'object' then
         raise exception 'summary must be a JSON object' using errcode = 'TQ004';

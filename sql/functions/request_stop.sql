@@ -4,8 +4,14 @@
 -- run's process is alive, dead or stalled.  The run's attempt (or the one
 -- that resumes it) sees stop_requested at its next gate and ends the run
 -- with ticketiq.stop_run before making any further call; a suspended run
--- is woken for it.  Asking twice keeps the first request.  TQ001 unknown_run; TQ006 run_not_running for a run
--- that already finished; TQ004 for an empty actor.
+-- is woken for it.  Asking twice keeps the first request.  Not fenced: any
+-- caller may ask.
+-- Limits:
+--   p_run_id  the run
+--   p_actor   1..512
+--   p_reason  null, or at most 2000 characters
+-- SQLSTATEs: TQ004 (bad actor or reason), TQ001 unknown run, TQ006 the run
+--   finished already.
 create or replace function ticketiq.request_stop(
     p_run_id uuid,
     p_actor text,
@@ -25,9 +31,8 @@ declare
     v_now timestamptz := ticketiq.now();
     v_run ticketiq.runs;
 begin
-    if coalesce(p_actor, '') = '' then
-        raise exception 'a Stop needs an actor' using errcode = 'TQ004';
-    end if;
+    perform ticketiq._require_text('actor', p_actor, 512);
+    perform ticketiq._require_text('reason', p_reason, 2000, true, 0);
     select r.* into v_run from ticketiq.runs as r where r.run_id = p_run_id for update;
     if not found then
         raise exception 'unknown run %', p_run_id using errcode = 'TQ001';

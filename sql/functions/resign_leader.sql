@@ -5,6 +5,10 @@
 -- ticketiq_leader with the lease name, so a follower claims it at once
 -- instead of waiting for the lease to lapse.  Returns whether it resigned;
 -- resigning a lease not held (or already resigned) returns false.
+-- Limits:
+--   p_name    compared only, not stored: any text (false when unknown)
+--   p_holder  compared only, not stored: any text
+-- SQLSTATEs: none.
 create or replace function ticketiq.resign_leader(
     p_name text,
     p_holder text

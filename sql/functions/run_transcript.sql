@@ -2,7 +2,10 @@
 --
 -- Each written step (from its checkpoint: the model's text and the calls it
 -- asked for) and each transcript entry (resumed, answer, failed, stopped),
--- ordered by time.  TQ001 unknown_run.
+-- ordered by time.
+-- Limits:
+--   p_run_id  any run id
+-- SQLSTATEs: TQ001 unknown run.
 create or replace function ticketiq.run_transcript(p_run_id uuid)
 returns table (
     at timestamptz,

@@ -2,6 +2,7 @@
 --
 -- The driver compares it with the versions it knows and refuses to work
 -- against a schema it does not know (ticketiq_pg.errors.SchemaVersionMismatch).
+-- SQLSTATEs: none.
 create or replace function ticketiq.schema_version()
 returns integer
 language plpgsql

@@ -8,7 +8,18 @@
 -- that dies in between is replaced by one that hands this answer on and
 -- runs nothing (I10).  Sealing the same answer again (same epoch and seal)
 -- returns the stored row; any other second answer raises TQ005
--- answer_sealed.  Fenced (TQ001/TQ002/TQ003/TQ006); TQ004 for bad input.
+-- answer_sealed.  Fenced (ticketiq._fence).
+-- Limits:
+--   p_run_id          the run
+--   p_epoch           the writer's epoch
+--   p_step            the run's last step + 1 (or later, for a run not written ahead)
+--   p_body            any JSON value, not SQL null
+--   p_seal            1..1024
+--   p_seal_key_id     1..512
+--   p_retain_seconds  seconds in (0, 1e9]
+-- SQLSTATEs: TQ004 (bad seal, key id, body or retention), TQ001, TQ002,
+--   TQ003, TQ006 (ticketiq._fence), TQ005 another answer sealed, TQ007 not
+--   the next step.
 create or replace function ticketiq.seal_answer(
     p_run_id uuid,
     p_epoch bigint,
@@ -36,6 +47,8 @@ declare
     v_run ticketiq.runs;
     v_prior ticketiq.answers;
 begin
+    perform ticketiq._require_text('seal', p_seal, 1024);
+    perform ticketiq._require_text('seal_key_id', p_seal_key_id, 512);
     v_run := ticketiq._fence(p_run_id, p_epoch, v_now);
 
     select a.* into v_prior from ticketiq.answers as a where a.run_id = p_run_id;
@@ -48,9 +61,6 @@ begin
     end if;
     if p_body is null then
         raise exception 'answer must not be null' using errcode = 'TQ004';
-    end if;
-    if coalesce(p_seal, '') = '' or coalesce(p_seal_key_id, '') = '' then
-        raise exception 'seal and seal_key_id must be non-empty' using errcode = 'TQ004';
     end if;
     if p_step is null or p_step <= v_run.last_step
         or (v_run.durable and p_step <> v_run.last_step + 1) then

@@ -9,9 +9,23 @@
 -- ('interrupted'), never resumed (TICKETIQ_CRASH_RESUME_ENTRIES=false).
 -- p_parent_run_id makes it the child run of a delegation; the delegation
 -- key is then its idempotency key, so asking again finds the same child.
--- Errors: TQ004 invalid_payload (empty texts, TTL not positive, input not
--- JSON, meta not an object), TQ007 step_conflict (p_run_id already exists),
--- TQ001 unknown_run (p_parent_run_id names no run).
+-- Limits:
+--   p_holder           1..512
+--   p_owner            1..512
+--   p_run_as           1..512
+--   p_channel          1..512
+--   p_entry_point      1..512
+--   p_may_wait         true or false
+--   p_ttl_seconds      seconds in (0, 1e9]
+--   p_input            any JSON value, not SQL null
+--   p_correlation_id   null (the run id), or 1..512
+--   p_idempotency_key  null, or 1..600
+--   p_meta             a JSON object
+--   p_run_id           null (a new id), or an id no run has
+--   p_parent_run_id    null, or an existing run
+--   p_durable          true or false
+-- SQLSTATEs: TQ004 (bad input), TQ007 p_run_id exists, TQ001 p_parent_run_id
+--   names no run.
 create or replace function ticketiq.start_run(
     p_holder text,
     p_owner text,
@@ -46,20 +60,18 @@ declare
     v_run_id uuid := coalesce(p_run_id, gen_random_uuid());
     v_existing ticketiq.runs;
 begin
-    if coalesce(p_holder, '') = '' or coalesce(p_owner, '') = '' or coalesce(p_run_as, '') = ''
-        or coalesce(p_channel, '') = '' or coalesce(p_entry_point, '') = '' then
-        raise exception 'holder, owner, run_as, channel and entry_point must be non-empty'
-            using errcode = 'TQ004';
-    end if;
+    perform ticketiq._require_text('holder', p_holder, 512);
+    perform ticketiq._require_text('owner', p_owner, 512);
+    perform ticketiq._require_text('run_as', p_run_as, 512);
+    perform ticketiq._require_text('channel', p_channel, 512);
+    perform ticketiq._require_text('entry_point', p_entry_point, 512);
+    perform ticketiq._require_text('correlation_id', p_correlation_id, 512, true);
+    perform ticketiq._require_text('idempotency_key', p_idempotency_key, 600, true);
     if p_may_wait is null or p_input is null or p_durable is null then
         raise exception 'may_wait and input must not be null' using errcode = 'TQ004';
     end if;
     if p_meta is null or jsonb_typeof(p_meta) <> 'object' then
         raise exception 'meta must be a JSON object' using errcode = 'TQ004';
-    end if;
-    if p_idempotency_key = '' or p_correlation_id = '' then
-        raise exception 'idempotency_key and correlation_id must be null or non-empty'
-            using errcode = 'TQ004';
     end if;
 
     if p_parent_run_id is not null

@@ -2,8 +2,12 @@
 --
 -- Called by the current attempt when its gate sees a Stop (see
 -- ticketiq.request_stop): the run is 'stopped', the lease released, the
--- transcript told and agent.run.stopped audited.  Fenced (TQ001/TQ002/
--- TQ003/TQ006).
+-- transcript told and agent.run.stopped audited.  Fenced (ticketiq._fence).
+-- Limits:
+--   p_run_id  the run
+--   p_epoch   the writer's epoch
+--   p_reason  null or empty ('stop requested'), or at most 2000 characters
+-- SQLSTATEs: TQ004 (bad reason), TQ001, TQ002, TQ003, TQ006 (ticketiq._fence).
 create or replace function ticketiq.stop_run(
     p_run_id uuid,
     p_epoch bigint,
@@ -24,6 +28,7 @@ declare
     v_run ticketiq.runs;
     v_reason text := coalesce(nullif(p_reason, ''), 'stop requested');
 begin
+    perform ticketiq._require_text('reason', p_reason, 2000, true, 0);
     v_run := ticketiq._fence(p_run_id, p_epoch, v_now);
 
     update ticketiq.runs as r

@@ -7,9 +7,14 @@
 -- ticketiq.wake_runs (or the event's own function: decide_approval, the
 -- child's hand-on) wakes it on whichever process gets it.  If the event
 -- already happened (the approval is decided, the child finished), the run is
--- woken at once.  Fenced (TQ001/TQ002/TQ003/TQ006); TQ004 for a run that may
--- not wait or is not written ahead, an empty wait key or a detail that is
--- not an object.
+-- woken at once.  Fenced (ticketiq._fence).
+-- Limits:
+--   p_run_id    the run
+--   p_epoch     the writer's epoch
+--   p_wait_key  1..512
+--   p_detail    a JSON object
+-- SQLSTATEs: TQ004 (bad wait key or detail, a run that may not wait or is
+--   not written ahead), TQ001, TQ002, TQ003, TQ006 (ticketiq._fence).
 create or replace function ticketiq.suspend_run(
     p_run_id uuid,
     p_epoch bigint,
@@ -31,13 +36,11 @@ declare
     v_run ticketiq.runs;
     v_done boolean;
 begin
+    perform ticketiq._require_text('wait_key', p_wait_key, 512);
     v_run := ticketiq._fence(p_run_id, p_epoch, v_now);
     if not v_run.may_wait or not v_run.durable then
         raise exception 'run % may not wait (or is not written ahead): it cannot be suspended', p_run_id
             using errcode = 'TQ004';
-    end if;
-    if coalesce(p_wait_key, '') = '' then
-        raise exception 'a wait key must be non-empty' using errcode = 'TQ004';
     end if;
     if p_detail is null or jsonb_typeof(p_detail) <> 'object' then
         raise exception 'detail must be a JSON object' using errcode = 'TQ004';

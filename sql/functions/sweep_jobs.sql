@@ -11,8 +11,12 @@
 -- 'interrupted: ...', audited job.interrupted, and never runs again; so is
 -- a resumable job lost more than p_max_losses times ('lost N times').  Rows
 -- locked by a racing sweep or a claim are skipped.  Only the partial index
--- of running jobs is read.  Returns one row per job taken back.  Errors:
--- TQ004 invalid_payload (empty sweeper, limit below 1).
+-- of running jobs is read.  Returns one row per job taken back.
+-- Limits:
+--   p_sweeper     1..512
+--   p_limit       >= 1
+--   p_max_losses  >= 0
+-- SQLSTATEs: TQ004 (bad sweeper, limit or max losses).
 create or replace function ticketiq.sweep_jobs(
     p_sweeper text,
     p_limit integer default 1000,
@@ -36,9 +40,7 @@ declare
     v_now timestamptz := ticketiq.now();
     v_row record;
 begin
-    if coalesce(p_sweeper, '') = '' then
-        raise exception 'sweeper must be non-empty' using errcode = 'TQ004';
-    end if;
+    perform ticketiq._require_text('sweeper', p_sweeper, 512);
     if p_limit is null or p_limit < 1 or p_max_losses is null or p_max_losses < 0 then
         raise exception 'limit must be >= 1 and max_losses >= 0' using errcode = 'TQ004';
     end if;

@@ -11,6 +11,11 @@
 -- Only the partial index of running runs is read, so the cost does not grow
 -- with the finished runs kept.  Returns one row per run claimed or failed.
 -- The claim itself is ticketiq._claim_lapsed, shared with take_over_child.
+-- Limits:
+--   p_sweeper     1..512
+--   p_max_losses  >= 0
+--   p_limit       >= 1
+-- SQLSTATEs: TQ004 (bad sweeper, max losses or limit).
 create or replace function ticketiq.sweep_lapsed(
     p_sweeper text,
     p_max_losses integer default 2,
@@ -30,9 +35,7 @@ set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 begin
-    if coalesce(p_sweeper, '') = '' then
-        raise exception 'sweeper must be non-empty' using errcode = 'TQ004';
-    end if;
+    perform ticketiq._require_text('sweeper', p_sweeper, 512);
     if p_max_losses is null or p_max_losses < 0 or p_limit is null or p_limit < 1 then
         raise exception 'max_losses must be >= 0 and limit >= 1' using errcode = 'TQ004';
     end if;

@@ -9,8 +9,15 @@
 -- or released) is then adopted by p_holder through ticketiq.adopt_run
 -- (epoch + 1) and returned; no row when the child is alive with another
 -- holder, already adopted by someone else, or finished.
--- TQ004 when p_child_run_id is not a child of p_parent_run_id, for an empty
--- holder or a negative or null p_max_losses.
+-- Limits:
+--   p_parent_run_id  the parent run
+--   p_parent_epoch   the parent's epoch (the fence)
+--   p_child_run_id   a child of the parent
+--   p_holder         1..512
+--   p_ttl_seconds    seconds in (0, 1e9]
+--   p_max_losses     >= 0
+-- SQLSTATEs: TQ004 (bad holder, TTL or max losses; not a child of the
+--   parent), TQ001, TQ002, TQ003, TQ006 (ticketiq._fence of the parent).
 create or replace function ticketiq.take_over_child(
     p_parent_run_id uuid,
     p_parent_epoch bigint,
@@ -28,11 +35,12 @@ declare
     v_now timestamptz := ticketiq.now();
     v_child ticketiq.runs;
 begin
-    perform ticketiq._fence(p_parent_run_id, p_parent_epoch, v_now);
+    perform ticketiq._require_text('holder', p_holder, 512);
     perform ticketiq._require_positive('ttl', p_ttl_seconds);
-    if coalesce(p_holder, '') = '' or p_max_losses is null or p_max_losses < 0 then
-        raise exception 'holder must be non-empty and max_losses >= 0' using errcode = 'TQ004';
+    if p_max_losses is null or p_max_losses < 0 then
+        raise exception 'max_losses must be >= 0' using errcode = 'TQ004';
     end if;
+    perform ticketiq._fence(p_parent_run_id, p_parent_epoch, v_now);
 
     select r.* into v_child
     from ticketiq.runs as r

@@ -2,8 +2,19 @@
 --
 -- A schedule fires every p_every_seconds; its first fire is at p_first_at
 -- (default: now).  Changing an existing schedule keeps its next fire
--- time unless p_first_at is given.  TQ004 for a bad name, interval,
--- payload or identity.
+-- time unless p_first_at is given (it must be, when the one kept is not
+-- finite).  A schedule that could never fire is refused, so one schedule
+-- cannot stop ticketiq.fire_due_crons (and the inbox behind it).
+-- Limits:
+--   p_name           1..256 (its fires' sender ids are <name>@<fire time>)
+--   p_every_seconds  seconds in [1, 1e9]
+--   p_payload        a JSON object
+--   p_owner          1..512
+--   p_run_as         1..512
+--   p_channel        1..512
+--   p_first_at       a finite time, or null (now, or the next fire kept)
+--   p_enabled        true or false
+-- SQLSTATEs: TQ004 (bad input, naming the field).
 create or replace function ticketiq.upsert_cron_schedule(
     p_name text,
     p_every_seconds double precision,
@@ -26,12 +37,27 @@ as $$
 #variable_conflict use_column
 declare
     v_now timestamptz := ticketiq.now();
+    v_first timestamptz;
 begin
-    perform ticketiq._require_positive('every', p_every_seconds);
-    if coalesce(p_name, '') = '' or coalesce(p_owner, '') = '' or coalesce(p_run_as, '') = ''
-        or coalesce(p_channel, '') = '' or p_enabled is null then
-        raise exception 'name, owner, run_as, channel and enabled are required'
+    perform ticketiq._require_text('name', p_name, 256);
+    if p_every_seconds is null or not p_every_seconds between 1 and 1e9 then
+        raise exception 'every must be 1 to 1000000000 seconds, got %',
+            coalesce(p_every_seconds::text, 'null')
             using errcode = 'TQ004';
+    end if;
+    perform ticketiq._require_text('owner', p_owner, 512);
+    perform ticketiq._require_text('run_as', p_run_as, 512);
+    perform ticketiq._require_text('channel', p_channel, 512);
+    if p_enabled is null then
+        raise exception 'enabled must be true or false' using errcode = 'TQ004';
+    end if;
+    v_first := coalesce(
+        p_first_at,
+        (select c.next_fire_at from ticketiq.cron_schedules as c where c.name = p_name),
+        v_now
+    );
+    if not isfinite(v_first) then
+        raise exception 'first_at must be a finite time, got %', v_first using errcode = 'TQ004';
     end if;
     if p_payload is null or jsonb_typeof(p_payload) <> 'object' then
         raise exception 'the payload must be a JSON object' using errcode = 'TQ004';
@@ -39,7 +65,7 @@ begin
     insert into ticketiq.cron_schedules as c (
         name, every_seconds, next_fire_at, payload, owner, run_as, channel, enabled
     ) values (
-        p_name, p_every_seconds, coalesce(p_first_at, v_now), p_payload, p_owner, p_run_as,
+        p_name, p_every_seconds, v_first, p_payload, p_owner, p_run_as,
         p_channel, p_enabled
     )
     on conflict (name) do update
@@ -58,4 +84,4 @@ $$;
 comment on function ticketiq.upsert_cron_schedule(
     text, double precision, jsonb, text, text, text, timestamptz, boolean
 ) is
-'Create or change a cron schedule firing every p_every_seconds. TQ004 bad input.';
+'Create or change a cron schedule firing every p_every_seconds (1 to 1e9) from a finite time. TQ004 bad input.';

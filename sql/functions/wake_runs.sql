@@ -3,7 +3,10 @@
 -- For events outside the database (a person's reply arrived): every run
 -- suspended on p_wait_key becomes claimed (epoch + 1) and ticketiq_resume is
 -- NOTIFYed.  Approvals and child runs wake their waiters themselves.
--- Returns how many runs were woken.  TQ004 for an empty key.
+-- Returns how many runs were woken.
+-- Limits:
+--   p_wait_key  1..512
+-- SQLSTATEs: TQ004 (bad wait key).
 create or replace function ticketiq.wake_runs(p_wait_key text)
 returns integer
 language plpgsql
@@ -11,9 +14,7 @@ security definer
 set search_path = pg_catalog, pg_temp
 as $$
 begin
-    if coalesce(p_wait_key, '') = '' then
-        raise exception 'a wait key must be non-empty' using errcode = 'TQ004';
-    end if;
+    perform ticketiq._require_text('wait_key', p_wait_key, 512);
     return ticketiq._wake(p_wait_key, ticketiq.now());
 end;
 $$;

@@ -25,8 +25,14 @@
 -- the sweep's own once-only claim (epoch + 1, loss counted, claim_reason
 -- 'session_ended', NOTIFY ticketiq_resume); runs locked when their leases
 -- were cut are cut on a later call.  The epoch is still the fence.
--- runs_claimed counts the runs claimed or failed by this call.  TQ004 for
--- an empty watcher, a negative p_max_losses or a negative grace.
+-- runs_claimed counts the runs claimed or failed by this call.
+-- Limits:
+--   p_watcher        1..512
+--   p_session        compared only, not stored: any text, or null
+--   p_seen           compared only, not stored: any array of process ids, or null
+--   p_max_losses     >= 0
+--   p_grace_seconds  seconds in [0, 1e9]
+-- SQLSTATEs: TQ004 (bad watcher, max losses or grace).
 create or replace function ticketiq.watch_processes(
     p_watcher text,
     p_session text default null,
@@ -62,12 +68,11 @@ declare
     v_out_ids text[] := '{}'::text[];
     v_out_alive boolean[] := '{}'::boolean[];
 begin
-    if coalesce(p_watcher, '') = '' then
-        raise exception 'watcher must be non-empty' using errcode = 'TQ004';
-    end if;
-    if p_max_losses is null or p_max_losses < 0 or p_grace_seconds is null or p_grace_seconds < 0
-        or p_grace_seconds = 'Infinity'::double precision then
-        raise exception 'max_losses and grace must be >= 0' using errcode = 'TQ004';
+    perform ticketiq._require_text('watcher', p_watcher, 512);
+    if p_max_losses is null or p_max_losses < 0 or p_grace_seconds is null
+        or not p_grace_seconds between 0 and 1e9 then
+        raise exception 'max_losses must be >= 0 and grace 0 to 1000000000 seconds'
+            using errcode = 'TQ004';
     end if;
     v_grace := make_interval(secs => p_grace_seconds);
 

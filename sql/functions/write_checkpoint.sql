@@ -17,7 +17,20 @@
 -- A step of reads is one SQL statement inside the function (a fenced UPDATE
 -- of the run with the checkpoint's insert hanging off it); the calls'
 -- statements run only when there are calls to close or to record, and the
--- error paths are diagnosed only when that UPDATE matches nothing.
+-- error paths are diagnosed only when that UPDATE matches nothing.  The
+-- lease is judged by the clock read once the run's row is locked (I1): a
+-- write that waited for another transaction's lock until its lease lapsed
+-- raises TQ003 and writes nothing; written_at is the time after the wait.
+-- Limits:
+--   p_run_id       the run
+--   p_epoch        the writer's epoch
+--   p_step         the run's last step + 1
+--   p_body         a checkpoint (ticketiq._validate_checkpoint): each call_id
+--                  1..256 characters
+--   p_seal         1..1024
+--   p_seal_key_id  1..512
+-- SQLSTATEs: TQ004 (bad seal, key id or body), TQ001, TQ002, TQ003, TQ006
+--   (ticketiq._fence), TQ005 answer sealed, TQ007 not the next step.
 create or replace function ticketiq.write_checkpoint(
     p_run_id uuid,
     p_epoch bigint,
@@ -46,9 +59,12 @@ declare
     v_expires timestamptz;
     v_stop boolean;
     v_calls boolean;
+    v_locked_at timestamptz;
 begin
-    if coalesce(p_seal, '') = '' or coalesce(p_seal_key_id, '') = '' then
-        raise exception 'seal and seal_key_id must be non-empty' using errcode = 'TQ004';
+    if coalesce(length(p_seal), 0) not between 1 and 1024
+        or coalesce(length(p_seal_key_id), 0) not between 1 and 512 then
+        perform ticketiq._require_text('seal', p_seal, 1024);
+        perform ticketiq._require_text('seal_key_id', p_seal_key_id, 512);
     end if;
     if not ticketiq._checkpoint_ok(p_body) then
         perform ticketiq._validate_checkpoint(p_body);
@@ -59,38 +75,52 @@ begin
     -- check in its WHERE; no indexed column changes, so it can be a HOT
     -- update) and, only if it matched, the checkpoint.  It also finds out
     -- whether the previous step left calls open and whether this step asks
-    -- for a changing call: only then is ticketiq._step_calls called.
-    with fenced as (
-        update ticketiq.runs as r
-        set last_step = p_step
-        where r.run_id = p_run_id
-            and r.epoch = p_epoch
-            and r.status = 'running'
-            and r.lease_expires_at > v_now
-            and r.last_step = p_step - 1
-            and not exists (select 1 from ticketiq.answers as a where a.run_id = p_run_id)
-        returning r.lease_expires_at, r.stop_requested_at
-    ),
+    -- for a changing call: only then is ticketiq._step_calls called.  Its
+    -- RETURNING reads the clock after the row lock (the WHERE's clock was
+    -- read before any wait for it).  A step under 1 (which can never follow)
+    -- goes straight to the diagnosis.
+    if p_step >= 1 then
+        with fenced as (
+            update ticketiq.runs as r
+            set last_step = p_step
+            where r.run_id = p_run_id
+                and r.epoch = p_epoch
+                and r.status = 'running'
+                and r.lease_expires_at > v_now
+                and r.last_step = p_step - 1
+                and not exists (select 1 from ticketiq.answers as a where a.run_id = p_run_id)
+            returning r.lease_expires_at, r.stop_requested_at, ticketiq.now() as locked_at
+        ),
 
-    written as (
-        insert into ticketiq.checkpoints (run_id, step, epoch, body, seal, seal_key_id, written_at)
-        select p_run_id, p_step, p_epoch, p_body, p_seal, p_seal_key_id, v_now
-        from fenced
-    )
-
-    select
-        f.lease_expires_at,
-        f.stop_requested_at is not null,
-        exists (
-            select 1 from ticketiq.calls as c
-            where c.run_id = p_run_id
-                and c.step = p_step - 1
-                and c.state in ('pending', 'in_doubt')
+        written as (
+            insert into ticketiq.checkpoints (run_id, step, epoch, body, seal, seal_key_id, written_at)
+            select p_run_id, p_step, p_epoch, p_body, p_seal, p_seal_key_id, f.locked_at
+            from fenced as f
+            where f.lease_expires_at > f.locked_at
         )
-        or jsonb_path_exists(p_body, '$.calls[*] ? (@.classification != "read")')
-    into v_expires, v_stop, v_calls
-    from fenced as f;
 
+        select
+            f.lease_expires_at,
+            f.locked_at,
+            f.stop_requested_at is not null,
+            exists (
+                select 1 from ticketiq.calls as c
+                where c.run_id = p_run_id
+                    and c.step = p_step - 1
+                    and c.state in ('pending', 'in_doubt')
+            )
+            or jsonb_path_exists(p_body, '$.calls[*] ? (@.classification != "read")')
+        into v_expires, v_locked_at, v_stop, v_calls
+        from fenced as f;
+    end if;
+
+    if v_expires is not null and v_expires <= v_locked_at then
+        -- The lease lapsed while this write waited for the run's row: the
+        -- error undoes the statement's update, and nothing was inserted.
+        raise exception 'lease checkpoint:% lapsed at %', p_run_id, v_expires
+            using errcode = 'TQ003',
+                  hint = 'The lease ran out by the database clock; this attempt must stop.';
+    end if;
     if v_expires is null then
         v_run := ticketiq._fence(p_run_id, p_epoch, v_now);
         if exists (select 1 from ticketiq.answers as a where a.run_id = p_run_id) then
@@ -119,13 +149,13 @@ begin
 
     if v_calls then
         perform ticketiq._step_calls(
-            array[p_run_id], array[p_epoch], array[p_step], jsonb_build_array(p_body), v_now
+            array[p_run_id], array[p_epoch], array[p_step], jsonb_build_array(p_body), v_locked_at
         );
     end if;
 
     run_id := p_run_id;
     step := p_step;
-    written_at := v_now;
+    written_at := v_locked_at;
     lease_expires_at := v_expires;
     replayed := false;
     stop_requested := v_stop;

@@ -20,7 +20,19 @@
 -- those through ticketiq.write_checkpoint, which writes it, recognises the
 -- repeat, or raises the documented error; a repeat of this whole statement
 -- after a lost connection therefore writes nothing twice.
--- Arrays of different lengths, or holding a null run id, raise TQ004.
+-- Each array is read by position, whatever its subscripts (a '[2:3]={...}'
+-- array is read as its two items, item 1 and 2).  The rows are locked
+-- (SKIP LOCKED) before the clock is read.
+-- Limits:
+--   p_run_ids       a one-dimensional array without nulls
+--   p_epochs        a one-dimensional array, as long as p_run_ids
+--   p_steps         a one-dimensional array, as long as p_run_ids
+--   p_bodies        a JSON array of checkpoint bodies, as long as p_run_ids
+--   p_seals         a one-dimensional array, as long as p_run_ids (an item
+--                   over 1024 characters is left out)
+--   p_seal_key_ids  a one-dimensional array, as long as p_run_ids (an item
+--                   over 512 characters is left out)
+-- SQLSTATEs: TQ004 (arrays of other lengths or dimensions, a null run id).
 create or replace function ticketiq.write_checkpoints(
     p_run_ids uuid[],
     p_epochs bigint[],
@@ -43,14 +55,24 @@ set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
-    v_now timestamptz := ticketiq.now();
+    v_now timestamptz;
     v_n integer := cardinality(p_run_ids);
     v_locked uuid [];
     v_items integer [];
+    v_run_ids uuid [];
+    v_epochs bigint [];
+    v_steps integer [];
+    v_bodies jsonb;
     v_expires timestamptz [];
     v_stops boolean [];
     v_calls boolean;
 begin
+    if coalesce(array_ndims(p_run_ids), 1) <> 1 or coalesce(array_ndims(p_epochs), 1) <> 1
+        or coalesce(array_ndims(p_steps), 1) <> 1 or coalesce(array_ndims(p_seals), 1) <> 1
+        or coalesce(array_ndims(p_seal_key_ids), 1) <> 1 then
+        raise exception 'run ids, epochs, steps, seals and seal key ids must be one-dimensional arrays'
+            using errcode = 'TQ004';
+    end if;
     if p_run_ids is null
         or cardinality(p_epochs) is distinct from v_n
         or cardinality(p_steps) is distinct from v_n
@@ -63,7 +85,7 @@ begin
             using errcode = 'TQ004';
     end if;
 
-    -- The runs' rows, locked in run id order, none waited for.
+    -- The runs' rows, locked in run id order, none waited for; then the clock.
     select coalesce(array_agg(l.run_id), '{}') into v_locked
     from (
         select r.run_id
@@ -72,10 +94,12 @@ begin
         order by r.run_id
         for no key update skip locked
     ) as l;
+    v_now := ticketiq.now();
 
     -- One statement writes what passes: the fenced UPDATE of each run and,
-    -- hanging off it, its checkpoint; it gathers the rows written and
-    -- whether any of them has calls to close or record.
+    -- hanging off it, its checkpoint; it gathers the rows written (by their
+    -- places in the arrays, counted from 1, never by subscript) and whether
+    -- any of them has calls to close or record.
     with given as (
         select g.i, g.run_id, g.epoch, g.step, g.body, g.seal, g.seal_key_id
         from (
@@ -87,8 +111,8 @@ begin
         ) as g
         where g.listed = 1
             and g.run_id = any(v_locked)
-            and coalesce(g.seal, '') <> ''
-            and coalesce(g.seal_key_id, '') <> ''
+            and coalesce(length(g.seal), 0) between 1 and 1024
+            and coalesce(length(g.seal_key_id), 0) between 1 and 512
             and ticketiq._checkpoint_ok(g.body)
     ),
 
@@ -100,7 +124,7 @@ begin
             and r.epoch = g.epoch
             and r.status = 'running'
             and r.lease_expires_at > v_now
-            and r.last_step = g.step - 1
+            and r.last_step + 1 = g.step
             and not exists (select 1 from ticketiq.answers as a where a.run_id = g.run_id)
         returning
             g.i, r.run_id, g.epoch, g.step, g.body, g.seal, g.seal_key_id,
@@ -115,6 +139,10 @@ begin
 
     select
         coalesce(array_agg(f.i::integer order by f.i), '{}'),
+        coalesce(array_agg(f.run_id order by f.i), '{}'),
+        coalesce(array_agg(f.epoch order by f.i), '{}'),
+        coalesce(array_agg(f.step order by f.i), '{}'),
+        coalesce(jsonb_agg(f.body order by f.i), '[]'),
         coalesce(array_agg(f.lease_expires_at order by f.i), '{}'),
         coalesce(array_agg(f.stop_requested_at is not null order by f.i), '{}'),
         coalesce(bool_or(
@@ -126,29 +154,19 @@ begin
             )
             or jsonb_path_exists(f.body, '$.calls[*] ? (@.classification != "read")')
         ), false)
-    into v_items, v_expires, v_stops, v_calls
+    into v_items, v_run_ids, v_epochs, v_steps, v_bodies, v_expires, v_stops, v_calls
     from fenced as f;
 
     if v_calls then
-        -- The checkpoints written, by their places in the arrays.
-        perform ticketiq._step_calls(
-            array(select p_run_ids[u.i] from unnest(v_items) with ordinality as u (i, n) order by u.n),
-            array(select p_epochs[u.i] from unnest(v_items) with ordinality as u (i, n) order by u.n),
-            array(select p_steps[u.i] from unnest(v_items) with ordinality as u (i, n) order by u.n),
-            (
-                select jsonb_agg(p_bodies -> (u.i - 1) order by u.n)
-                from unnest(v_items) with ordinality as u (i, n)
-            ),
-            v_now
-        );
+        perform ticketiq._step_calls(v_run_ids, v_epochs, v_steps, v_bodies, v_now);
     end if;
 
     return query
-    select v_items[k], p_run_ids[v_items[k]], p_steps[v_items[k]], v_now, v_expires[k], v_stops[k]
+    select v_items[k], v_run_ids[k], v_steps[k], v_now, v_expires[k], v_stops[k]
     from generate_subscripts(v_items, 1) as k
     order by k;
 end;
 $$;
 
 comment on function ticketiq.write_checkpoints(uuid[], bigint[], integer[], jsonb, text[], text[]) is
-'Group commit: the checkpoints of several runs in one statement, each as ticketiq.write_checkpoint would write it; a row per checkpoint written (item: its place in the arrays), none for the rest (send those through write_checkpoint). TQ004 on unequal arrays.';
+'Group commit: the checkpoints of several runs in one statement, each as ticketiq.write_checkpoint would write it; a row per checkpoint written (item: its place in the arrays, from 1), none for the rest (send those through write_checkpoint). TQ004 on unequal or multi-dimensional arrays.';

@@ -38,11 +38,16 @@ from ticketiq_pg.db.entries import EntryFunctions
 from ticketiq_pg.db.group_commit import CheckpointBatcher
 from ticketiq_pg.db.processes import ProcessFunctions
 from ticketiq_pg.db.recognisers import BY_FUNCTION
-from ticketiq_pg.db.transport import FailoverConnection, json_array_param, json_param
+from ticketiq_pg.db.transport import (
+    FailoverConnection,
+    json_array_param,
+    json_param,
+    reason_param,
+)
 from ticketiq_pg.seal import JsonText
 
 #: Schema versions this driver knows how to talk to.
-KNOWN_SCHEMA_VERSIONS = frozenset({9})
+KNOWN_SCHEMA_VERSIONS = frozenset({10})
 
 #: NOTIFY channels the functions use.
 RESUME_CHANNEL = "ticketiq_resume"
@@ -350,11 +355,10 @@ class TicketIQ(ProcessFunctions, EntryFunctions):
         conn: psycopg.AsyncConnection | None = None,
     ) -> models.Released:
         """``ticketiq.release_run``: Hand a held run back (claimed, epoch + 1, no loss counted,
-        known outcomes kept) and NOTIFY ticketiq_resume.
+        known outcomes kept) and NOTIFY ticketiq_resume.  ``reason`` is cut to 2,000 characters.
         """
-        return await self.one(
-            models.Released, "release_run", (run_id, epoch, reason, Jsonb(outcomes or {})), conn
-        )
+        args = (run_id, epoch, reason_param(reason), Jsonb(outcomes or {}))
+        return await self.one(models.Released, "release_run", args, conn)
 
 
     async def seal_answer(
@@ -399,9 +403,10 @@ class TicketIQ(ProcessFunctions, EntryFunctions):
         conn: psycopg.AsyncConnection | None = None,
     ) -> models.RunEnded:
         """``ticketiq.fail_run``: Fail the run with its reason (transcript told, audited under
-        p_event, lease released).
+        p_event, lease released).  ``reason`` is cut to 2,000 characters.
         """
-        return await self.one(models.RunEnded, "fail_run", (run_id, epoch, reason, event), conn)
+        args = (run_id, epoch, reason_param(reason), event)
+        return await self.one(models.RunEnded, "fail_run", args, conn)
 
 
     async def stop_run(
@@ -413,9 +418,10 @@ class TicketIQ(ProcessFunctions, EntryFunctions):
         conn: psycopg.AsyncConnection | None = None,
     ) -> models.RunEnded:
         """``ticketiq.stop_run``: End the run as stopped (transcript told, audited, lease
-        released).
+        released).  ``reason`` is cut to 2,000 characters.
         """
-        return await self.one(models.RunEnded, "stop_run", (run_id, epoch, reason), conn)
+        return await self.one(models.RunEnded, "stop_run", (run_id, epoch, reason_param(reason)),
+                              conn)
 
 
     async def request_stop(
@@ -427,7 +433,8 @@ class TicketIQ(ProcessFunctions, EntryFunctions):
         conn: psycopg.AsyncConnection | None = None,
     ) -> models.StopRequest:
         """``ticketiq.request_stop``: Record a person's Stop for a run (not fenced)."""
-        return await self.one(models.StopRequest, "request_stop", (run_id, actor, reason), conn)
+        args = (run_id, actor, reason_param(reason))
+        return await self.one(models.StopRequest, "request_stop", args, conn)
 
 
     async def record_resume(

@@ -9,7 +9,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from ticketiq_pg.db import rows as models
-from ticketiq_pg.db.transport import Transport
+from ticketiq_pg.db.transport import Transport, reason_param
 
 
 class EntryFunctions(Transport):
@@ -48,9 +48,11 @@ class EntryFunctions(Transport):
         *,
         conn: psycopg.AsyncConnection | None = None,
     ) -> models.Approval:
-        """``ticketiq.decide_approval``: A person approves or rejects a held call (not fenced)."""
+        """``ticketiq.decide_approval``: A person approves or rejects a held call (not fenced);
+        ``reason`` is cut to 2,000 characters."""
         return await self.one(
-            models.Approval, "decide_approval", (approval_id, approve, actor, reason), conn
+            models.Approval, "decide_approval", (approval_id, approve, actor, reason_param(reason)),
+            conn,
         )
 
 

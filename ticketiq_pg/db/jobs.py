@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 from psycopg.types.json import Jsonb
 
+from ticketiq_pg.db.transport import reason_param
+
 if TYPE_CHECKING:
     from ticketiq_pg.db.transport import Transport
 
@@ -216,7 +218,9 @@ class JobStore:
         *,
         conn: psycopg.AsyncConnection | None = None,
     ) -> JobEnded:
-        return await self.db.one(JobEnded, "fail_job", (job_id, epoch, reason), conn)
+        """Fail the job with its reason, cut to 2,000 characters."""
+        return await self.db.one(JobEnded, "fail_job", (job_id, epoch, reason_param(reason)),
+                                 conn)
 
     async def sweep(
         self,

@@ -58,6 +58,17 @@ def json_param(value: Any) -> Jsonb | None:
     return Jsonb(value)
 
 
+#: The SQL functions refuse a reason (of a failure, a stop, a release, a decision) over
+#: this many characters (TQ004); the driver cuts one to it, so a long error message never
+#: keeps a run from being failed.
+REASON_LIMIT = 2000
+
+
+def reason_param(value: str | None) -> str | None:
+    """A reason cut to :data:`REASON_LIMIT` characters (None stays None)."""
+    return value if value is None else value[:REASON_LIMIT]
+
+
 def json_array_param(values: Sequence[Any]) -> Jsonb:
     """One JSON array of the values: their texts joined when every one has its text."""
     if values and all(isinstance(v, JsonText) for v in values):

@@ -1,6 +1,7 @@
 -- _checkpoint_ok: true exactly for the bodies _validate_checkpoint accepts,
 -- over every documented shape and a mutation of each field of the body and
--- of its calls (missing, null, of each other JSON type, empty); never raises.
+-- of its calls (missing, null, of each other JSON type, empty, too long);
+-- never raises.
 begin;
 select plan(5);
 
@@ -19,7 +20,9 @@ $$;
 create temp table odd (value jsonb) on commit drop;
 insert into odd values
 (null), ('null'), ('0'), ('1.5'), ('""'), ('"x"'), ('[]'), ('["a"]'), ('{}'), ('{"a": 1}'),
-('true'), ('"read"'), ('"write"'), ('[""]');
+('true'), ('"read"'), ('"write"'), ('[""]'),
+-- strings at and past the call_id limit (256 characters), in lines too
+(to_jsonb(repeat('x', 256))), (to_jsonb(repeat('x', 257))), (to_jsonb(repeat(E'x\n', 129)));
 
 create temp table good on commit drop as
 select tiq_test.body(jsonb_build_array(

@@ -1,7 +1,7 @@
 -- mark_in_doubt: a call the step does not have raises TQ008 unknown_call,
 -- also when the caller says the tool is a write now (no row is recorded
 -- for a call id the checkpoint does not list), and for a read of an
--- earlier step.
+-- earlier step.  A null call id is malformed: TQ004 (schema 10).
 begin;
 select plan(5);
 
@@ -25,7 +25,7 @@ select throws_ok(
 );
 select throws_ok(
     $$select ticketiq.mark_in_doubt(tiq_test.rid(1), 1, 2, null)$$,
-    'TQ008', null, 'a null call id'
+    'TQ004', 'call_id must be 1 to 256 characters, got null', 'a null call id'
 );
 select is(tiq_test.table_fingerprint(), tiq_test.saved_fingerprint(), 'nothing changed');
 

@@ -1,6 +1,7 @@
 -- request_approval: a call the step does not have raises TQ008 unknown_call
 -- (an unknown call id, or a known call id under another step, a read's
--- included: it is not taken for a read of that step); nothing written.
+-- included: it is not taken for a read of that step); nothing written.  A
+-- null call id is malformed: TQ004 (schema 10).
 begin;
 select plan(5);
 
@@ -25,7 +26,7 @@ select throws_ok(
 );
 select throws_ok(
     $$select ticketiq.request_approval(tiq_test.rid(1), 1, 1, null)$$,
-    'TQ008', null, 'a null call id'
+    'TQ004', 'call_id must be 1 to 256 characters, got null', 'a null call id'
 );
 select is(tiq_test.table_fingerprint(), tiq_test.saved_fingerprint(), 'nothing written (I15)');
 

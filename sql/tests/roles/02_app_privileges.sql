@@ -3,7 +3,7 @@
 -- the internal functions (_finish_entry and _wake among them) and no table
 -- privilege.
 begin;
-select plan(69);
+select plan(70);
 
 select schema_privs_are('ticketiq', 'ticketiq_app', array['USAGE']);
 
@@ -82,6 +82,7 @@ select function_privs_are('ticketiq', f.name, f.args, 'ticketiq_app', array[]::n
 from (values
     ('_fence', array['uuid', 'bigint', 'timestamp with time zone']::name[]),
     ('_require_positive', array['text', 'double precision']::name[]),
+    ('_require_text', array['text', 'text', 'integer', 'boolean', 'integer']::name[]),
     ('_validate_checkpoint', array['jsonb']::name[]),
     ('_checkpoint_ok', array['jsonb']::name[]),
     (

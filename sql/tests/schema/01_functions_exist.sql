@@ -2,15 +2,16 @@
 -- signatures (schema version 3: start_run takes p_durable as its 14th
 -- argument; adopt_run and take_over_child return ticketiq.adopted_run; the
 -- entry-point functions and the internal _finish_entry and _wake; schema
--- version 9: record_attempt and audit_once).
+-- version 9: record_attempt and audit_once; schema version 10: the internal
+-- _require_text).
 begin;
-select plan(59);
+select plan(60);
 
 select has_schema('ticketiq');
 select functions_are(
     'ticketiq',
     array[
-        '_claim_lapsed', '_fence', '_fence_job', '_finish_entry', '_require_positive',
+        '_claim_lapsed', '_fence', '_fence_job', '_finish_entry', '_require_positive', '_require_text',
         '_checkpoint_ok', '_step_calls', '_validate_checkpoint', '_wake', 'accept_entry',
         'adopt_run', 'answers_write_once', 'claim_entries', 'claim_leader', 'decide_approval',
         'delegation_status', 'fail_run', 'fire_due_crons', 'get_answer', 'get_approval', 'get_entry', 'get_run',
@@ -104,6 +105,7 @@ select function_returns(
 );
 select has_function('ticketiq', '_fence', array['uuid', 'bigint', 'timestamp with time zone']);
 select has_function('ticketiq', '_require_positive', array['text', 'double precision']);
+select has_function('ticketiq', '_require_text', array['text', 'text', 'integer', 'boolean', 'integer']);
 select has_function('ticketiq', '_validate_checkpoint', array['jsonb']);
 select has_function('ticketiq', 'answers_write_once', array[]::name[]);
 select has_function(

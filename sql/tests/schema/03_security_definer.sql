@@ -2,7 +2,7 @@
 -- table privilege, so every change goes through them); the internal helpers
 -- and the trigger function do not.
 begin;
-select plan(53);
+select plan(54);
 
 select is_definer('ticketiq', 'schema_version', array[]::name[]);
 select is_definer('ticketiq', 'now', array[]::name[]);
@@ -69,6 +69,7 @@ select is_definer('ticketiq', 'audit_once', array['uuid', 'bigint', 'text', 'tex
 select isnt_definer('ticketiq', '_fence', array['uuid', 'bigint', 'timestamp with time zone']);
 select isnt_definer('ticketiq', '_claim_lapsed', array['text', 'integer', 'integer', 'uuid', 'jsonb', 'text[]']);
 select isnt_definer('ticketiq', '_require_positive', array['text', 'double precision']);
+select isnt_definer('ticketiq', '_require_text', array['text', 'text', 'integer', 'boolean', 'integer']);
 select isnt_definer('ticketiq', '_validate_checkpoint', array['jsonb']);
 select isnt_definer('ticketiq', '_checkpoint_ok', array['jsonb']);
 select isnt_definer(

@@ -1,9 +1,10 @@
 -- schema: the sweep reads only the partial index of running runs, so its
 -- cost does not grow with the finished runs kept; renewal, adoption, the
 -- one-resume-per-epoch rule, waiting approvals, child runs, suspended runs,
--- pending entries and due cron schedules have their indexes too.
+-- pending entries, due cron schedules and answers past their retention
+-- (schema 10) have their indexes too.
 begin;
-select plan(22);
+select plan(23);
 
 select has_index('ticketiq', 'runs', 'runs_running_lease_idx', 'lease_expires_at');
 select is(
@@ -88,6 +89,7 @@ select is(
 );
 select has_index('ticketiq', 'entries', 'entries_run_idx', 'run_id');
 select has_index('ticketiq', 'cron_schedules', 'cron_schedules_due_idx', 'next_fire_at');
+select has_index('ticketiq', 'answers', 'answers_retain_until_idx', 'retain_until');
 select is(
     (
         select pg_get_expr(i.indpred, i.indrelid) from pg_index as i
