@@ -66,8 +66,11 @@ class EntryPump:
         """Fire due crons, then claim up to ``room`` entries and start their runs."""
         self.last_claimed = 0
         if self.fire_crons:
-            fires = await self.db.fire_due_crons(durable=self.crash_resume_entries)
-            self.fired += len(fires)
+            try:
+                fires = await self.db.fire_due_crons(durable=self.crash_resume_entries)
+                self.fired += len(fires)
+            except Exception:  # noqa: BLE001 - a failed fire must not keep the inbox waiting
+                log.exception("firing due crons failed; claiming entries all the same")
         if room < 1:
             return 0
         sent = self.leases.sent_at()
