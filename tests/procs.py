@@ -24,6 +24,7 @@ from typing import Any
 
 import psycopg
 
+from ticketiq_pg.testing import landed
 from ticketiq_pg.testing.scripted import read_model_log
 from ticketiq_pg.testing.vendor_sim.process import VendorService
 
@@ -158,14 +159,25 @@ class Stack:
         )
 
     def created_per_key(self) -> Counter[tuple[str, str]]:
-        """How many objects each keyed vendor write created, by (vendor, key)."""
+        """How many objects each keyed vendor write created, by (vendor, key): the old
+        count, blind to a resend under a new key (kept to show what it misses)."""
         return Counter(
             (r["vendor"], r["key"]) for r in self.vendor.requests()
             if r["effect"] == "created" and r["key"]
         )
 
-    def duplicates(self) -> dict[tuple[str, str], int]:
-        return {k: n for k, n in self.created_per_key().items() if n > 1}
+    def writes(self) -> list[dict[str, Any]]:
+        """Every write the vendor recorded, with the run, call and key it came from."""
+        return landed.writes(self.vendor.requests())
+
+    def created_per_call(self) -> Counter[str]:
+        """How many writes the vendor applied per run and tool call, read from the content
+        that landed (:mod:`ticketiq_pg.testing.landed`), whatever key they carried."""
+        return landed.applied_per_call(self.writes())
+
+    def duplicates(self) -> dict[str, int]:
+        """Run and calls written more than once where they landed (not per key)."""
+        return {k: n for k, n in self.created_per_call().items() if n > 1}
 
 
 def start_stack(db_url: str, workdir: Path) -> Stack:

@@ -20,8 +20,11 @@ connections and slow reads;
 ``LIYAGENT_KILL_PLOT`` a PNG of the recovery time of every trial caught in
 flight, per round (needs matplotlib, the ``bench`` extra).
 Judged from the database and the vendor service's own record (see
-:mod:`ticketiq_pg.testing.trials`): no lost trial, no duplicate write, recovery
-within 15 s, in ``stop`` mode no write by the stalled process after the
+:mod:`ticketiq_pg.testing.trials`): no lost trial, no duplicate write (counted by
+what landed: per run and tool call, read from the content the vendor applied,
+whatever key it carried), recovery within 15 s, from 12 rounds on every kind
+caught in flight (its run running on the victim at the fault) in at least a
+quarter of its trials, in ``stop`` mode no write by the stalled process after the
 takeover, and in ``restart``/``failover`` mode no run of a live process
 handed over because its session ended.  Flaky, besides: no run fails (a failed
 trial is lost, its run's failure reason shown) and no run counts a loss for an
@@ -48,6 +51,17 @@ MODE = os.environ.get("LIYAGENT_KILL_MODE", "kill")
 LEASE_ONLY = int(os.environ.get("LIYAGENT_KILL_LEASE_ONLY", "0") or 0)
 FLAKY = os.environ.get("LIYAGENT_KILL_FLAKY", "").lower() in ("1", "true", "yes", "on")
 RECOVERY_BOUND = 15.0
+#: Every kind is caught in flight in at least this share of its trials ...
+CAUGHT_SHARE = 0.25
+#: ... judged from this many rounds on (all rounds, lease-only ones too).  Round i
+#: times its fault from kind i mod 3 (its target, caught unless not seen running on
+#: the victim within SEEN_TIMEOUT), so each kind is the target of floor(n / 3) rounds
+#: or more.  In a smoke of a few rounds one target seen late is the whole margin (of
+#: 5 rounds, one kind is the target once: 1 < 5 / 4); from 12 rounds each kind is the
+#: target 4 times or more, and in the rounds it is not it is still caught most of the
+#: time (begun with the target, as long: 53-56 of 60 per kind measured), so a quarter
+#: holds with room to spare, also for a fourth kind added later (targeted 3 of 12).
+CAUGHT_FROM_ROUNDS = 12
 
 pytestmark = pytest.mark.skipif(
     ROUNDS <= 0, reason="kill trials run only when asked: LIYAGENT_KILL_TRIALS=N"
@@ -122,7 +136,10 @@ def test_kill_trials(pg_server_url: str, tmp_path: Path) -> None:
         Path(os.environ["LIYAGENT_KILL_REPORT"]).write_text(json.dumps(result, indent=2))
     if os.environ.get("LIYAGENT_KILL_PLOT"):
         _plot(result, Path(os.environ["LIYAGENT_KILL_PLOT"]))
-    print(json.dumps({k: v for k, v in result.items() if k != "trials"}))
+    print(json.dumps({k: v for k, v in result.items() if k not in ("trials", "write_log")}))
+    print("caught in flight per kind: " + ", ".join(
+        f"{kind} {v['caught']}/{v['trials']} (open at the fault {v['in_flight']})"
+        for kind, v in report.by_kind().items()))
 
     # Every verdict at once, so a failing run shows all that went wrong.
     found = []
@@ -130,7 +147,10 @@ def test_kill_trials(pg_server_url: str, tmp_path: Path) -> None:
     if lost:
         found.append(f"lost trials {lost}")
     if report.duplicates:
-        found.append(f"duplicate writes {report.duplicates}")
+        found.append(f"duplicate writes (by run and call) {report.duplicates}")
+    if ROUNDS + LEASE_ONLY >= CAUGHT_FROM_ROUNDS and report.rarely_caught(CAUGHT_SHARE):
+        found.append(f"kinds caught in flight in under {CAUGHT_SHARE:.0%} of their trials: "
+                     f"{report.rarely_caught(CAUGHT_SHARE)}")
     slow = [t for t in report.trials if (t.recovery_seconds or 0) > RECOVERY_BOUND]
     if slow:
         found.append(f"recovery over {RECOVERY_BOUND}s: {slow}")

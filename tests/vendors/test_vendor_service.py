@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import math
 import signal
+import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -648,3 +649,82 @@ async def test_teams_reply_can_be_read_back_by_its_key(tmp_path: Path) -> None:
             found = await clients.teams.find_reply("conv-1", "k-1")
             assert found is not None and found["text"] == "hello"
             assert await clients.teams.find_reply("conv-2", "k-1") is None
+
+
+async def test_a_teams_reply_records_the_key_it_carried(vendors: VendorService,
+                                                        clients: VendorClients) -> None:
+    await clients.teams.reply("conv-1", "hello", key="k-1")
+    await clients.teams.reply("conv-1", "again", key="k-1")  # Teams dedupes nothing
+    await clients.teams.reply("conv-1", "no key")
+    recorded = vendors.requests("teams")
+    assert [(r["effect"], r["key"], r["key_kind"]) for r in recorded] == [
+        ("created", "k-1", "channel_data"), ("created", "k-1", "channel_data"),
+        ("created", None, None)]
+
+
+# --------------------------------------------------------------------------- counting
+
+
+def _call(run_id: str, call_id: str, tool: str, arguments: dict[str, Any],
+          step_key: str) -> Any:
+    from ticketiq_pg.agent import CallContext, RunInfo
+
+    run = RunInfo(run_id=uuid.UUID(run_id), owner="ops", run_as="ops", channel="cron",
+                  entry_point="cron", may_wait=False, correlation_id="c")
+    return CallContext(run=run, step=1, call_id=call_id, tool=tool, arguments=arguments,
+                       classification="write", step_key=step_key)
+
+
+async def test_a_resend_under_a_new_key_is_a_duplicate_by_what_landed(
+    vendors: VendorService, workdir: Path
+) -> None:
+    """The count by what landed finds what the per-key count cannot: one call's write sent
+    twice under two keys (a key-derivation bug) is two incidents and two comments, each
+    under a key of its own.  A resend the vendor deduplicated on its key is no duplicate."""
+    from procs import Stack
+
+    from ticketiq_pg.testing import landed
+    from ticketiq_pg.testing.scripted import vendor_tools
+
+    tools = vendor_tools(vendors.base_url)
+    run, other = str(uuid.uuid4()), str(uuid.uuid4())
+    incident = {"name": "seed 1 step 1", "summary": "opened from OPS-1"}
+    comment = {"issue_key": "OPS-1", "text": "seed 1 step 1"}
+    for tool, arguments, call_id in (("incident.create", incident, "call_inc"),
+                                     ("jira.comment", comment, "call_com")):
+        invoke = tools.get(tool).invoke
+        await invoke(_call(run, call_id, tool, arguments, f"key-a-{call_id}"))
+        await invoke(_call(run, call_id, tool, arguments, f"key-b-{call_id}"))  # the bug
+        await invoke(_call(other, call_id, tool, arguments, f"key-c-{call_id}"))
+    # A resend under the same key: incident.io dedupes it, nothing more lands.
+    invoke = tools.get("incident.create").invoke
+    await invoke(_call(other, "call_inc", "incident.create", incident, "key-c-call_inc"))
+
+    stack = Stack(db_url="", workdir=workdir, vendor=vendors)
+    # The old count, per key: every key created one object; it sees nothing.
+    assert stack.created_per_key() and set(stack.created_per_key().values()) == {1}
+    assert landed.duplicates_per_key(vendors.requests()) == {}
+    # The new one, per run and call from the content that landed: both of run's calls.
+    assert stack.duplicates() == {f"run {run} step 1 call call_inc": 2,
+                                  f"run {run} step 1 call call_com": 2}
+    assert landed.duplicates(stack.writes()) == stack.duplicates()
+    # Every write is listed with its run, call and key, the deduplicated one too.
+    listed = [(w["vendor"], w["effect"], w["run_id"], w["call_id"], w["key"])
+              for w in stack.writes()]
+    assert listed[-1] == ("incidentio", "deduplicated", other, "call_inc", "key-c-call_inc")
+    assert {(w[2], w[3]) for w in listed} == {(r, c) for r in (run, other)
+                                             for c in ("call_inc", "call_com")}
+    assert landed.unattributed(stack.writes()) == 0
+    # What the tools return carries no run id (the answers' digests stay comparable).
+    result = await invoke(_call(run, "call_x", "incident.create", incident, "key-x"))
+    assert result == {"incident": "seed 1 step 1", "status": "created"}
+
+
+def test_an_unmarked_write_is_counted_by_its_key() -> None:
+    from ticketiq_pg.testing import landed
+
+    requests = [{"id": i, "vendor": "jira", "method": "POST", "path": "/jira/x",
+                 "effect": "created", "key": key, "body": {"body": "no mark"}}
+                for i, key in enumerate(("k1", "k1", "k2", None))]
+    assert landed.duplicates(landed.writes(requests)) == {"jira key k1 (unmarked)": 2}
+    assert landed.unattributed(landed.writes(requests)) == 1

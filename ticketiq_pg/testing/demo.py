@@ -2,10 +2,12 @@
 
 Starts the vendor service and a *survivor* app process, then runs rounds:
 each starts a fresh *victim* app process that begins a cron fire, a Teams
-turn and a webhook call, and SIGKILLs it at a random moment.  Shows what
-happens as it happens, and at the end a table: trials, lost, duplicate
-writes, recovery p50/p95/max, and where each killed run was resumed.
-Exits non-zero if anything was lost or written twice.
+turn and a webhook call, and SIGKILLs it at a random moment while one of them
+(each kind in turn) is running on it, so every round catches something in
+flight.  Shows what happens as it happens, and at the end a table: trials,
+caught in flight per kind, lost, duplicate writes (counted by what landed, per
+run and tool call), recovery p50/p95/max, and where each killed run was
+resumed.  Exits non-zero if anything was lost or written twice.
 
 ``TICKETIQ_DEMO_ROUNDS`` (default 4) and ``TICKETIQ_DEMO_SEED`` (default:
 random) change the rounds and the kill timings.
@@ -37,7 +39,8 @@ def run(url: str) -> int:
     print(_paint("ticketiq-pg demo", BOLD))
     print(f"  database  {url.split('?')[0]}")
     print(f"  rounds    {rounds} (seed {seed}): each starts a victim app process that begins a "
-          "cron fire, a Teams turn and a webhook call, then SIGKILLs it at random")
+          "cron fire, a Teams turn and a webhook call, then SIGKILLs it at random while "
+          "one of them (each kind in turn) is running on it")
     print("  a survivor app process takes back whatever the victim had in flight\n")
 
     def say(message: str) -> None:
@@ -47,9 +50,12 @@ def run(url: str) -> int:
         for trial in trials:
             mark = _paint("ok", GREEN) if trial.outcome == "answered" else _paint("LOST", RED)
             how = "finished before the kill"
-            if trial.in_flight:
+            if trial.at_fault == "victim":
                 how = (f"caught in flight, resumed by {trial.resumed_by or '?'} "
                        f"in {trial.recovery_seconds or 0:.1f} s")
+            elif trial.in_flight:
+                how = ("not claimed yet at the kill, run by the survivor"
+                       if trial.at_fault == "unclaimed" else "running on the survivor")
             say(f"round {index + 1}: {trial.kind:8s} {mark}  {how}")
 
     with tempfile.TemporaryDirectory(prefix="ticketiq-demo-") as workdir:
@@ -71,9 +77,16 @@ def print_table(report: Report) -> None:
 
     rows = [
         ("trials", str(len(report.trials))),
-        ("caught in flight", str(sum(1 for t in report.trials if t.in_flight))),
+        ("caught in flight", str(sum(1 for t in report.trials if t.at_fault == "victim"))),
+        *((f"  {kind}", f"{v['caught']} of {v['trials']}")
+          for kind, v in report.by_kind().items()),
+        ("rounds catching nothing", str(sum(
+            1 for r in range(report.rounds)
+            if not any(t.at_fault == "victim" for t in report.trials if t.round == r)))),
         ("lost", str(report.lost)),
-        ("duplicate writes", str(sum(report.duplicates.values()))),
+        ("vendor writes applied", str(sum(1 for w in report.writes
+                                          if w["effect"] == "created"))),
+        ("duplicate writes (per run and call)", str(report.duplicate_writes)),
         ("recovery p50", seconds(percentile(recovery, 0.5))),
         ("recovery p95", seconds(percentile(recovery, 0.95))),
         ("recovery max", seconds(max(recovery) if recovery else None)),
@@ -82,7 +95,7 @@ def print_table(report: Report) -> None:
     width = max(len(k) for k, _ in rows)
     for key, value in rows:
         print(f"  {key:<{width}}  {value}")
-    resumed = [t for t in report.trials if t.in_flight]
+    resumed = [t for t in report.trials if t.at_fault == "victim"]
     if resumed:
         print("\n" + _paint("killed runs and where they were resumed", BOLD))
         print(f"  {'round':>5}  {'kind':8}  {'run':36}  {'resumed by':12}  recovery")

@@ -10,6 +10,11 @@ can prove from outside the database that no step was asked twice.
 
 The tools call the local vendor service (``TICKETIQ_VENDOR_URL``) through
 the real vendor clients, so every write lands where duplicates are counted.
+Each write carries its run, step and call in the content it sends
+(:func:`~ticketiq_pg.testing.landed.mark`), and so does a final answer whose
+script says ``"mark_answer": true`` (e.g. the one a Teams reply delivers), so
+duplicates are counted by what landed, whatever key it carried; the results the
+tools return (and so the answers' digests) stay free of the run id.
 
 ``TICKETIQ_FLAKY`` (set by the kill trials' flaky mode, see
 :mod:`~ticketiq_pg.testing.flaky`) makes the model answer transient errors at
@@ -51,6 +56,7 @@ from ticketiq_pg.agent import Verdict as Verdict
 from ticketiq_pg.config import Settings
 from ticketiq_pg.seal import canonical
 from ticketiq_pg.testing.flaky import Flaky
+from ticketiq_pg.testing.landed import ANSWER_CALL, mark
 
 PLANS = ("mixed", "reads", "writes", "teams", "discord", "sqs", "delegate", "approval",
          "write_approval")
@@ -92,7 +98,10 @@ class ScriptedModel:
             await asyncio.sleep(delay)
         if request.step >= steps:
             digest = results_digest(request.conversation)
-            return ModelStep(text=f"answer seed={seed} digest={digest}")
+            text = f"answer seed={seed} digest={digest}"
+            if spec.get("mark_answer"):
+                text = mark(text, request.run_id, request.step, ANSWER_CALL)
+            return ModelStep(text=text)
         rng = random.Random(f"{seed}:{request.step}")
         return ModelStep(
             text=f"step {request.step}", calls=tuple(positional(plan_calls(plan, rng, seed,
@@ -206,12 +215,12 @@ def vendor_tools(base_url: str, flaky: Flaky | None = None) -> Tools:
 
     async def create_incident(ctx: CallContext) -> Any:
         await incident_io.create_incident(
-            ctx.arguments["name"], ctx.arguments.get("summary", ""), ctx.step_key or ""
+            _marked(ctx, "name"), ctx.arguments.get("summary", ""), ctx.step_key or ""
         )
         return {"incident": ctx.arguments["name"], "status": "created"}
 
     async def add_comment(ctx: CallContext) -> Any:
-        await jira.add_comment(ctx.arguments["issue_key"], ctx.arguments["text"], ctx.step_key)
+        await jira.add_comment(ctx.arguments["issue_key"], _marked(ctx, "text"), ctx.step_key)
         return {"comment": "posted", "issue": ctx.arguments["issue_key"]}
 
     async def find_comment(ctx: CallContext) -> ReadBack:
@@ -223,18 +232,18 @@ def vendor_tools(base_url: str, flaky: Flaky | None = None) -> Tools:
         return ReadBack(True, {"comment": "posted", "issue": ctx.arguments["issue_key"]})
 
     async def reply(ctx: CallContext) -> Any:
-        await teams.reply(ctx.arguments["conversation_id"], ctx.arguments["text"])
+        await teams.reply(ctx.arguments["conversation_id"], _marked(ctx, "text"))
         return {"reply": "posted"}
 
     async def discord_post(ctx: CallContext) -> Any:
         await clients.discord.create_message(
-            ctx.arguments["channel_id"], ctx.arguments["content"], nonce=_nonce(ctx.step_key)
+            ctx.arguments["channel_id"], _marked(ctx, "content"), nonce=_nonce(ctx.step_key)
         )
         return {"message": "posted"}
 
     async def sqs_send(ctx: CallContext) -> Any:
         queue = f"https://sqs.local/000000000000/{ctx.arguments['queue']}"
-        await clients.sqs.send_message(queue, ctx.arguments["body"], "ops", ctx.step_key or "")
+        await clients.sqs.send_message(queue, _marked(ctx, "body"), "ops", ctx.step_key or "")
         return {"message": "queued"}
 
     # Each vendor client declares its route: whether it takes our key and how
@@ -263,6 +272,12 @@ def vendor_tools(base_url: str, flaky: Flaky | None = None) -> Tools:
             read_back=t.read_back and flaky.watch(f"{t.name}:read_back", t.read_back),
         ) for t in tools]
     return Tools(tools)
+
+
+def _marked(ctx: CallContext, argument: str) -> str:
+    """The argument's text as sent: with the run, step and call it belongs to (the result
+    the tool returns does not carry them)."""
+    return mark(str(ctx.arguments[argument]), ctx.run.run_id, ctx.step, ctx.call_id)
 
 
 def _nonce(step_key: str | None) -> str | None:

@@ -1,7 +1,8 @@
 """What a kill trial run found: one :class:`Trial` per request a round began, and the
-:class:`Report` over the run (losses, duplicate writes, stalled writes, and resume and
-recovery percentiles per detection; flaky, the transient errors injected and seen, and the
-losses counted beyond the faults).  Arithmetic only; :mod:`~.trials` runs the rounds.
+:class:`Report` over the run (losses, duplicate writes counted by what landed, with every
+write the vendor recorded, stalled writes, the trials caught in flight per kind, and resume
+and recovery percentiles per detection; flaky, the transient errors injected and seen, and
+the losses counted beyond the faults).  Arithmetic only; :mod:`~.trials` runs the rounds.
 """
 
 from __future__ import annotations
@@ -10,15 +11,23 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ticketiq_pg.testing import landed
+
 
 @dataclass
 class Trial:
     round: int
     kind: str
     sender_id: str
-    kill_after: float  # seconds after the victim was up
+    kill_after: float  # seconds from the victim being up to the fault
     outcome: str = "pending"  # answered | failed | lost
-    in_flight: bool = False
+    in_flight: bool = False  # open at the fault (at_fault is not "done")
+    # Where it was at the fault: done | unclaimed (not fired or claimed yet) |
+    # victim (its run running on the victim: caught) | survivor.
+    at_fault: str = ""
+    target: bool = False  # the fault was timed from this trial's run
+    # Seconds its run had run at the fault (None: finished before it, or not begun).
+    into_run: float | None = None
     recovery_seconds: float | None = None
     loss_count: int = 0
     retried: bool = False
@@ -33,6 +42,7 @@ class Trial:
     loss_allowed: int = 0
     model_errors: int = 0  # transient errors the run's model answered (flaky)
     vendor_errors: int = 0  # vendor errors the run's tools saw (flaky)
+    script: dict[str, Any] = field(default_factory=dict)  # the run's (seed, steps, ...)
 
 
 @dataclass
@@ -41,7 +51,10 @@ class Report:
     seed: int
     rounds: int = 0
     trials: list[Trial] = field(default_factory=list)
+    # (run, call)s the vendor applied more than once, counted by what landed (see
+    # :mod:`~ticketiq_pg.testing.landed`), and every write it recorded, to recount.
     duplicates: dict[str, int] = field(default_factory=dict)
+    writes: list[dict[str, Any]] = field(default_factory=list)
     stalled_writes: int = 0
     flaky: bool = False
     model_errors: int = 0  # transient errors the model answered, in all
@@ -54,6 +67,26 @@ class Report:
     @property
     def recovery_seconds(self) -> list[float]:
         return [t.recovery_seconds for t in self.trials if t.recovery_seconds is not None]
+
+    @property
+    def duplicate_writes(self) -> int:
+        """Writes applied beyond the first for their run and call."""
+        return sum(n - 1 for n in self.duplicates.values())
+
+    def by_kind(self) -> dict[str, dict[str, int]]:
+        """Per kind: its trials, those caught in flight (running on the victim at the
+        fault), those open anywhere at the fault, and those the fault was timed from."""
+        kinds = dict.fromkeys(t.kind for t in self.trials)
+        return {kind: {
+            "trials": sum(1 for t in self.trials if t.kind == kind),
+            "caught": sum(1 for t in self.trials if t.kind == kind and t.at_fault == "victim"),
+            "in_flight": sum(1 for t in self.trials if t.kind == kind and t.in_flight),
+            "targeted": sum(1 for t in self.trials if t.kind == kind and t.target),
+        } for kind in kinds}
+
+    def rarely_caught(self, share: float = 0.25) -> dict[str, dict[str, int]]:
+        """The kinds caught in flight in fewer than ``share`` of their trials."""
+        return {k: v for k, v in self.by_kind().items() if v["caught"] < share * v["trials"]}
 
     @property
     def runs_with_errors(self) -> int:
@@ -108,14 +141,21 @@ class Report:
             "rounds": self.rounds,
             "seed": self.seed,
             "lost": self.lost,
-            "duplicates": sum(self.duplicates.values()),
-            "duplicate_keys": self.duplicates,
+            "duplicates": self.duplicate_writes,
+            "duplicates_counted_by": "per call of a run (run, step, call id), from the "
+                                     "content the vendor applied, whatever its key",
+            "duplicate_writes": self.duplicates,
+            "writes": len(self.writes),
+            "writes_applied": sum(1 for w in self.writes if w["effect"] == "created"),
+            "writes_unattributed": landed.unattributed(self.writes),
+            "by_kind": self.by_kind(),
             "stalled_writes": self.stalled_writes,
             "live_takeovers": self.live_takeovers,
             "by_detection": self.by_detection(),
             **flaky,
             "recovery_seconds": self.recovery_seconds,
             "trials": [asdict(t) for t in self.trials],
+            "write_log": self.writes,
         }
 
 

@@ -2,8 +2,11 @@
 
 Each round starts a fresh *victim* app process (``ticketiq-pg worker`` with
 the scripted app and the HTTP front) that begins a cron fire, a Teams turn
-from the durable inbox and a webhook call, then faults it at a random moment
-between 0.2 s and 4 s after it is up:
+from the durable inbox and a webhook call, each a run of a few steps (a model
+think time and the step's tool calls), then faults it once the round's target
+kind is seen running on it, a random share of that run's length later
+(:mod:`~ticketiq_pg.testing.trial_timing`: every kind is the target in turn,
+and always caught in flight; the others, begun with it, at random phases):
 
 ============  ============================================================
 ``kill``      SIGKILL
@@ -26,8 +29,14 @@ and from the vendor service's own record:
 
 * lost: the trial's record never reaches its end, ends failed, or a Teams
   turn ends with no reply;
-* duplicate writes: more than one incident from one create key, a Jira
-  comment sent more than once, a Teams reply posted more than once;
+* duplicate writes, counted by what landed (:mod:`~ticketiq_pg.testing.landed`):
+  more than one write the vendor service applied for one run and call (an
+  incident, a Jira comment, a Teams reply, the reply delivering an answer), read
+  from the run and call the scripted tools put in the content they send,
+  whatever key each carried; the report lists every write the vendor recorded
+  with its run, call and key (``Report.writes``), so anyone can recount;
+* caught in flight, per kind: the trials whose run was running on the victim
+  at the fault (``Trial.at_fault``), and those still open anywhere;
 * recovery time: from the fault to the trial's end, for every trial caught
   in flight;
 * resume time: from the fault to the resumed run's next step being written
@@ -57,11 +66,8 @@ import json
 import os
 import random
 import signal
-import subprocess
 import sys
-import threading
 import time
-from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -70,66 +76,16 @@ import httpx
 import psycopg
 from psycopg.types.json import Jsonb
 
+from ticketiq_pg.testing import landed
 from ticketiq_pg.testing.flaky import ENV as FLAKY_ENV
 from ticketiq_pg.testing.flaky import Flaky, injected_at_vendor, note_errors, vendor_faults
+from ticketiq_pg.testing.trial_proc import Proc
 from ticketiq_pg.testing.trial_report import Report, Trial
+from ticketiq_pg.testing.trial_timing import SEEN_TIMEOUT, draw_script, script_span, where
 from ticketiq_pg.testing.vendor_sim.process import VendorService
 
 MODES = ("kill", "stop", "backend", "restart", "failover")
 SEAL_KEYS = "trials:" + base64.b64encode(b"ticketiq-kill-trials-seal-key-01").decode()
-SCRIPT = {"steps": 3, "plan": "mixed", "model_delay": 0.4}
-
-
-class Proc:
-    """A worker process whose stdout JSON events are read on a thread."""
-
-    def __init__(self, name: str, argv: list[str], env: dict[str, str], log: Path) -> None:
-        self.name = name
-        with open(log, "ab") as err:
-            self.popen = subprocess.Popen(
-                argv, env=env, stdout=subprocess.PIPE, stderr=err, text=True
-            )
-        self.events: list[dict[str, Any]] = []
-        self._seen = threading.Condition()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.popen.stdout is not None
-        for line in self.popen.stdout:
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
-            with self._seen:
-                self.events.append(event)
-                self._seen.notify_all()
-
-    def wait_event(self, kind: str, timeout: float = 30.0) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout
-        with self._seen:
-            while True:
-                for event in self.events:
-                    if event.get("event") == kind:
-                        return event
-                left = deadline - time.monotonic()
-                if left <= 0 or self.popen.poll() is not None:
-                    raise RuntimeError(f"{self.name}: no {kind!r} event (exit {self.popen.poll()})")
-                self._seen.wait(min(left, 0.1))
-
-    def signal(self, signum: int) -> None:
-        if self.popen.poll() is None:
-            os.kill(self.popen.pid, signum)
-
-    def stop(self, timeout: float = 20.0) -> None:
-        if self.popen.poll() is None:
-            self.signal(signal.SIGCONT)
-            self.signal(signal.SIGTERM)
-            try:
-                self.popen.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.popen.kill()
-                self.popen.wait(10)
-
 
 class Arena:
     """The world of a trial run: a database, the vendor service, the survivor."""
@@ -222,28 +178,37 @@ class Arena:
         victim, victim_url = self.spawn(
             name, **({"TICKETIQ_LIVENESS_INTERVAL": "0"} if lease_only else {}))
         up = time.time()
-        kill_after = rng.uniform(0.2, 4.0)
-        self.say(f"round {index + 1}: {name} is up; {mode} in {kill_after:.1f} s"
-                 + (" (lease only)" if lease_only else ""))
-        trials = self._begin(index, rng, victim_url, kill_after)
+        trials = self._begin(index, rng, victim_url)
+        target = trials[index % len(trials)]
+        target.target = True
+        share = rng.random()  # where in the target run's span the fault lands
         for trial in trials:
             trial.detection = "lease" if lease_only else "session"
-        time.sleep(max(0.0, up + kill_after - time.time()))
+        seen = self._seen_running(target, name)
+        delay = share * script_span(target.script)
+        self.say(f"round {index + 1}: {name} is up; "
+                 + (f"its {target.kind} run is running, {mode} in {delay:.1f} s" if seen
+                    else f"its {target.kind} run not seen in {SEEN_TIMEOUT:g} s, {mode} now")
+                 + (" (lease only)" if lease_only else ""))
+        time.sleep(max(0.0, (seen or time.time()) + delay - time.time()))
         fault_at = time.time()
-        in_flight = {t.sender_id: self._open(t) for t in trials}
-        # Runs the survivor holds: the fault does not hit their process.
-        survivor_runs = {str(r) for (r,) in self.query(
-            "select run_id from ticketiq.runs where lease_holder = 'survivor'")}
+        at_fault = self._snapshot(trials, name)
         takeover_at = self._fault(mode, victim, name)
-        caught = [t.kind for t in trials if in_flight[t.sender_id]]
+        for trial in trials:
+            trial.kill_after = fault_at - up
+            trial.at_fault = at_fault[id(trial)]
+            trial.in_flight = trial.at_fault != "done"
+        where_ = {"victim": "running on it", "unclaimed": "not claimed yet",
+                  "survivor": "on the survivor"}
+        caught = [f"{t.kind} ({where_[t.at_fault]})" for t in trials if t.in_flight]
         self.say(f"round {index + 1}: {mode} done; in flight: {', '.join(caught) or 'nothing'}")
         for trial in trials:
-            trial.in_flight = in_flight[trial.sender_id]
             if trial.retried:
                 self._retry_on_survivor(trial, index)
         self._await(trials, fault_at)
         for trial in trials:
-            trial.loss_allowed = int(trial.in_flight and trial.run_id not in survivor_runs)
+            # A run the survivor held at the fault: the fault did not hit its process.
+            trial.loss_allowed = int(trial.in_flight and trial.at_fault != "survivor")
         if self.flaky is not None:
             note_errors(trials, self.flaky.entries())
         if mode == "stop":
@@ -252,26 +217,29 @@ class Arena:
         victim.signal(signal.SIGKILL)
         return trials
 
-    def _begin(self, index: int, rng: random.Random, url: str, kill_after: float) -> list[Trial]:
+    def _begin(self, index: int, rng: random.Random, url: str) -> list[Trial]:
         seed = rng.randrange(1 << 30)
-        cron = Trial(index, "cron", "", kill_after)
+        cron = Trial(index, "cron", "", 0.0, script={**draw_script(rng), "seed": seed})
         name = f"trial-{self.tag}-{index}"
         self.query(
             "select * from ticketiq.upsert_cron_schedule(%s, 86400, %s, 'ops', 'ops', 'cron', "
             "clock_timestamp())",
-            name, Jsonb({**SCRIPT, "seed": seed}),
+            name, Jsonb(cron.script),
         )
         cron.sender_id = name  # completed to name@fire_at once fired
         tag = f"{self.tag}-{index}"
-        teams = Trial(index, "teams", f"act-{tag}", kill_after)
-        webhook = Trial(index, "webhook", f"trials:del-{tag}", kill_after)
-        # Flaky, the Teams turn carries its script's seed, so its model errors repeat.
-        script = {"script": {"seed": seed + 2}} if self.flaky is not None else {}
+        # The Teams turn carries its script (its seed, so its model errors repeat when
+        # flaky), and its answer names its run, so the reply delivering it is counted
+        # by what landed.
+        teams = Trial(index, "teams", f"act-{tag}", 0.0,
+                      script={**draw_script(rng), "seed": seed + 2, "mark_answer": True})
+        webhook = Trial(index, "webhook", f"trials:del-{tag}", 0.0,
+                        script={**draw_script(rng), "seed": seed + 1})
         for trial, path, kwargs in (
             (teams, "/teams/messages", {"json": {
                 "type": "message", "id": f"act-{tag}", "conversation": {"id": f"conv-{tag}"},
-                "from": {"id": "user-ops"}, "text": f"trial {index}", **script}}),
-            (webhook, "/webhooks/trials", {"json": {**SCRIPT, "seed": seed + 1},
+                "from": {"id": "user-ops"}, "text": f"trial {index}", "script": teams.script}}),
+            (webhook, "/webhooks/trials", {"json": webhook.script,
                                            "headers": {"X-Delivery-Id": f"del-{tag}"}}),
         ):
             try:
@@ -281,6 +249,19 @@ class Arena:
                 trial.retried = True  # cut off: the edge retries on the survivor
             trial.detail = json.dumps({"path": path, **kwargs})
         return [cron, teams, webhook]
+
+    def _seen_running(self, trial: Trial, victim: str) -> float | None:
+        """When the trial's run was first seen running on the victim (None: not in time)."""
+        deadline = time.time() + SEEN_TIMEOUT
+        while time.time() < deadline:
+            if self._snapshot([trial], victim)[id(trial)] == "victim":
+                return time.time()
+            time.sleep(0.02)
+        return None
+
+    def _snapshot(self, trials: list[Trial], victim: str) -> dict[int, str]:
+        """Where each trial is (:func:`~ticketiq_pg.testing.trial_timing.where`)."""
+        return where(self.query, trials, victim)
 
     def _retry_on_survivor(self, trial: Trial, index: int) -> None:
         request = json.loads(trial.detail)
@@ -296,21 +277,19 @@ class Arena:
         if trial.kind == "cron":
             schedule = trial.sender_id.partition("@")[0]
             rows = self.query(
-                "select state, run_id, extract(epoch from finished_at), sender_id "
+                "select state, run_id, extract(epoch from finished_at), sender_id, "
+                "extract(epoch from started_at) "
                 "from ticketiq.entries where kind = 'cron' and sender_id like %s",
                 schedule + "@%",
             )
         else:
             rows = self.query(
-                "select state, run_id, extract(epoch from finished_at), sender_id "
+                "select state, run_id, extract(epoch from finished_at), sender_id, "
+                "extract(epoch from started_at) "
                 "from ticketiq.entries where kind = %s and sender_id = %s",
                 trial.kind, trial.sender_id,
             )
         return rows[0] if rows else None
-
-    def _open(self, trial: Trial) -> bool:
-        entry = self._entry(trial)
-        return entry is None or entry[0] in ("pending", "running")
 
     def _fault(self, mode: str, victim: Proc, name: str) -> float:
         if mode == "kill":
@@ -356,7 +335,9 @@ class Arena:
                     open_trials.append(trial)
                     continue
                 done.add(id(trial))
-                state, run_id, finished, sender_id = entry
+                state, run_id, finished, sender_id, started = entry
+                if trial.in_flight and started is not None and float(started) < fault_at:
+                    trial.into_run = fault_at - float(started)
                 trial.sender_id = sender_id
                 trial.outcome = state
                 trial.run_id = str(run_id) if run_id else None
@@ -427,18 +408,10 @@ class Arena:
                 calls += 1
         return calls
 
-    def duplicates(self) -> dict[str, int]:
-        """Keys written more than once where they landed (incidents, comments, replies)."""
+    def writes(self) -> list[dict[str, Any]]:
+        """Every write the vendor service recorded, with its run, call and key."""
         assert self.vendor is not None
-        per_key: Counter[str] = Counter()
-        for request in self.vendor.requests():
-            if request["method"] != "POST" or request["effect"] != "created":
-                continue
-            if request["vendor"] == "teams":
-                per_key["teams:" + request["path"]] += 1
-            elif request["key"]:
-                per_key[f"{request['vendor']}:{request['key']}"] += 1
-        return {k: n for k, n in per_key.items() if n > 1}
+        return landed.writes(self.vendor.requests())
 
 
 def run_trials(
@@ -477,7 +450,8 @@ def run_trials(
             report.rounds += 1
             if on_round is not None:
                 on_round(index, trials, report)
-        report.duplicates = arena.duplicates()
+        report.writes = arena.writes()
+        report.duplicates = landed.duplicates(report.writes)
         if arena.flaky is not None and arena.vendor is not None:
             report.model_errors = sum(
                 1 for e in arena.flaky.entries() if e.get("source") == "model")

@@ -1,4 +1,5 @@
-"""Teams replies (no idempotency) and Discord messages (a nonce, when enforced, dedupes
+"""Teams replies (no idempotency; the key a reply carries in its channelData is recorded
+as its key, nothing is deduped on it) and Discord messages (a nonce, when enforced, dedupes
 within the window)."""
 
 from __future__ import annotations
@@ -36,6 +37,10 @@ def teams_activity(call: Call, params: list[str]) -> Outcome:
     channel_data = body.get("channelData")
     if channel_data is not None and not isinstance(channel_data, dict):
         raise Reject(400, "channelData must be an object", field="channelData")
+    key = (channel_data or {}).get("ticketiq_key")
+    if isinstance(key, str) and key:
+        # Recorded as what the reply carried; Teams dedupes nothing on it.
+        call.key, call.key_kind = key, "channel_data"
     activity_id = f"1:{call.counter('teams.activity')}{uuid.uuid4().hex[:12]}"
     activity = {
         "id": activity_id,
@@ -47,7 +52,7 @@ def teams_activity(call: Call, params: list[str]) -> Outcome:
         "channelData": channel_data or {},
         "timestamp": iso(call.now),
     }
-    call.insert(TEAMS_REPLY, activity_id, conversation_id, None, activity)
+    call.insert(TEAMS_REPLY, activity_id, conversation_id, call.key, activity)
     return Outcome(201, {"id": activity_id}, "created", TEAMS_REPLY, activity_id)
 
 

@@ -1,0 +1,72 @@
+"""When a kill trial's fault lands, and where each trial was when it did.
+
+Each round of :mod:`~ticketiq_pg.testing.trials` begins one trial of every kind
+(cron, Teams, webhook, and any kind added later), each a run of a script drawn here
+(:func:`draw_script`: ``STEPS`` steps, the last its answer, each a model think time of
+``THINK`` seconds and the step's tool calls), so they are in flight together, each at
+a phase of its own.  Round ``i`` times its fault from its *target*, the trial of kind
+``i mod kinds``: once the target's run is seen in the database running on the victim
+(:func:`where`), the fault lands a random share of that run's least length
+(:func:`script_span`) later, anywhere from before its first step is written to its
+last.  So the target is caught in flight, whichever kind it is (unless it is not seen
+running within ``SEEN_TIMEOUT``), every kind is the target of a third of the rounds,
+and the others are caught at random points of theirs.  A fixed delay after the victim
+is up (0.2 to 4 s, as before) caught the short runs only after they had finished.
+The draws come from the round's seeded generator, so ``LIYAGENT_KILL_SEED`` repeats
+them (the moments are measured from what the database shows, so they repeat to
+within the polling).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import Any
+
+from ticketiq_pg.testing.trial_report import Trial
+
+#: Steps of a trial's run (inclusive; the last is its answer) and each step's think time.
+STEPS = (3, 5)
+THINK = (0.3, 0.6)
+#: How long a target may take to be seen running on the victim before the fault anyway.
+SEEN_TIMEOUT = 10.0
+
+
+def draw_script(rng: random.Random) -> dict[str, Any]:
+    """A trial's script (the round adds its seed)."""
+    return {"steps": rng.randint(*STEPS), "plan": "mixed",
+            "model_delay": round(rng.uniform(*THINK), 2)}
+
+
+def script_span(script: dict[str, Any]) -> float:
+    """The least time a run of ``script`` is in flight once claimed: its think times."""
+    return int(script["steps"]) * float(script.get("model_delay", 0.0))
+
+
+def where(query: Callable[..., list[tuple[Any, ...]]], trials: list[Trial],
+          victim: str) -> dict[int, str]:
+    """Where each trial is, by ``id(trial)``, read in one query: ``done`` (its entry
+    ended), ``unclaimed`` (not fired or not claimed yet), ``victim`` or ``survivor``
+    (its run's lease holder).  A cron trial's ``sender_id`` is its schedule's name
+    until it fired (its entries are ``name@fire_at``)."""
+    rows = query(
+        "select e.kind, e.sender_id, e.state, r.lease_holder from ticketiq.entries as e"
+        " left join ticketiq.runs as r using (run_id)"
+        " where (e.kind = 'cron' and split_part(e.sender_id, '@', 1) = any(%s))"
+        " or (e.kind <> 'cron' and e.sender_id = any(%s))",
+        [t.sender_id.partition("@")[0] for t in trials if t.kind == "cron"],
+        [t.sender_id for t in trials if t.kind != "cron"])
+    out = {}
+    for trial in trials:
+        sender = trial.sender_id.partition("@")[0] if trial.kind == "cron" else None
+        found = [(state, holder) for kind, sender_id, state, holder in rows
+                 if kind == trial.kind and (sender_id.partition("@")[0] == sender
+                                            if sender else sender_id == trial.sender_id)]
+        state, holder = found[0] if found else ("pending", None)
+        if state not in ("pending", "running"):
+            out[id(trial)] = "done"
+        elif state == "pending" or holder is None:
+            out[id(trial)] = "unclaimed"
+        else:
+            out[id(trial)] = "victim" if holder == victim else "survivor"
+    return out
