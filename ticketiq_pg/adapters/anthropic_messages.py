@@ -24,8 +24,10 @@ from ticketiq_pg.adapters.base import (
     ProviderModel,
     Turn,
     parse,
+    sampling_fields,
     sdk_call,
     sdk_missing,
+    tool_specs,
     usage_of,
 )
 from ticketiq_pg.adapters.names import ToolNames
@@ -83,20 +85,9 @@ def messages_request(settings: ModelSettings, messages: list[dict[str, Any]],
     if settings.system:
         body["system"] = settings.system
     if offered:
-        tools = []
-        for name, description, parameters in offered:
-            tool: dict[str, Any] = {"name": name}
-            if description:
-                tool["description"] = description
-            tool["input_schema"] = parameters
-            tools.append(tool)
-        body["tools"] = tools
-    if settings.temperature is not None:
-        body["temperature"] = settings.temperature
-    if settings.top_p is not None:
-        body["top_p"] = settings.top_p
-    if settings.stop:
-        body["stop_sequences"] = list(settings.stop)
+        body["tools"] = tool_specs(offered, "input_schema")
+    body.update(sampling_fields(settings, {"temperature": "temperature", "top_p": "top_p",
+                                           "stop": "stop_sequences"}))
     body.update(settings.params)
     return body
 

@@ -15,6 +15,7 @@ a run's settings are those of its input, the same at every step and on every res
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import dataclasses
 import importlib
@@ -162,7 +163,7 @@ def turns(conversation: Iterable[Mapping[str, Any]],
     return out
 
 
-class ProviderModel:
+class ProviderModel(abc.ABC):
     """A :class:`~ticketiq_pg.agent.Model` behind a provider's official SDK.
 
     ``tools`` are the tools the model is offered (their descriptions and schemas, under
@@ -259,8 +260,9 @@ class ProviderModel:
             self._client = self._new_client()
         return self._client
 
+    @abc.abstractmethod
     def _new_client(self) -> Any:
-        raise NotImplementedError
+        """The provider SDK's async client."""
 
     async def aclose(self) -> None:
         """Close the SDK client (an app's shut-down hook); a later step makes a new one."""
@@ -268,9 +270,36 @@ class ProviderModel:
         if client is not None:
             await client.close()
 
+    @abc.abstractmethod
     async def step(self, request: StepRequest) -> ModelStep:
         """Ask the provider for step ``request.step``; raise its SDK's errors as they are."""
-        raise NotImplementedError
+
+
+def tool_specs(offered: list[tuple[str, str, dict[str, Any]]], schema_field: str,
+               wrap: Callable[[dict[str, Any]], dict[str, Any]] = lambda spec: spec,
+               ) -> list[dict[str, Any]]:
+    """The offered tools in a provider's shape: name, description where given, and the
+    parameters' schema under ``schema_field``, each passed through ``wrap``."""
+    specs = []
+    for name, description, parameters in offered:
+        spec: dict[str, Any] = {"name": name}
+        if description:
+            spec["description"] = description
+        spec[schema_field] = parameters
+        specs.append(wrap(spec))
+    return specs
+
+
+def sampling_fields(settings: ModelSettings, fields: Mapping[str, str]) -> dict[str, Any]:
+    """The sampling settings that are set, under the provider's field names
+    (``fields`` maps a :class:`ModelSettings` attribute to its field)."""
+    out: dict[str, Any] = {}
+    for attr, field_name in fields.items():
+        value = getattr(settings, attr)
+        if value is None or (attr == "stop" and not value):
+            continue
+        out[field_name] = list(value) if attr == "stop" else value
+    return out
 
 
 async def parse(raw: Any) -> Any:

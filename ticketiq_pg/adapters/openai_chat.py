@@ -28,8 +28,10 @@ from ticketiq_pg.adapters.base import (
     ProviderModel,
     Turn,
     parse,
+    sampling_fields,
     sdk_call,
     sdk_missing,
+    tool_specs,
     usage_of,
 )
 from ticketiq_pg.adapters.names import ToolNames
@@ -69,22 +71,11 @@ def chat_request(settings: ModelSettings, messages: list[dict[str, Any]],
     """The body of one ``POST /chat/completions``: model, messages, tools, parameters."""
     body: dict[str, Any] = {"model": settings.model, "messages": messages}
     if offered:
-        tools = []
-        for name, description, parameters in offered:
-            function: dict[str, Any] = {"name": name}
-            if description:
-                function["description"] = description
-            function["parameters"] = parameters
-            tools.append({"type": "function", "function": function})
-        body["tools"] = tools
-    if settings.temperature is not None:
-        body["temperature"] = settings.temperature
-    if settings.max_tokens is not None:
-        body["max_completion_tokens"] = settings.max_tokens
-    if settings.top_p is not None:
-        body["top_p"] = settings.top_p
-    if settings.stop:
-        body["stop"] = list(settings.stop)
+        body["tools"] = tool_specs(offered, "parameters",
+                                   lambda spec: {"type": "function", "function": spec})
+    body.update(sampling_fields(settings, {"temperature": "temperature",
+                                           "max_tokens": "max_completion_tokens",
+                                           "top_p": "top_p", "stop": "stop"}))
     body.update(settings.params)
     return body
 
