@@ -694,3 +694,23 @@ async def test_no_job_is_claimed_while_the_liveness_token_is_unconfirmed(db_url:
         await worker.stop(drain_timeout=1)
         await liveness.stop()
         await db.close()
+
+
+async def test_the_driver_queues_a_job_once_per_idempotency_key(db_url: str) -> None:
+    db = await TicketIQ.connect(db_url, max_size=2)
+    try:
+        first = await db.jobs.enqueue("backlog", {"tickets": ["T-1"]}, resumable=True,
+                                      idempotency_key="backlog:monday")
+        again = await db.jobs.enqueue("backlog", {"tickets": ["T-2"]}, resumable=True,
+                                      idempotency_key="backlog:monday")
+        assert (first.created, again.created) == (True, False)
+        assert again.job_id == first.job_id
+        job = await db.jobs.get(first.job_id)
+        assert (job.kind, job.state, job.payload) == ("backlog", "queued", {"tickets": ["T-1"]})
+        async with db.pool.connection() as conn:
+            (count,) = await (await conn.execute("select count(*) from ticketiq.jobs")).fetchone()
+        assert count == 1
+        with pytest.raises(ValueError, match="resumable"):
+            await db.jobs.enqueue("backlog", {})
+    finally:
+        await db.close()

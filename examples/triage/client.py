@@ -16,6 +16,7 @@ comments and triage notes that landed on each ticket.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import sys
@@ -23,8 +24,8 @@ from collections import Counter
 from typing import Any
 
 import httpx
-import psycopg
-from psycopg.types.json import Jsonb
+
+from ticketiq_pg import TicketIQ
 
 SERVICE_URL = os.environ.get("TRIAGE_SERVICE_URL", "http://127.0.0.1:8700")
 
@@ -65,15 +66,18 @@ def cmd_tickets(opts: argparse.Namespace) -> int:
 
 
 def cmd_backlog(opts: argparse.Namespace) -> int:
-    # Queued with the SQL function ticketiq.enqueue_job: the Python package has no
-    # public call for it yet.  resumable: a lost attempt's job is queued again with
-    # its progress.
-    with psycopg.connect(opts.database_url, autocommit=True) as conn:
-        job_id, created = conn.execute(
-            "select job_id, created from ticketiq.enqueue_job(%s, %s, true, %s)",
-            ["backlog", Jsonb({"tickets": opts.tickets}), opts.key],
-        ).fetchone()
-    print(json.dumps({"job_id": str(job_id), "created": created}), flush=True)
+    # resumable: a lost attempt's job is queued again with its progress; the key makes
+    # a second queueing of the same backlog a no-op (created: false).
+    async def enqueue() -> Any:
+        tq = await TicketIQ.connect(opts.database_url, max_size=1)
+        try:
+            return await tq.jobs.enqueue("backlog", {"tickets": opts.tickets},
+                                         resumable=True, idempotency_key=opts.key)
+        finally:
+            await tq.close()
+
+    job = asyncio.run(enqueue())
+    print(json.dumps({"job_id": str(job.job_id), "created": job.created}), flush=True)
     return 0
 
 

@@ -36,6 +36,7 @@ from ticketiq_pg.db import retry
 from ticketiq_pg.db import rows as models
 from ticketiq_pg.db.entries import EntryFunctions
 from ticketiq_pg.db.group_commit import CheckpointBatcher
+from ticketiq_pg.db.jobs import JobStore
 from ticketiq_pg.db.processes import ProcessFunctions
 from ticketiq_pg.db.recognisers import BY_FUNCTION
 from ticketiq_pg.db.transport import (
@@ -83,6 +84,9 @@ class TicketIQ(ProcessFunctions, EntryFunctions):
         self.checkpoints: CheckpointBatcher | None = (
             CheckpointBatcher(self, group=group_size) if group_commit else None
         )
+        #: The job functions: ``await tq.jobs.enqueue("backlog", {...}, resumable=True,
+        #: idempotency_key=key)`` queues a job; ``await tq.jobs.get(job_id)`` reads one.
+        self.jobs = JobStore(self)
 
 
     @classmethod
