@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
+from ticketiq_pg.retries import is_transient, retry_after
 from ticketiq_pg.testing.vendor_sim.process import VendorService, VendorServiceError
 from ticketiq_pg.vendors.clients import (
     STEP_KEY_PROPERTY,
@@ -403,6 +404,9 @@ async def test_throttle_is_a_429_with_retry_after_and_no_effect(
     with pytest.raises(VendorRejected) as throttled:
         await clients.incidentio.create_incident("Slow down", None, "k-429")
     assert throttled.value.status == 429
+    # The vendor's Retry-After reaches the retry policy, which waits that long.
+    assert (throttled.value.retry_after, retry_after(throttled.value)) == ("0.25", 0.25)
+    assert is_transient(throttled.value)
     vendors.fault("jira", "throttle")  # no seconds: Retry-After 1
     async with httpx.AsyncClient(base_url=vendors.base_url) as raw:
         answer = await raw.get("/jira/rest/api/3/issue/OPS-1")

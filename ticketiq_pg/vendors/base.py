@@ -16,7 +16,8 @@ TimeoutTypes = float | httpx.Timeout | None
 
 
 class VendorError(Exception):
-    """A vendor call did not succeed."""
+    """A vendor call did not succeed.  ``retry_after`` is the vendor's ``Retry-After``
+    header as it came (seconds, or an HTTP date), which the retry policy honours."""
 
     def __init__(
         self,
@@ -26,6 +27,7 @@ class VendorError(Exception):
         *,
         status: int | None = None,
         body: Any = None,
+        retry_after: str | None = None,
     ) -> None:
         super().__init__(f"{vendor} {operation}: {message}")
         self.vendor = vendor
@@ -33,6 +35,7 @@ class VendorError(Exception):
         self.message = message
         self.status = status
         self.body = body
+        self.retry_after = retry_after
 
 
 class VendorUnavailable(VendorError):
@@ -48,8 +51,10 @@ class VendorUnavailable(VendorError):
         status: int | None = None,
         body: Any = None,
         maybe_applied: bool = True,
+        retry_after: str | None = None,
     ) -> None:
-        super().__init__(vendor, operation, message, status=status, body=body)
+        super().__init__(vendor, operation, message, status=status, body=body,
+                         retry_after=retry_after)
         self.maybe_applied = maybe_applied
 
 
@@ -160,21 +165,15 @@ class VendorClient:
         except ValueError:
             body = resp.text
         status = resp.status_code
-        if status >= 500:
-            raise VendorUnavailable(
-                self.vendor,
-                operation,
-                f"HTTP {status}: {_error_message(body, resp.reason_phrase)}",
-                status=status,
-                body=body,
-            )
         if status >= 400:
-            raise VendorRejected(
+            error = VendorUnavailable if status >= 500 else VendorRejected
+            raise error(
                 self.vendor,
                 operation,
                 f"HTTP {status}: {_error_message(body, resp.reason_phrase)}",
                 status=status,
                 body=body,
+                retry_after=resp.headers.get("retry-after"),
             )
         if status < 200 or status >= 300 or not isinstance(body, (dict, list)):
             raise VendorUnavailable(
