@@ -10,6 +10,7 @@ from the database: the settlement recorded on the call and in the one
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -122,18 +123,28 @@ def test_the_model_is_told_the_outcome_is_unknown(stack: Stack) -> None:
 
 
 def test_a_write_stays_a_write_whatever_the_tool_is_called_at_resume(stack: Stack) -> None:
-    """I7: the resumer's tool table calls teams.reply a read; the mark recorded a write."""
+    """I7: killed after the Jira comment landed, its outcome unrecorded; the resumer's tool
+    table calls jira.comment a read.  Its mark recorded a write, so it is settled as one:
+    the gate is asked with "write" and the comment is found by its step key where it
+    landed (read back), not made again as a read would be."""
     victim = stack.spawn("--start", "1", "--exit-after", "1", "--seed", "10", "--steps", "2",
-                         "--plan", "teams", faults="after_call@1.2")
+                         "--plan", "mixed", faults="after_call@1.3")
     run_id = victim.read_event("started")["run_id"]
     assert victim.wait(60) == KILLED
-    before = len([r for r in stack.vendor.requests("teams") if r["method"] == "POST"])
+    before = len(stack.vendor.requests("jira"))
+    assert len([r for r in stack.vendor.requests("jira") if r["method"] == "POST"]) == 1
     assert len(stack.sweep_as_if_later()) == 1
-    proc = stack.run("--exit-after", "1", TICKETIQ_RECLASSIFY="teams.reply=read")
+    gates_log = stack.workdir / "gates.log"
+    proc = stack.run("--exit-after", "1", TICKETIQ_RECLASSIFY="jira.comment=read",
+                     TICKETIQ_GATES_LOG=str(gates_log))
     assert proc.outcomes()[0]["status"] == "completed", proc.stderr
-    _, _, settlement, _ = the_write(stack, run_id, "teams.reply")
-    assert settlement == "unknown"
-    assert len([r for r in stack.vendor.requests("teams") if r["method"] == "POST"]) == before
+    call_id, _, settlement, outcome = the_write(stack, run_id, "jira.comment")
+    assert settlement == "read_back" and outcome["comment"] == "posted"
+    # after the kill, Jira got the reader's GET of the comments only: nothing was posted
+    after = stack.vendor.requests("jira")[before:]
+    assert [r["method"] for r in after if r["path"].endswith("/comment")] == ["GET"]
+    judged = [json.loads(line) for line in gates_log.read_text().splitlines()]
+    assert [j["classification"] for j in judged if j["call_id"] == call_id] == ["write"]
 
 
 # -- approvals ---------------------------------------------------------------

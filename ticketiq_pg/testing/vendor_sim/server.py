@@ -46,6 +46,13 @@ Vendors (path prefix, what is imitated)
     SequenceNumber}.  A dedup id already accepted on the queue within the window
     (``--sqs-window``, default 300 s) returns the original MessageId and enqueues nothing.
 
+``/sns``
+    ``POST /`` form-encoded ``Action=Publish`` {TopicArn (``.fifo``), Message,
+    MessageGroupId, MessageDeduplicationId}: 200 {PublishResponse: {PublishResult:
+    {MessageId, SequenceNumber}}} (JSON, as SNS answers ``Accept: application/json``).  A
+    dedup id already accepted on the topic within 300 s returns the original MessageId and
+    publishes nothing.
+
 Malformed requests get 400 (unknown issue/channel/incident 404, wrong method 405) with a
 JSON error in the vendor's own shape and are recorded with effect ``rejected``.  Unknown
 paths get 404 and are recorded under vendor ``unknown``.
