@@ -129,19 +129,31 @@ gates asked between them:
    the next call is settled.
 
 One example per settlement (the `p_settlements` item `record_resume`
-records; `"..."` elides a result):
+records, its `call_id` left out; `"..."` elides):
 
-| settlement | when | example |
-| --- | --- | --- |
-| `resent_same_key` | in doubt, allowed (or held, then approved), its vendor dedupes the step key for longer than a resume (incident.io) | `{"call_id": "c1", "settlement": "resent_same_key", "outcome": {"status": "created"}}` |
-| `read_back` (made) | in doubt, a reader finds it by its key | `{"call_id": "c2", "settlement": "read_back", "outcome": {"comment": "posted"}}` |
-| `read_back` (absent) | in doubt, the reader finds nothing; not sent again | `{"call_id": "c2", "settlement": "read_back", "outcome": {"outcome": "not_found", "sent_again": false}}` |
-| `unknown` | in doubt, no long dedupe and no reader (SQS or SNS FIFO, Discord, Teams tools), or no step key | `{"call_id": "c3", "settlement": "unknown", "outcome": {"outcome": "unknown", "sent_again": false}}` |
-| `unknown` (refused) | in doubt, its gate refuses it now (or a person rejected it) | `{"call_id": "c1", "settlement": "unknown", "outcome": {"outcome": "unknown", "sent_again": false, "refused_on_resume": "tool incident.create is blocked"}}` |
-| `skipped` | never marked, its gate refuses it now | `{"call_id": "c4", "settlement": "skipped", "outcome": {"error": "refused", "reason": "tool jira.comment is blocked"}}` |
-| `coalesced` / `read_decision` | held for approval: `request_approval` coalesces with the request already filed, still waiting / decided meanwhile | `{"call_id": "c5", "settlement": "coalesced", "outcome": "..."}` |
-| `asked_again` | a delegation: `delegation_status(key)` finds the child's answer, or `take_over_child` takes its lapsed lease once | `{"call_id": "c6", "settlement": "asked_again", "outcome": {"child_run_id": "...", "status": "completed"}}` |
-| `made` / `redone` | never marked (made normally) / a read (made again) | `{"call_id": "c7", "settlement": "redone", "outcome": "..."}` |
+* `resent_same_key`: in doubt, allowed (or held, then approved), its
+  vendor dedupes the step key for longer than a resume (incident.io):
+  `{"settlement": "resent_same_key", "outcome": {"status": "created"}}`
+* `read_back`, made: in doubt, a reader finds it by its key:
+  `{"settlement": "read_back", "outcome": {"comment": "posted"}}`
+* `read_back`, absent: the reader finds nothing; not sent again:
+  `{"settlement": "read_back", "outcome": {"outcome": "not_found", ...}}`
+* `unknown`: in doubt, no long dedupe and no reader (SQS or SNS FIFO,
+  Discord, Teams tools), or no step key:
+  `{"settlement": "unknown", "outcome": {"outcome": "unknown", ...}}`
+* `unknown`, refused: in doubt, its gate refuses it now (or a person
+  rejected it); nothing sent:
+  `{"settlement": "unknown", "outcome": {"refused_on_resume": "...", ...}}`
+* `skipped`: never marked, its gate refuses it now:
+  `{"settlement": "skipped", "outcome": {"error": "refused", "reason": "..."}}`
+* `coalesced` / `read_decision`: held for approval; `request_approval`
+  coalesces with the request already filed, still waiting / decided
+  meanwhile: `{"settlement": "coalesced", "outcome": "..."}`
+* `asked_again`: a delegation; `delegation_status(key)` finds the child's
+  answer, or `take_over_child` takes its lapsed lease once:
+  `{"settlement": "asked_again", "outcome": {"child_run_id": "...", ...}}`
+* `made` / `redone`: never marked (made normally) / a read (made again):
+  `{"settlement": "redone", "outcome": "..."}`
 
 A held call is sent only after `get_approval` says approved; a resumer
 killed mid-settlement leaves the audit row naming what it settled, and

@@ -666,9 +666,9 @@ def test_start_failure_reports_the_servers_stderr(tmp_path: Path) -> None:
 
 
 def test_windows_are_server_options(tmp_path: Path) -> None:
-    with VendorService.start(tmp_path, discord_window=5, sqs_window=7) as service:
+    with VendorService.start(tmp_path, discord_window=5, sqs_window=7, sns_window=9) as service:
         health = service.health()
-    assert (health["discord_window"], health["sqs_window"]) == (5, 7)
+    assert (health["discord_window"], health["sqs_window"], health["sns_window"]) == (5, 7, 9)
 
 
 def test_route_properties() -> None:
