@@ -42,7 +42,7 @@ name starts with `_` are internal (no role may call them directly).
 | `TQ004` | `InvalidPayload` | malformed input or an argument past its limit (see Limits) |
 | `TQ005` | `AnswerSealed` | the run's answer is sealed (write-once, handed on) |
 | `TQ006` | `RunNotRunning` | the run is claimed, suspended, completed, failed or stopped |
-| `TQ007` | `StepConflict` | out-of-order step, second outcome, repeated resume |
+| `TQ007` | `StepConflict` | out-of-order step, second outcome, a call a resume settled otherwise |
 | `TQ008` | `UnknownCall` | the step has no such call |
 | `TQ009` | `UnknownApproval` | no approval request has that id |
 | `TQ010` | `UnknownJob` | no job has that id |
@@ -106,6 +106,59 @@ Applications that must not act on each other's runs need separate
 databases (each with its own schema `ticketiq` and roles), not separate
 logins.  `tests/test_hardening.py` (the trust model test) tests both
 lists with two logins.
+
+## How a resumed call passes its gates
+
+A resume is a few statements, each one function call, with the app's
+gates asked between them:
+
+1. `adopt_run` takes the claimed run (epoch + 1) and, in the same
+   statement, writes the resume's audit row (`agent.run.crash_resumed`, or
+   `agent.run.resumed` after a release or wake-up: step, loss count, no
+   settlements yet).  It returns the last checkpoint (every call of the
+   step) and each changing call's row: `state` (`pending`, `in_doubt`,
+   `done`, `settled`), `marked_classification`, `step_key`, `approval_id`.
+2. The seal is verified and the run's gate asked as it stands now; a
+   refusal ends in `fail_run` or `stop_run` (the audit row stays, with no
+   settlements).
+3. For each call of the step, in order: a `done` or `settled` call keeps
+   its outcome; otherwise the call's gate is asked as it stands now, with
+   the stricter of its recorded and current classification (a write stays
+   a write, I7), and its route decides.  Each settlement is then recorded
+   by one `record_resume` call, on the call and on the audit row, before
+   the next call is settled.
+
+One example per settlement (the `p_settlements` item `record_resume`
+records, its `call_id` left out; `"..."` elides):
+
+* `resent_same_key`: in doubt, allowed (or held, then approved), its
+  vendor dedupes the step key for longer than a resume (incident.io):
+  `{"settlement": "resent_same_key", "outcome": {"status": "created"}}`
+* `read_back`, made: in doubt, a reader finds it by its key:
+  `{"settlement": "read_back", "outcome": {"comment": "posted"}}`
+* `read_back`, absent: the reader finds nothing; not sent again:
+  `{"settlement": "read_back", "outcome": {"outcome": "not_found", ...}}`
+* `unknown`: in doubt, no long dedupe and no reader (SQS or SNS FIFO,
+  Discord, Teams tools), or no step key:
+  `{"settlement": "unknown", "outcome": {"outcome": "unknown", ...}}`
+* `unknown`, refused: in doubt, its gate refuses it now (or a person
+  rejected it); nothing sent:
+  `{"settlement": "unknown", "outcome": {"refused_on_resume": "...", ...}}`
+* `skipped`: never marked, its gate refuses it now:
+  `{"settlement": "skipped", "outcome": {"error": "refused", "reason": "..."}}`
+* `coalesced` / `read_decision`: held for approval; `request_approval`
+  coalesces with the request already filed, still waiting / decided
+  meanwhile: `{"settlement": "coalesced", "outcome": "..."}`
+* `asked_again`: a delegation; `delegation_status(key)` finds the child's
+  answer, or `take_over_child` takes its lapsed lease once:
+  `{"settlement": "asked_again", "outcome": {"child_run_id": "...", ...}}`
+* `made` / `redone`: never marked (made normally) / a read (made again):
+  `{"settlement": "redone", "outcome": "..."}`
+
+A held call is sent only after `get_approval` says approved; a resumer
+killed mid-settlement leaves the audit row naming what it settled, and
+the next resume finds those calls `settled`, so a call resent once is not
+sent again.
 
 ## Operator views
 

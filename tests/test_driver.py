@@ -1302,7 +1302,8 @@ CASES: list[tuple[str, type[errors.TicketIQError], Case]] = [
      lambda t, w: t.record_outcome(w.live, 1, 1, "w", {"id": 1})),
     ("outcome-second-different", StepConflict,
      lambda t, w: t.record_outcome(w.live, 1, 1, "d", {"ok": 2})),
-    ("resume-audited-twice", StepConflict, lambda t, w: t.record_resume(w.resumed, 3)),
+    ("resume-settled-otherwise", StepConflict,
+     lambda t, w: t.record_resume(w.resumed, 3, [{"call_id": "w", "settlement": "read_back"}])),
     ("decide-the-other-way", StepConflict,
      lambda t, w: t.decide_approval(w.approved, False, "carol")),
     # TQ008 unknown call

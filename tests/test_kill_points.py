@@ -126,3 +126,55 @@ def test_every_read_of_the_killed_step_is_made_again(stack: Stack) -> None:
     assert stack.query("select count(*) from ticketiq.calls where run_id = %s", run_id) == [(0,)]
     # the two reads of step 2 reached the vendor again, and nothing else did
     assert len(stack.vendor.requests("jira")) == reads_before + 2
+
+
+def test_a_resumer_killed_mid_settlement_leaves_its_resume_audited_and_nothing_is_sent_twice(
+    stack: Stack,
+) -> None:
+    """I14, I6 (issue 20.4): the first resumer is SIGKILLed between two settlements.
+
+    The owner dies with step 1's incident create marked in doubt, not sent.  The first
+    resumer sends it again with its key, records that settlement and is killed before it
+    settles the Jira comment.  Its resume is audited (the row the adoption wrote, naming
+    the settlement it recorded, not complete); the second resume, on another process, is
+    audited with the loss count 2, finds the incident settled (it does not send it a
+    second time) and makes the comment.  Judged at the vendor: each write sent once.
+    """
+    victim = stack.spawn("--start", "1", "--exit-after", "1", "--seed", "23", "--steps", "2",
+                         "--plan", "writes", faults="after_mark@1")
+    run_id = victim.read_event("started")["run_id"]
+    assert victim.wait(60) == KILLED, victim.stderr
+    assert stack.vendor.requests("incidentio") == []
+    assert len(stack.sweep_as_if_later()) == 1
+
+    first = stack.run("--exit-after", "1", faults="mid_settlement@1")
+    assert first.popen.returncode == KILLED, first.stderr
+    ((detail,),) = stack.query(
+        "select detail from ticketiq.audit where run_id = %s "
+        "and event = 'agent.run.crash_resumed'", run_id)
+    assert (detail["step"], detail["loss_count"], detail["complete"]) == (1, 1, False)
+    ((incident_id, incident_key),) = stack.query(
+        "select call_id, step_key from ticketiq.calls where run_id = %s "
+        "and tool = 'incident.create'", run_id)
+    assert [(s["call_id"], s["settlement"]) for s in detail["settlements"]] == [
+        (incident_id, "resent_same_key")]
+
+    assert [r[2] for r in stack.sweep_as_if_later(7200)] == [2]
+    second = stack.run("--exit-after", "1")
+    assert second.popen.returncode == 0, second.stderr
+    assert [o["status"] for o in second.outcomes()] == ["completed"]
+
+    resumes = stack.query(
+        "select epoch, detail from ticketiq.audit where run_id = %s "
+        "and event = 'agent.run.crash_resumed' order by epoch", run_id)
+    assert [(d["loss_count"], d["complete"]) for _, d in resumes] == [(1, False), (2, True)]
+    assert resumes[0][0] < resumes[1][0]
+    settled = {s["call_id"]: s["settlement"] for s in resumes[1][1]["settlements"]}
+    assert settled[incident_id] == "resent_same_key" and set(settled.values()) == {
+        "resent_same_key", "made"}
+    # sent once each, where they land: the incident by the first resumer only
+    incident_posts = [r for r in stack.vendor.requests("incidentio") if r["method"] == "POST"]
+    assert [(r["key"], r["effect"]) for r in incident_posts] == [(incident_key, "created")]
+    assert len([r for r in stack.vendor.requests("jira") if r["method"] == "POST"]) == 1
+    assert stack.duplicates() == {}
+    assert stack.model_asks(run_id) == {1: 1, 2: 1}

@@ -88,7 +88,8 @@ async def _build(url: str) -> World:
         assert adopted is not None and adopted.epoch == 3
         await tiq.record_resume(
             resumed.run_id, 3,
-            [{"call_id": "w1", "settlement": "resent_same_key", "outcome": {"ticket": 7}}],
+            [{"call_id": "w1", "settlement": "resent_same_key", "outcome": {"ticket": 7}},
+             {"call_id": "r1", "settlement": "redone", "outcome": {"rows": 1}}],
             conn=aconn,
         )
         await tiq.seal_answer(resumed.run_id, 3, 2, {"text": "fixed"}, "aseal", "key-b", 3600,
@@ -584,7 +585,7 @@ def test_show_human(world: World, capsys: pytest.CaptureFixture[str]) -> None:
     cols = columns_of(lines[at + 1])
     what = [value_at(line, cols["what"]) for line in lines[at + 3: at + 6]]
     assert what[0] == "hello resumed -> crm.update (resent_same_key), crm.update (read)"
-    assert what[1] == "resumed from step 1 (run lost 1 times): w1 resent_same_key"
+    assert what[1] == "resumed from step 1 (run lost 1 times): w1 resent_same_key, r1 redone"
     assert what[2] == "fixed"
 
 

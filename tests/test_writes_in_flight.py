@@ -10,9 +10,8 @@ from the database: the settlement recorded on the call and in the one
 
 from __future__ import annotations
 
-import signal
+import json
 import time
-from typing import Any
 
 import pytest
 from procs import KILLED, Stack
@@ -124,18 +123,28 @@ def test_the_model_is_told_the_outcome_is_unknown(stack: Stack) -> None:
 
 
 def test_a_write_stays_a_write_whatever_the_tool_is_called_at_resume(stack: Stack) -> None:
-    """I7: the resumer's tool table calls teams.reply a read; the mark recorded a write."""
+    """I7: killed after the Jira comment landed, its outcome unrecorded; the resumer's tool
+    table calls jira.comment a read.  Its mark recorded a write, so it is settled as one:
+    the gate is asked with "write" and the comment is found by its step key where it
+    landed (read back), not made again as a read would be."""
     victim = stack.spawn("--start", "1", "--exit-after", "1", "--seed", "10", "--steps", "2",
-                         "--plan", "teams", faults="after_call@1.2")
+                         "--plan", "mixed", faults="after_call@1.3")
     run_id = victim.read_event("started")["run_id"]
     assert victim.wait(60) == KILLED
-    before = len([r for r in stack.vendor.requests("teams") if r["method"] == "POST"])
+    before = len(stack.vendor.requests("jira"))
+    assert len([r for r in stack.vendor.requests("jira") if r["method"] == "POST"]) == 1
     assert len(stack.sweep_as_if_later()) == 1
-    proc = stack.run("--exit-after", "1", TICKETIQ_RECLASSIFY="teams.reply=read")
+    gates_log = stack.workdir / "gates.log"
+    proc = stack.run("--exit-after", "1", TICKETIQ_RECLASSIFY="jira.comment=read",
+                     TICKETIQ_GATES_LOG=str(gates_log))
     assert proc.outcomes()[0]["status"] == "completed", proc.stderr
-    _, _, settlement, _ = the_write(stack, run_id, "teams.reply")
-    assert settlement == "unknown"
-    assert len([r for r in stack.vendor.requests("teams") if r["method"] == "POST"]) == before
+    call_id, _, settlement, outcome = the_write(stack, run_id, "jira.comment")
+    assert settlement == "read_back" and outcome["comment"] == "posted"
+    # after the kill, Jira got the reader's GET of the comments only: nothing was posted
+    after = stack.vendor.requests("jira")[before:]
+    assert [r["method"] for r in after if r["path"].endswith("/comment")] == ["GET"]
+    judged = [json.loads(line) for line in gates_log.read_text().splitlines()]
+    assert [j["classification"] for j in judged if j["call_id"] == call_id] == ["write"]
 
 
 # -- approvals ---------------------------------------------------------------
@@ -302,35 +311,37 @@ def test_a_delegation_is_asked_again_and_finds_its_child(stack: Stack) -> None:
 
 
 def test_a_lapsed_child_is_taken_over_once_by_the_resumed_parent(stack: Stack) -> None:
-    """Killed inside the child: parent and child both lapse; the child runs on once."""
+    """Killed inside the child: parent and child both lapse and are swept; the resumed
+    parent asks again by its delegation key and takes the child over (not the worker
+    beside it, which leaves a child of a live parent to that parent); the child runs on
+    once, its step 1 never asked again."""
     victim = stack.spawn("--start", "1", "--exit-after", "1", "--seed", "15", "--steps", "2",
                          "--plan", "delegate", faults="after_checkpoint@1.2")
     run_id = victim.read_event("started")["run_id"]
     assert victim.wait(60) == KILLED
     swept = stack.sweep_as_if_later()
     assert len(swept) == 2  # the parent and its child
-    # Judged from the database, not from the order of the worker's outcomes: the parent
-    # may take the child over inside its own step, or the worker adopt the child beside
-    # it while the parent suspends until the child's answer (its first outcome).
-    proc = stack.spawn()
-
-    def child_row() -> tuple[Any, ...]:
-        ((row),) = stack.query("select run_id, status, loss_count from ticketiq.runs"
-                               " where parent_run_id = %s", run_id)
-        return row
-
-    deadline = time.monotonic() + 30
-    while child_row()[1] != "completed" and time.monotonic() < deadline:
-        time.sleep(0.05)
-    proc.signal(signal.SIGTERM)  # a graceful stop
-    assert proc.wait(60) == 0, proc.stderr
-    child_id, status, losses = child_row()
+    proc = stack.run("--exit-after", "1")
+    assert proc.popen.returncode == 0, proc.stderr
+    assert [(o["run_id"], o["status"]) for o in proc.outcomes()] == [(run_id, "completed")]
+    ((child_id, status, losses),) = stack.query(
+        "select run_id, status, loss_count from ticketiq.runs where parent_run_id = %s", run_id)
     assert (status, losses) == ("completed", 1)
-    adopted = stack.query("select count(*) from ticketiq.audit where run_id = %s "
-                          "and event = 'agent.run.adopted'", child_id)
-    assert adopted == [(1,)]
+    # adopted once, and by the parent's take-over (at the parent's resumed epoch)
+    adoptions = stack.query(
+        "select event, epoch, detail from ticketiq.audit where run_id = %s "
+        "and event in ('agent.run.adopted', 'agent.run.taken_over') order by audit_id",
+        child_id)
+    assert [e for e, _, _ in adoptions] == ["agent.run.adopted", "agent.run.taken_over"]
+    ((parent_epoch,),) = stack.query(
+        "select epoch from ticketiq.audit where run_id = %s and event = 'agent.run.adopted'",
+        run_id)
+    assert adoptions[1][2] == {"parent_run_id": run_id, "parent_epoch": parent_epoch}
+    assert adoptions[0][1] == adoptions[1][1]
     # the child's step 1 was asked once, before the kill; never again
     assert stack.model_asks(child_id)[1] == 1
+    _, _, settlement, result = the_write(stack, run_id, "agent.delegate")
+    assert settlement == "asked_again" and result["child_run_id"] == str(child_id)
 
 
 def test_a_run_that_may_wait_suspends_and_is_woken_elsewhere(stack: Stack) -> None:

@@ -13,7 +13,7 @@ SQLSTATE    exception          meaning
 ``TQ004``   InvalidPayload     malformed input (checkpoint, TTL, settlement, ...)
 ``TQ005``   AnswerSealed       the run's answer is sealed (write-once, handed on)
 ``TQ006``   RunNotRunning      the run is claimed, completed, failed or stopped
-``TQ007``   StepConflict       out-of-order step, second outcome, repeated resume
+``TQ007``   StepConflict       out-of-order step, second outcome, a call a resume settled otherwise
 ``TQ008``   UnknownCall        the step has no call with that id
 ``TQ009``   UnknownApproval    no approval request has that id
 ``TQ010``   UnknownJob         no background job has that id

@@ -1,7 +1,9 @@
 -- ticketiq.adopt_run(holder, ttl, run id): take a claimed run to resume it.
 --
 -- Picks the oldest claimed run (or p_run_id when given) with FOR UPDATE
--- SKIP LOCKED, so of several resume workers exactly one adopts it, raises
+-- SKIP LOCKED, so of several resume workers exactly one adopts it (without
+-- p_run_id, a child whose parent is running or claimed is left to the
+-- parent: ticketiq.take_over_child), raises
 -- its epoch by one (I2), gives p_holder its lease for p_ttl_seconds and
 -- returns in the same statement everything a resume needs: the run, its
 -- last checkpoint with its seal (which lists every call of that step), the
@@ -11,7 +13,10 @@
 -- sealed, last_step is the answer's step, of which there is no checkpoint:
 -- the checkpoint columns are null and calls is empty (a resume then only
 -- hands the answer on).  The caller verifies the seal before executing anything (I9).  Returns no
--- row when there is nothing to adopt.
+-- row when there is nothing to adopt.  The resume is audited from here: the
+-- same statement writes its agent.run.crash_resumed (or resumed) row with
+-- no settlements yet (ticketiq.record_resume), which the adopter adds to
+-- as it settles each call (I14).
 -- Limits:
 --   p_holder       1..512
 --   p_ttl_seconds  seconds in (0, 1e9]
@@ -39,6 +44,12 @@ begin
     select r.run_id into v_run_id
     from ticketiq.runs as r
     where r.status = 'claimed' and (p_run_id is null or r.run_id = p_run_id)
+        -- A child whose parent runs (or is up for adoption) is left to its parent,
+        -- which asks again by its delegation key and takes it over once.
+        and (p_run_id is not null or r.parent_run_id is null or not exists (
+            select 1 from ticketiq.runs as p
+            where p.run_id = r.parent_run_id and p.status in ('running', 'claimed')
+        ))
     order by r.updated_at
     limit 1
     for update skip locked;
@@ -58,6 +69,8 @@ begin
     insert into ticketiq.audit (at, event, run_id, epoch, actor, detail)
     values (v_now, 'agent.run.adopted', v_run.run_id, v_run.epoch, p_holder,
         jsonb_build_object('loss_count', v_run.loss_count, 'step', v_run.last_step));
+    -- The resume's own audit row, from its first moment (I14): settlements follow.
+    perform ticketiq.record_resume(v_run.run_id, v_run.epoch, '[]');
 
     return query
     select v_run.run_id, v_run.epoch::bigint, v_run.lease_expires_at, v_run.loss_count::integer,

@@ -1,25 +1,31 @@
--- ticketiq.record_resume(run, epoch, settlements): audit one crash resume.
+-- ticketiq.record_resume(run, epoch, settlements): audit one resume as it settles.
 --
--- Called once by the attempt that adopted a lost run, after it settled the
--- calls its last step left.  In one statement it records each settlement
--- on its call (state 'settled', or 'done' for a call made normally by this
--- attempt), writes the single audit row of this resume — agent.run.
+-- Every resume has one audit row from the moment it begins: agent.run.
 -- crash_resumed after a loss (I14), agent.run.resumed after a graceful
--- release or a wake-up — with the step, how many times the run was lost,
--- why it was up for adoption and the settlements, and tells the transcript.  p_settlements is a JSON array of
--- {call_id, settlement, outcome?}; each call must belong to the last step.
--- A call an earlier attempt already finished keeps its record unchanged;
--- a read has no row (its settlement is in the audit row only).
--- Fenced (ticketiq._fence).  The same record again (the same epoch and
--- settlements: a statement sent again after its commit went unseen)
--- returns the row the first one wrote and changes nothing.
+-- release or a wake-up, with the step, how many times the run was lost and
+-- why it was up for adoption.  ticketiq.adopt_run writes it (calling this
+-- with no settlements), so a resumer that dies before it settled anything
+-- still leaves it.  The adopter then calls this as each call the last step
+-- left is settled: in one statement each settlement is recorded on its
+-- call (state 'settled', or 'done' for a call made normally by this
+-- attempt) and added to the audit row, so a resumer that dies
+-- mid-settlement leaves a row naming the calls it had settled, and the
+-- next resume finds them settled instead of in doubt.  Once every call of
+-- the step has a settlement the row says complete = true and the
+-- transcript is told.  p_settlements is a JSON array of {call_id,
+-- settlement, outcome?}; each call must belong to the last step.  A call
+-- an earlier attempt already finished keeps its record unchanged; a read
+-- has no row (its settlement is in the audit row only).  Fenced
+-- (ticketiq._fence).  A settlement already recorded (a statement sent
+-- again after its commit went unseen) changes nothing; another settlement
+-- of a call this resume already settled raises TQ007.
 -- Limits:
 --   p_run_id       the run
 --   p_epoch        the adopting epoch
 --   p_settlements  a JSON array of {call_id, settlement, outcome?} objects
 -- SQLSTATEs: TQ004 (malformed settlements), TQ001, TQ002, TQ003, TQ006
---   (ticketiq._fence), TQ007 audited already with other settlements, TQ008
---   no such call.
+--   (ticketiq._fence), TQ007 a call this resume settled otherwise already,
+--   TQ008 no such call.
 create or replace function ticketiq.record_resume(
     p_run_id uuid,
     p_epoch bigint,
@@ -40,10 +46,12 @@ declare
     v_now timestamptz := ticketiq.now();
     v_run ticketiq.runs;
     v_item jsonb;
+    v_earlier jsonb;
     v_audit_id bigint;
     v_event text;
     v_prior jsonb;
-    v_prior_id bigint;
+    v_settlements jsonb;
+    v_complete boolean;
 begin
     v_run := ticketiq._fence(p_run_id, p_epoch, v_now);
 
@@ -55,23 +63,13 @@ begin
         when 'session_ended' then 'agent.run.crash_resumed'
         else 'agent.run.resumed'
     end;
-    select a.audit_id, a.detail into v_prior_id, v_prior
+    select a.audit_id, a.detail into v_audit_id, v_prior
     from ticketiq.audit as a
     where a.run_id = p_run_id and a.epoch = p_epoch
         and a.event in ('agent.run.crash_resumed', 'agent.run.resumed')
     order by a.audit_id
     limit 1;
-    if found then
-        -- The same record again (a statement sent again after its commit went
-        -- unseen): what the first one recorded, nothing written.
-        if v_prior -> 'settlements' = p_settlements then
-            return query select p_run_id, (v_prior ->> 'step')::integer,
-                (v_prior ->> 'loss_count')::integer, v_prior_id;
-            return;
-        end if;
-        raise exception 'the resume of run % at epoch % was already audited', p_run_id, p_epoch
-            using errcode = 'TQ007';
-    end if;
+    v_settlements := coalesce(v_prior -> 'settlements', '[]'::jsonb);
 
     for v_item in select e.value from jsonb_array_elements(p_settlements) as e loop
         if jsonb_typeof(v_item) <> 'object'
@@ -95,6 +93,19 @@ begin
             raise exception 'step % of run % has no call %', v_run.last_step, p_run_id, v_item ->> 'call_id'
                 using errcode = 'TQ008';
         end if;
+        select e.value into v_earlier
+        from jsonb_array_elements(v_settlements) as e
+        where e.value ->> 'call_id' = v_item ->> 'call_id';
+        if found then
+            -- Recorded already: the same settlement again changes nothing.
+            if v_earlier is distinct from v_item then
+                raise exception 'the resume of run % at epoch % settled call % already, as %',
+                    p_run_id, p_epoch, v_item ->> 'call_id', v_earlier ->> 'settlement'
+                    using errcode = 'TQ007';
+            end if;
+            continue;
+        end if;
+        v_settlements := v_settlements || jsonb_build_array(v_item);
         -- A call already finished (by an earlier attempt) keeps its record.
         update ticketiq.calls as c
         set state = case when v_item ->> 'settlement' = 'made' then 'done' else 'settled' end,
@@ -108,23 +119,45 @@ begin
             and c.state in ('pending', 'in_doubt');
     end loop;
 
-    insert into ticketiq.audit (at, event, run_id, epoch, actor, detail)
-    values (v_now, v_event, p_run_id, p_epoch, v_run.lease_holder,
-        jsonb_build_object(
-            'step', v_run.last_step,
-            'loss_count', v_run.loss_count,
-            'reason', coalesce(v_run.claim_reason, 'lease_lapsed'),
-            'settlements', p_settlements
-        ))
-    returning ticketiq.audit.audit_id into v_audit_id;
-    insert into ticketiq.transcript_entries (run_id, kind, body, at)
-    values (p_run_id, 'resumed', jsonb_build_object(
-        'step', v_run.last_step, 'loss_count', v_run.loss_count, 'settlements', p_settlements
-    ), v_now);
+    -- Complete once every call the last step left has its settlement.
+    v_complete := not exists (
+        select 1
+        from ticketiq.checkpoints as k
+        cross join lateral jsonb_array_elements(k.body -> 'calls') as e
+        where k.run_id = p_run_id
+            and k.step = v_run.last_step
+            and not jsonb_path_exists(
+                v_settlements, '$[*] ? (@.call_id == $id)', jsonb_build_object('id', e.value -> 'call_id')
+            )
+    );
+
+    if v_audit_id is null then
+        insert into ticketiq.audit (at, event, run_id, epoch, actor, detail)
+        values (v_now, v_event, p_run_id, p_epoch, v_run.lease_holder,
+            jsonb_build_object(
+                'step', v_run.last_step,
+                'loss_count', v_run.loss_count,
+                'reason', coalesce(v_run.claim_reason, 'lease_lapsed'),
+                'settlements', v_settlements,
+                'complete', v_complete
+            ))
+        returning ticketiq.audit.audit_id into v_audit_id;
+    elsif v_settlements is distinct from v_prior -> 'settlements'
+        or v_complete is distinct from (v_prior -> 'complete')::boolean then
+        update ticketiq.audit as a
+        set detail = a.detail || jsonb_build_object('settlements', v_settlements, 'complete', v_complete)
+        where a.audit_id = v_audit_id;
+    end if;
+    if v_complete and (v_prior -> 'complete')::boolean is distinct from true then
+        insert into ticketiq.transcript_entries (run_id, kind, body, at)
+        values (p_run_id, 'resumed', jsonb_build_object(
+            'step', v_run.last_step, 'loss_count', v_run.loss_count, 'settlements', v_settlements
+        ), v_now);
+    end if;
 
     return query select p_run_id, v_run.last_step::integer, v_run.loss_count::integer, v_audit_id;
 end;
 $$;
 
 comment on function ticketiq.record_resume(uuid, bigint, jsonb) is
-'Record how each call the last step left was settled and write the one agent.run.crash_resumed audit row of this resume. Fenced; the same record again returns the first one''s row, other settlements TQ007.';
+'Audit a resume as it settles: the one agent.run.crash_resumed (or resumed) row of this epoch, written at adoption, gains each settlement as it is recorded on its call, and says complete once every call of the last step is settled. Fenced; a settlement again changes nothing, another settlement of a settled call TQ007.';

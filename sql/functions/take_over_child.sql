@@ -7,8 +7,9 @@
 -- counted, failed past p_max_losses, audited): of a
 -- racing sweep and parent, one wins.  A claimed child (lapsed and swept,
 -- or released) is then adopted by p_holder through ticketiq.adopt_run
--- (epoch + 1) and returned; no row when the child is alive with another
--- holder, already adopted by someone else, or finished.
+-- (epoch + 1), audited agent.run.taken_over (with the parent) and
+-- returned; no row when the child is alive with another holder, already
+-- adopted by someone else, or finished.
 -- Limits:
 --   p_parent_run_id  the parent run
 --   p_parent_epoch   the parent's epoch (the fence)
@@ -34,6 +35,7 @@ as $$
 declare
     v_now timestamptz := ticketiq.now();
     v_child ticketiq.runs;
+    v_adopted ticketiq.adopted_run;
 begin
     perform ticketiq._require_text('holder', p_holder, 512);
     perform ticketiq._require_positive('ttl', p_ttl_seconds);
@@ -64,7 +66,12 @@ begin
         return;
     end if;
 
-    return query select * from ticketiq.adopt_run(p_holder, p_ttl_seconds, p_child_run_id);
+    for v_adopted in select * from ticketiq.adopt_run(p_holder, p_ttl_seconds, p_child_run_id) loop
+        insert into ticketiq.audit (at, event, run_id, epoch, actor, detail)
+        values (v_now, 'agent.run.taken_over', p_child_run_id, v_adopted.epoch, p_holder,
+            jsonb_build_object('parent_run_id', p_parent_run_id, 'parent_epoch', p_parent_epoch));
+        return next v_adopted;
+    end loop;
 end;
 $$;
 

@@ -25,6 +25,7 @@ from ticketiq_pg.vendors.clients import (
     Discord,
     IncidentIO,
     Jira,
+    SNSFifo,
     SQSFifo,
     Teams,
     VendorClients,
@@ -318,6 +319,49 @@ async def test_sqs_fifo_dedupes_inside_the_window_only(
     assert recorded[0]["key_kind"] == "dedup_id"
 
 
+TOPIC = "arn:aws:sns:eu-west-1:123456789012:runs.fifo"
+
+
+async def test_sns_fifo_dedupes_inside_the_window_only(
+    vendors: VendorService, clients: VendorClients
+) -> None:
+    first = await clients.sns.publish(TOPIC, '{"run": 1}', "run-1", "d-1")
+    again = await clients.sns.publish(TOPIC, '{"run": 1}', "run-1", "d-1")
+    assert again == first
+    other_topic = await clients.sns.publish(TOPIC.replace("runs", "jobs"), "x", "g", "d-1")
+    assert other_topic["MessageId"] != first["MessageId"]
+    vendors.advance_clock(280)  # inside the 300 s window
+    assert (await clients.sns.publish(TOPIC, "y", "run-1", "d-1")) == first
+    vendors.advance_clock(21)  # 301 s after the first: outside
+    after = await clients.sns.publish(TOPIC, '{"run": 1}', "run-1", "d-1")
+    assert after["MessageId"] != first["MessageId"]
+    assert int(after["SequenceNumber"]) > int(first["SequenceNumber"])
+    assert [m["MessageId"] for m in objects(vendors, "sns_messages")] == [
+        first["MessageId"], other_topic["MessageId"], after["MessageId"]]
+    assert effects_of(vendors, "sns") == [
+        "created", "deduplicated", "created", "deduplicated", "created"]
+    recorded = vendors.requests("sns")
+    assert recorded[0]["key"] == "d-1" and recorded[0]["key_kind"] == "dedup_id"
+    assert "Action=Publish" in recorded[0]["body"]
+
+
+@pytest.mark.parametrize(("form", "needs"), [
+    ({"TopicArn": "arn:aws:sns:eu-west-1:1:runs", "Message": "m", "MessageGroupId": "g",
+      "MessageDeduplicationId": "d"}, "FIFO topic"),
+    ({"TopicArn": TOPIC, "Message": "m", "MessageDeduplicationId": "d"}, "MessageGroupId"),
+    ({"TopicArn": TOPIC, "Message": "m", "MessageGroupId": "g"}, "MessageDeduplicationId"),
+    ({"TopicArn": TOPIC, "MessageGroupId": "g", "MessageDeduplicationId": "d"}, "Message"),
+])
+async def test_sns_fifo_refuses_a_publish_it_would_not_dedupe(
+    vendors: VendorService, form: dict[str, str], needs: str
+) -> None:
+    async with httpx.AsyncClient() as http:
+        response = await http.post(vendors.base_url + "/sns/", data={"Action": "Publish", **form})
+    assert response.status_code == 400 and needs in response.json()["Error"]["Message"]
+    assert effects_of(vendors, "sns") == ["rejected"]
+    assert objects(vendors, "sns_messages") == []
+
+
 # --------------------------------------------------------------------------- faults
 
 
@@ -394,6 +438,7 @@ async def test_faults_match_vendor_and_path_only(
         "teams": 1,
         "discord": 0,
         "sqs": 0,
+        "sns": 0,
     }
 
 
@@ -518,7 +563,7 @@ async def test_malformed_requests_are_rejected_and_recorded(
     assert recorded[0]["key"] == "k-bad"
     assert recorded[4]["body"] == "{not json"
     assert vendors.effects()["counts"] == dict.fromkeys(
-        ("incidentio", "jira", "teams", "discord", "sqs"), 0
+        ("incidentio", "jira", "teams", "discord", "sqs", "sns"), 0
     )
 
 
@@ -584,7 +629,7 @@ async def test_control_filters_reset_and_clock(
     vendors.reset()
     assert vendors.requests() == []
     assert vendors.effects()["counts"] == dict.fromkeys(
-        ("incidentio", "jira", "teams", "discord", "sqs"), 0
+        ("incidentio", "jira", "teams", "discord", "sqs", "sns"), 0
     )
     assert vendors.faults() == []
     assert vendors.health()["clock_offset"] == 0
@@ -625,15 +670,15 @@ def test_start_failure_reports_the_servers_stderr(tmp_path: Path) -> None:
 
 
 def test_windows_are_server_options(tmp_path: Path) -> None:
-    with VendorService.start(tmp_path, discord_window=5, sqs_window=7) as service:
+    with VendorService.start(tmp_path, discord_window=5, sqs_window=7, sns_window=9) as service:
         health = service.health()
-    assert (health["discord_window"], health["sqs_window"]) == (5, 7)
+    assert (health["discord_window"], health["sqs_window"], health["sns_window"]) == (5, 7, 9)
 
 
 def test_route_properties() -> None:
     table = {
         cls.vendor: (cls.takes_key, cls.dedupe_window_seconds, cls.has_reader)
-        for cls in (IncidentIO, Jira, Teams, Discord, SQSFifo)
+        for cls in (IncidentIO, Jira, Teams, Discord, SQSFifo, SNSFifo)
     }
     assert table == {
         "incidentio": (True, math.inf, False),
@@ -641,6 +686,7 @@ def test_route_properties() -> None:
         "teams": (False, None, True),
         "discord": (True, 120.0, False),
         "sqs": (True, 300.0, False),
+        "sns": (True, 300.0, False),
     }
 
 

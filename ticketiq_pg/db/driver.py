@@ -449,8 +449,8 @@ class TicketIQ(ProcessFunctions, EntryFunctions):
         *,
         conn: psycopg.AsyncConnection | None = None,
     ) -> models.ResumeAudited:
-        """``ticketiq.record_resume``: Record how each call the last step left was settled and
-        write the one agent.run.crash_resumed audit row of this resume.
+        """``ticketiq.record_resume``: Record settlements of the calls the last step left, on
+        their calls and on this resume's audit row (written at adoption), as they are decided.
         """
         return await self.one(
             models.ResumeAudited,

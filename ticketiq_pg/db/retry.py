@@ -128,8 +128,9 @@ RULES: dict[str, Rule] = {
         "own epoch can only be its first attempt's, so it is read back with get_answer "
         "(seal, step and time included) and returned"),
     "record_resume": Rule(
-        P, "the same settlements at the same epoch return the audit row the first "
-        "attempt wrote (its audit_id); other settlements still raise TQ007"),
+        P, "a settlement already recorded at the same epoch changes nothing and the "
+        "resume's audit row (its audit_id) is returned; another settlement of a call "
+        "already settled still raises TQ007"),
     "fail_run": Rule(
         C, "a repeat finds the run failed (TQ006); failed at the caller's own epoch is "
         "its first attempt"),

@@ -12,6 +12,8 @@ passes them:
 ``after_checkpoint``   the write-ahead checkpoint is committed
 ``after_mark``         a changing call is marked in doubt, not yet sent
 ``after_call``         a call returned, its outcome not yet recorded
+``mid_settlement``     a resume recorded the settlement of a call its last step
+                       left (``@step.n``: the n-th), the others not yet settled
 ``after_seal``         the answer is sealed, not yet handed on
 ``after_deliver``      a confirmable delivery (a Teams reply) was sent, not
                        yet handed on
@@ -33,6 +35,7 @@ POINTS = (
     "after_checkpoint",
     "after_mark",
     "after_call",
+    "mid_settlement",
     "after_seal",
     "after_deliver",
     "after_hand_on",

@@ -24,6 +24,7 @@ from ticketiq_pg.errors import (
     NotOwner,
     SealMismatch,
 )
+from ticketiq_pg.runtime.faults import FaultPoints
 from ticketiq_pg.runtime.leases import LeaseKeeper
 from ticketiq_pg.runtime.run_state import (
     UNKNOWN_OUTCOME,
@@ -50,6 +51,7 @@ class Resuming:
     model: Model
     poll_interval: float
     max_losses: int
+    faults: FaultPoints
 
 
     # -- resuming ---------------------------------------------------------
@@ -82,7 +84,6 @@ class Resuming:
                 )
             except SealMismatch as exc:
                 return await self._refuse(state, str(exc), "agent.run.seal_failed")
-            await self.db.record_resume(adopted.run_id, adopted.epoch, [])
             return await self._hand_on(
                 info, adopted.epoch, adopted.last_step, adopted.input, adopted.answer_body
             )
@@ -105,13 +106,11 @@ class Resuming:
             state.counters = {"model_steps": 0, "tool_calls": 0}
 
         if adopted.stop_requested:
-            await self.db.record_resume(state.run_id, state.epoch, [])
             return await self._stop(state)
         verdict = await self.gates.check_run(info)
         if not verdict.allowed:
             return await self._refuse(state, verdict.reason, "agent.run.gate_refused")
 
-        state.unaudited = []
         if body is not None:
             try:
                 await self._settle(state, body["calls"], adopted.calls)
@@ -120,25 +119,22 @@ class Resuming:
             except Drained:
                 await self.db.release_run(state.run_id, state.epoch, "shutdown", {})
                 raise
-        await self._audit_resume(state)
         return await self._drive(state)
 
 
     async def _refuse(self, state: RunState, reason: str, event: str) -> RunOutcome:
-        """A resume refused by its seal or a gate is audited as a resume too (I14), then failed."""
-        await self.db.record_resume(state.run_id, state.epoch, [])
+        """A resume refused by its seal or a gate: failed, its audit row (written at
+        adoption, I14) saying nothing was settled."""
         return await self._fail(state, reason, event)
 
     async def _before_suspend(self, state: RunState, step_no: int) -> None:
         """What a run records before it gives its lease up to wait.
 
-        The resume's audit row, if this attempt is a resume still settling
-        (I14), and the outcomes of the changing calls this step already made,
-        so the attempt that wakes it finds them done instead of in doubt.  A
-        call the checkpoint recorded as a read has no row (its result rides
-        in the next checkpoint): nothing to send for it.
+        The outcomes of the changing calls this step already made, so the
+        attempt that wakes it finds them done instead of in doubt.  A call
+        the checkpoint recorded as a read has no row (its result rides in the
+        next checkpoint): nothing to send for it.
         """
-        await self._audit_resume(state)
         made, state.made = state.made, []
         for call, result, how in made:
             if call["call_id"] in state.recorded:
@@ -149,25 +145,21 @@ class Resuming:
                 )
 
 
-    async def _audit_resume(self, state: RunState) -> None:
-        """Write this resume's one audit row with the settlements so far, if not yet written."""
-        if state.unaudited is None:
-            return
-        settlements, state.unaudited = state.unaudited, None
-        await self.db.record_resume(state.run_id, state.epoch, settlements)
-
-
     async def _settle(
         self,
         state: RunState,
         calls: list[dict[str, Any]],
         recorded: list[dict[str, Any]],
     ) -> list[dict[str, Any]]:
-        """Settle each call the last step left; the results join the conversation."""
+        """Settle each call the last step left; the results join the conversation.
+
+        Each settlement is recorded as it is decided, on its call and on the
+        resume's audit row (I14): a resumer that dies mid-settlement leaves
+        the row naming what it settled, and the next resume finds those calls
+        settled, not in doubt, so nothing it resent is sent again.
+        """
         by_id = {row["call_id"]: row for row in recorded}
-        # Into the resume's unaudited list, so a call that suspends the run
-        # can audit the settlements made before it.
-        settlements: list[dict[str, Any]] = state.unaudited if state.unaudited is not None else []
+        settlements: list[dict[str, Any]] = []
         results: list[Any] = []
         for call in calls:
             row = by_id.get(call["call_id"], {})
@@ -184,7 +176,11 @@ class Resuming:
                 if how == "made" and not is_changing(call["classification"]):
                     how = "redone"
             results.append(result)
-            settlements.append({"call_id": call["call_id"], "settlement": how, "outcome": result})
+            settlement = {"call_id": call["call_id"], "settlement": how, "outcome": result}
+            self.leases.check(state.run_id, state.epoch)
+            await self.db.record_resume(state.run_id, state.epoch, [settlement])
+            settlements.append(settlement)
+            self.faults.reach("mid_settlement", state.step)
         carry_results(state, calls, results)
         return settlements
 

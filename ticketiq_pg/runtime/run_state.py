@@ -48,10 +48,6 @@ class RunState:
     #: False: not written ahead (TICKETIQ_CRASH_RESUME_ENTRIES=false); lost,
     #: the run is failed by the sweep, never resumed.
     durable: bool = True
-    #: While a resumed attempt settles its last step's calls: the settlements
-    #: so far, not yet audited (``record_resume``).  A call that suspends the
-    #: run meanwhile audits them first, so every resume has its audit row (I14).
-    unaudited: list[dict[str, Any]] | None = None
     #: The calls of the current step made so far, with their results and how:
     #: recorded before the run suspends, so they are not left in doubt.
     made: list[tuple[dict[str, Any], Any, str]] = field(default_factory=list)

@@ -25,6 +25,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
+from urllib.parse import unquote_plus
 
 #: What a marked write carries in its content.
 MARK = re.compile(r"\[run=([0-9A-Za-z-]+) step=([0-9]+) call=([^\]\s]+)\]")
@@ -51,6 +52,8 @@ def origin(body: Any) -> tuple[str, int, str] | None:
 def _strings(value: Any) -> Iterable[str]:
     if isinstance(value, str):
         yield value
+        if "%5B" in value:  # a form-encoded body (SNS's query protocol)
+            yield unquote_plus(value)
     elif isinstance(value, Mapping):
         for item in value.values():
             yield from _strings(item)

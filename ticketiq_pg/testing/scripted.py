@@ -55,11 +55,12 @@ from ticketiq_pg.agent import (
 from ticketiq_pg.agent import Verdict as Verdict
 from ticketiq_pg.config import Settings
 from ticketiq_pg.seal import canonical
+from ticketiq_pg.testing import scripted_tools
 from ticketiq_pg.testing.flaky import Flaky
 from ticketiq_pg.testing.landed import ANSWER_CALL, mark
 
 PLANS = ("mixed", "reads", "writes", "teams", "discord", "sqs", "delegate", "approval",
-         "write_approval")
+         "write_approval", *scripted_tools.PLANS)
 
 
 class ScriptedModel:
@@ -167,6 +168,8 @@ def plan_calls(plan: str, rng: random.Random, seed: Any, step: int) -> list[Tool
         _call_id(rng), "teams.reply",
         {"conversation_id": f"conv-{seed}", "text": f"seed {seed} step {step}"},
     )
+    if plan in scripted_tools.PLANS:
+        return scripted_tools.more_calls(plan, rng, seed, step, _call_id, read)
     if plan == "reads":
         return [read, ToolCall(_call_id(rng), "jira.get_issue", {"issue_key": issue + "0"})]
     if plan == "discord":
@@ -265,6 +268,7 @@ def vendor_tools(base_url: str, flaky: Flaky | None = None) -> Tools:
         Tool("discord.post", "write", discord_post, **route(clients.discord)),
         Tool("sqs.send", "write", sqs_send, **route(clients.sqs)),
         Tool("agent.delegate", "delegation", subagent=True),
+        *scripted_tools.more_tools(clients, _marked, route),
     ]
     if flaky is not None:
         tools = [dataclasses.replace(
@@ -294,7 +298,8 @@ class FileGates:
 
     Keys: revoked_owners, disabled_channels, contained_runs (run ids),
     revoked_run_as, blocked_tools, approval_tools (held for a person's
-    approval; default ``["jira.comment_approved"]``) — each a list.
+    approval; default ``["jira.comment_approved"]``) — each a list.  With
+    ``TICKETIQ_GATES_LOG`` set, each call's check appends what it was judged as.
     """
 
     def __init__(self, path: str | Path | None) -> None:
@@ -318,6 +323,14 @@ class FileGates:
         return Verdict.allow()
 
     async def check_call(self, run: RunInfo, call: ToolCall, classification: str) -> Verdict:
+        if log := os.environ.get("TICKETIQ_GATES_LOG"):  # what each call was judged as
+            line = json.dumps({"run_id": str(run.run_id), "call_id": call.call_id,
+                               "classification": classification}) + "\n"
+            fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                os.write(fd, line.encode())
+            finally:
+                os.close(fd)
         policy = self._policy()
         if call.tool in policy.get("blocked_tools", []):
             return Verdict.deny(f"tool {call.tool} is blocked")
@@ -352,7 +365,10 @@ def app() -> Any:
         model=ScriptedModel(os.environ.get("TICKETIQ_MODEL_LOG"), flaky),
         tools=tools,
         gates=FileGates(os.environ.get("TICKETIQ_GATES_FILE")),
-        deliveries={"teams": teams_delivery(clients.teams)},
+        # TICKETIQ_SCRIPT_DELIVER=1: a scripted run's answer is delivered too (no reader).
+        deliveries={"teams": teams_delivery(clients.teams), **(
+            {"scripted": scripted_tools.answer_delivery(clients)}
+            if os.environ.get("TICKETIQ_SCRIPT_DELIVER") else {})},
         jobs=scripted_handlers(clients),
     )
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from typing import Any, ClassVar
+from urllib.parse import urlencode
 
 import httpx
 
@@ -119,6 +120,7 @@ class VendorClient:
         path: str,
         *,
         json_body: Any = None,
+        form_body: Mapping[str, str] | None = None,
         params: Mapping[str, Any] | None = None,
         headers: Mapping[str, str] | None = None,
         content_type: str | None = None,
@@ -129,6 +131,9 @@ class VendorClient:
         if json_body is not None:
             content = json.dumps(json_body, separators=(",", ":")).encode("utf-8")
             all_headers["Content-Type"] = content_type or "application/json"
+        elif form_body is not None:
+            content = urlencode(dict(form_body)).encode("utf-8")
+            all_headers["Content-Type"] = "application/x-www-form-urlencoded"
         try:
             resp = await self.http.request(
                 method,

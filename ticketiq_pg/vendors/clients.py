@@ -32,14 +32,15 @@ Jira            False        None                   True
 Teams           False        None                   True
 Discord         True         120                    False
 SQSFifo         True         300                    False
+SNSFifo         True         300                    False
 ==============  ===========  =====================  ==========
 
 * ``takes_key``: the write carries our step key to the vendor (idempotency key, nonce,
   deduplication id).
 * ``dedupe_window_seconds``: how long the vendor dedupes on that key; ``math.inf`` for
   incident.io, which dedupes longer than any resume can take, so a keyed write in doubt is
-  sent again with the same key.  Discord nonces and SQS FIFO dedup ids dedupe for
-  *minutes* only (the spec promises no more); 120 s and 300 s are the values the local
+  sent again with the same key.  Discord nonces and SQS and SNS FIFO dedup ids dedupe
+  for *minutes* only (the spec promises no more); 120 s and 300 s are the values the local
   service imitates, so those writes are settled, not sent again.
 * ``has_reader``: the outcome of a write in doubt can be read back by its step key
   (Jira: the comment property ``ticketiq.step_key``, see :meth:`Jira.find_comment_by_step_key`;
@@ -72,6 +73,7 @@ __all__ = [
     "Discord",
     "IncidentIO",
     "Jira",
+    "SNSFifo",
     "SQSFifo",
     "Teams",
     "VendorClient",
@@ -327,8 +329,36 @@ class SQSFifo(VendorClient):
         )
 
 
+class SNSFifo(VendorClient):
+    """Amazon SNS FIFO topics (query protocol, JSON answers): a dedup id dedupes for
+    5 minutes on its topic, as SQS FIFO's."""
+
+    vendor = "sns"
+    local_prefix = "/sns"
+    takes_key = True
+    dedupe_window_seconds = 300.0
+    has_reader = False
+
+    async def publish(
+        self, topic_arn: str, message: str, group_id: str, dedup_id: str
+    ) -> dict[str, Any]:
+        """Publish; returns {MessageId, SequenceNumber}."""
+        form = {
+            "Action": "Publish",
+            "Version": "2010-03-31",
+            "TopicArn": topic_arn,
+            "Message": message,
+            "MessageGroupId": group_id,
+            "MessageDeduplicationId": dedup_id,
+        }
+        out = await self._request(
+            "publish", "POST", "/", form_body=form, headers={"Accept": "application/json"}
+        )
+        return out["PublishResponse"]["PublishResult"]
+
+
 class VendorClients:
-    """All five clients over one ``httpx.AsyncClient``; closing it closes the client
+    """All six clients over one ``httpx.AsyncClient``; closing it closes the client
     when this object created it."""
 
     def __init__(
@@ -340,7 +370,8 @@ class VendorClients:
         headers: Mapping[str, Mapping[str, str]] | None = None,
         owns_http: bool = False,
     ) -> None:
-        """``base_urls`` maps vendor name (incidentio, jira, teams, discord, sqs) to its API
+        """``base_urls`` maps vendor name (incidentio, jira, teams, discord, sqs, sns) to its
+        API
         root; ``headers`` maps vendor name to extra headers (auth)."""
         self.http = http
         self._owns_http = owns_http
@@ -356,6 +387,7 @@ class VendorClients:
         self.teams: Teams = make(Teams)
         self.discord: Discord = make(Discord)
         self.sqs: SQSFifo = make(SQSFifo)
+        self.sns: SNSFifo = make(SNSFifo)
 
     @classmethod
     def local(
@@ -365,7 +397,8 @@ class VendorClients:
         prefix).  Creates (and then owns) the AsyncClient unless ``http`` is given."""
         root = base_url.rstrip("/")
         urls = {
-            c.vendor: root + c.local_prefix for c in (IncidentIO, Jira, Teams, Discord, SQSFifo)
+            c.vendor: root + c.local_prefix
+            for c in (IncidentIO, Jira, Teams, Discord, SQSFifo, SNSFifo)
         }
         owns = http is None
         client = (
@@ -377,7 +410,8 @@ class VendorClients:
 
     def by_vendor(self) -> dict[str, VendorClient]:
         return {
-            c.vendor: c for c in (self.incidentio, self.jira, self.teams, self.discord, self.sqs)
+            c.vendor: c
+            for c in (self.incidentio, self.jira, self.teams, self.discord, self.sqs, self.sns)
         }
 
     async def aclose(self) -> None:

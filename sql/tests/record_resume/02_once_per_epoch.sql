@@ -1,6 +1,6 @@
--- record_resume: one crash_resumed row per resume (I14): a second record at
--- the same epoch saying otherwise raises TQ007 and changes nothing; the next resume (a new
--- epoch) records its own.
+-- record_resume: one crash_resumed row per resume (I14): a record at the same
+-- epoch that settles a call otherwise than this resume already did raises
+-- TQ007 and changes nothing; the next resume (a new epoch) records its own.
 begin;
 select plan(4);
 
@@ -13,8 +13,8 @@ select ticketiq.record_resume(tiq_test.rid(1), 3, '[{"call_id": "w1", "settlemen
 select tiq_test.save_fingerprint();
 
 select throws_ok(
-    $$select ticketiq.record_resume(tiq_test.rid(1), 3, '[]')$$,
-    'TQ007', null, 'a second record of the same resume'
+    $$select ticketiq.record_resume(tiq_test.rid(1), 3, '[{"call_id": "w1", "settlement": "read_back"}]')$$,
+    'TQ007', null, 'a second record of the same call by the same resume'
 );
 select is(tiq_test.table_fingerprint(), tiq_test.saved_fingerprint(), 'nothing changed');
 

@@ -7,13 +7,14 @@ select plan(5);
 
 select tiq_test.use_fake_clock('2030-01-01 00:00:00+00');
 select tiq_test.new_run('p1', 8, tiq_test.rid(1), true);
-select tiq_test.checkpoint(tiq_test.rid(1), 1, 1);
+select tiq_test.checkpoint(tiq_test.rid(1), 1, 1, jsonb_build_array(tiq_test.call('r1', 'read')));
 select ticketiq.suspend_run(tiq_test.rid(1), 1, 'reply:conv-1');
 select ticketiq.wake_runs('reply:conv-1');
 select ticketiq.adopt_run('p2', 8, tiq_test.rid(1));
 
 select results_eq(
-    $$select r.step, r.loss_count from ticketiq.record_resume(tiq_test.rid(1), 4, '[]') as r$$,
+    $$select r.step, r.loss_count from ticketiq.record_resume(tiq_test.rid(1), 4,
+        '[{"call_id": "r1", "settlement": "redone"}]') as r$$,
     $$values (1, 0)$$,
     'the resume is recorded at step 1, no loss'
 );
@@ -32,7 +33,7 @@ select is(
 );
 select throws_ok(
     $$select ticketiq.record_resume(tiq_test.rid(1), 4,
-        '[{"call_id": "w1", "settlement": "unknown"}]')$$, 'TQ007', null,
+        '[{"call_id": "r1", "settlement": "unknown"}]')$$, 'TQ007', null,
     'a second record of the same resume, saying otherwise'
 );
 

@@ -30,9 +30,11 @@ select results_eq(
 );
 select results_eq(
     $$select a.event, a.epoch, a.detail ->> 'reason' from ticketiq.audit as a
-      where a.run_id = tiq_test.rid(2) and a.event in ('agent.run.crash_resumed', 'agent.run.resumed')$$,
-    $$values ('agent.run.crash_resumed'::text, 5::bigint, 'lease_lapsed'::text)$$,
-    'released, adopted, then lost: crash_resumed'
+      where a.run_id = tiq_test.rid(2) and a.event in ('agent.run.crash_resumed', 'agent.run.resumed')
+      order by a.audit_id$$,
+    $$values ('agent.run.resumed'::text, 3::bigint, 'released'::text),
+             ('agent.run.crash_resumed', 5, 'lease_lapsed')$$,
+    'released and adopted: resumed; then lost: crash_resumed'
 );
 select results_eq(
     $$select a.event, a.epoch, a.detail ->> 'reason' from ticketiq.audit as a

@@ -212,9 +212,10 @@ select results_eq(
 );
 select results_eq(
     $$select a.event, a.run_id, a.epoch, a.detail ->> 'reason' from ticketiq.audit as a
-      where a.event in ('agent.run.crash_resumed', 'agent.run.resumed')$$,
-    $$values ('agent.run.resumed'::text, tiq_test.rid(4), 3::bigint, 'released'::text)$$,
-    'the resume of the released run is audited, as a resume after a release'
+      where a.event in ('agent.run.crash_resumed', 'agent.run.resumed') order by a.audit_id$$,
+    $$values ('agent.run.resumed'::text, tiq_test.rid(4), 3::bigint, 'released'::text),
+             ('agent.run.crash_resumed', tiq_test.rid(5), 3, 'lease_lapsed')$$,
+    'the resume of the released run is audited, as a resume after a release, and the child''s, taken over'
 );
 select results_eq(
     $$select e.kind, e.state, r.status::text from ticketiq.entries as e

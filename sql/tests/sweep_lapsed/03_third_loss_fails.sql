@@ -40,12 +40,12 @@ select matches(
     'the reason names the last holder'
 );
 select results_eq(
-    $$select t.kind, t.body ->> 'reason' = r.failure_reason
+    $$select t.kind, coalesce(t.body ->> 'reason' = r.failure_reason, false)
       from ticketiq.transcript_entries as t
       inner join ticketiq.runs as r on t.run_id = r.run_id
-      where t.run_id = tiq_test.rid(1)$$,
-    $$values ('failed'::text, true)$$,
-    'one transcript entry of kind failed carries the reason'
+      where t.run_id = tiq_test.rid(1) order by t.entry_id$$,
+    $$values ('resumed'::text, false), ('resumed', false), ('failed', true)$$,
+    'each resume told (nothing to settle), then one entry of kind failed with the reason'
 );
 select results_eq(
     $$select a.event, a.epoch, a.actor, (a.detail ->> 'loss_count')::integer

@@ -2,7 +2,7 @@
 
 * :mod:`~ticketiq_pg.testing.vendor_sim.server`: one stdlib HTTP server process on
   127.0.0.1 that imitates the documented write semantics of incident.io, Jira, Microsoft
-  Teams, Discord and SQS FIFO, and records every request, durably, in its own SQLite file
+  Teams, Discord, SQS FIFO and SNS FIFO, and records every request, durably, in its own SQLite file
   (:mod:`~.store`; dispatch in :mod:`~.app`, one route module per vendor or pair of
   vendors, ``/_control`` in :mod:`~.control`).  Tests count duplicate writes where they
   would land: in that file.

@@ -1,8 +1,9 @@
 """The vendors behind one dispatcher: each request applied and recorded in one transaction.
 
 :class:`VendorApp` matches a request to a route of :mod:`~.incidentio`, :mod:`~.jira`,
-:mod:`~.chat` (Teams, Discord) or :mod:`~.sqs`, runs it inside a savepoint (a 4xx or a bug
-in the imitation rolls its effect back) and records it.  Standard library only.
+:mod:`~.chat` (Teams, Discord), :mod:`~.sqs` or :mod:`~.sns`, runs it inside a savepoint
+(a 4xx or a bug in the imitation rolls its effect back) and records it.  Standard library
+only.
 """
 
 from __future__ import annotations
@@ -10,9 +11,10 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass, field
 
-from ticketiq_pg.testing.vendor_sim import chat, incidentio, jira, sqs
+from ticketiq_pg.testing.vendor_sim import chat, incidentio, jira, sns, sqs
 from ticketiq_pg.testing.vendor_sim.store import (
     DEFAULT_DISCORD_WINDOW,
+    DEFAULT_SNS_WINDOW,
     DEFAULT_SQS_WINDOW,
     VENDORS,
     Store,
@@ -33,6 +35,7 @@ from ticketiq_pg.testing.vendor_sim.wire import (
 class Options:
     discord_window: float = DEFAULT_DISCORD_WINDOW
     sqs_window: float = DEFAULT_SQS_WINDOW
+    sns_window: float = DEFAULT_SNS_WINDOW
 
 
 @dataclass
@@ -42,7 +45,7 @@ class VendorApp:
     routes: list[Route] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        for module in (incidentio, jira, chat, sqs):
+        for module in (incidentio, jira, chat, sqs, sns):
             self.routes.extend(module.ROUTES)
 
     def handle(self, req: Incoming, fault: str | None) -> Outcome:

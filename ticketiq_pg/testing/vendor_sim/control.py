@@ -50,6 +50,7 @@ class Control:
                 "clock_offset": self.store.clock_offset,
                 "discord_window": self.app.options.discord_window,
                 "sqs_window": self.app.options.sqs_window,
+                "sns_window": self.app.options.sns_window,
             }
         if route == ("GET", "requests"):
             return 200, {"requests": self.requests(query)}

@@ -71,6 +71,7 @@ class VendorService:
         port: int = 0,
         discord_window: float | None = None,
         sqs_window: float | None = None,
+        sns_window: float | None = None,
         timeout: float = 10.0,
         verbose: bool = False,
         exit_with_parent: bool = True,
@@ -104,6 +105,8 @@ class VendorService:
             cmd += ["--discord-window", repr(float(discord_window))]
         if sqs_window is not None:
             cmd += ["--sqs-window", repr(float(sqs_window))]
+        if sns_window is not None:
+            cmd += ["--sns-window", repr(float(sns_window))]
         if exit_with_parent:
             cmd += ["--parent-pid", str(os.getpid())]
         if verbose:

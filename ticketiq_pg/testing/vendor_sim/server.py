@@ -11,7 +11,7 @@ the SQLite file is :mod:`~.store`, the dispatch :mod:`~.app` (routes in :mod:`~.
 Run::
 
     python -m ticketiq_pg.testing.vendor_sim.server --db PATH [--port 0] [--ready-file PATH]
-        [--discord-window 120] [--sqs-window 300] [--parent-pid PID] [--verbose]
+        [--discord-window 120] [--sqs-window 300] [--sns-window 300] [--parent-pid PID] [--verbose]
 
 ``--ready-file`` receives the bound port (written to a temp file, then renamed) once the
 server listens.  SIGTERM/SIGINT stop it cleanly (exit status 0).
@@ -45,6 +45,14 @@ Vendors (path prefix, what is imitated)
     MessageBody, MessageGroupId, MessageDeduplicationId}: 200 {MessageId, MD5OfMessageBody,
     SequenceNumber}.  A dedup id already accepted on the queue within the window
     (``--sqs-window``, default 300 s) returns the original MessageId and enqueues nothing.
+
+``/sns``
+    ``POST /`` form-encoded ``Action=Publish`` {TopicArn (``.fifo``), Message,
+    MessageGroupId, MessageDeduplicationId}: 200 {PublishResponse: {PublishResult:
+    {MessageId, SequenceNumber}}} (JSON, as SNS answers ``Accept: application/json``).  A
+    dedup id already accepted on the topic within the window
+    (``--sns-window``, default 300 s) returns the original MessageId and
+    publishes nothing.
 
 Malformed requests get 400 (unknown issue/channel/incident 404, wrong method 405) with a
 JSON error in the vendor's own shape and are recorded with effect ``rejected``.  Unknown
@@ -97,6 +105,7 @@ from ticketiq_pg.testing.vendor_sim.app import Options, VendorApp
 from ticketiq_pg.testing.vendor_sim.control import Control
 from ticketiq_pg.testing.vendor_sim.store import (
     DEFAULT_DISCORD_WINDOW,
+    DEFAULT_SNS_WINDOW,
     DEFAULT_SQS_WINDOW,
     VENDORS,
     Store,
@@ -342,10 +351,16 @@ def main(argv: list[str] | None = None) -> int:
         default=DEFAULT_SQS_WINDOW,
         help="seconds an SQS FIFO dedup id dedupes (default 300)",
     )
+    parser.add_argument(
+        "--sns-window",
+        type=float,
+        default=DEFAULT_SNS_WINDOW,
+        help="seconds an SNS FIFO dedup id dedupes (default 300)",
+    )
     parser.add_argument("--parent-pid", type=int, help="exit when this parent process is gone")
     parser.add_argument("--verbose", action="store_true", help="log each request to stderr")
     args = parser.parse_args(argv)
-    for name in ("discord_window", "sqs_window"):
+    for name in ("discord_window", "sqs_window", "sns_window"):
         value = getattr(args, name)
         if not math.isfinite(value) or value < 0:
             parser.error(f"--{name.replace('_', '-')} must be a finite number >= 0")
@@ -353,7 +368,8 @@ def main(argv: list[str] | None = None) -> int:
         args.db,
         args.port,
         args.ready_file,
-        Options(discord_window=args.discord_window, sqs_window=args.sqs_window),
+        Options(discord_window=args.discord_window, sqs_window=args.sqs_window,
+                sns_window=args.sns_window),
         parent_pid=args.parent_pid,
         verbose=args.verbose,
     )

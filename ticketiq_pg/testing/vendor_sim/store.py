@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-VENDORS = ("incidentio", "jira", "teams", "discord", "sqs")
+VENDORS = ("incidentio", "jira", "teams", "discord", "sqs", "sns")
 EFFECTS = ("created", "deduplicated", "read", "dropped", "failed", "rejected")
 FAULT_ACTIONS = ("fail", "throttle", "delay", "drop_after_accept", "drop_before_accept")
 
@@ -31,6 +31,7 @@ JIRA_COMMENT = "jira_comment"
 TEAMS_REPLY = "teams_reply"
 DISCORD_MESSAGE = "discord_message"
 SQS_MESSAGE = "sqs_message"
+SNS_MESSAGE = "sns_message"
 OBJECT_LISTS = {
     INCIDENT: ("incidentio", "incidents"),
     INCIDENT_EDIT: ("incidentio", "incident_edits"),
@@ -38,11 +39,13 @@ OBJECT_LISTS = {
     TEAMS_REPLY: ("teams", "teams_replies"),
     DISCORD_MESSAGE: ("discord", "discord_messages"),
     SQS_MESSAGE: ("sqs", "sqs_messages"),
+    SNS_MESSAGE: ("sns", "sns_messages"),
 }
 
 STEP_KEY_PROPERTY = "ticketiq.step_key"
 DEFAULT_DISCORD_WINDOW = 120.0
 DEFAULT_SQS_WINDOW = 300.0
+DEFAULT_SNS_WINDOW = 300.0
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (

@@ -96,6 +96,9 @@ def error_body(
             "code": 50035,
             "errors": errors if field else {},
         }
+    if vendor == "sns":
+        return {"Error": {"Type": "Sender", "Code": code or "InvalidParameter",
+                          "Message": message}, "RequestId": str(uuid.uuid4())}
     if vendor == "sqs":
         return {
             "__type": f"com.amazonaws.sqs#{code or 'InvalidParameterValue'}",
@@ -215,6 +218,11 @@ class Route:
 
 def peek_key(req: Incoming) -> tuple[str | None, str | None]:
     """The dedupe key a request carries, for requests a fault stopped before handling."""
+    if req.vendor == "sns":  # form-encoded (the query protocol)
+        from urllib.parse import parse_qs
+
+        found = parse_qs(req.body.decode("utf-8", "replace")).get("MessageDeduplicationId")
+        return (found[0], "dedup_id") if found else (None, None)
     try:
         body = json.loads(req.body.decode("utf-8")) if req.body.strip() else None
     except (UnicodeDecodeError, ValueError):
