@@ -154,6 +154,14 @@ def create_app(db: TicketIQ | None = None, *, worker: Worker | None = None,
             return await auth.verify_teams(request.headers)
         return await auth.caller(request.headers)
 
+    async def webhook_caller(request: Request, _: Any = Depends(scheme)) -> Identity:
+        # Before the route's own parameters: an unverified caller learns nothing more.
+        source = str(request.path_params.get("source", ""))
+        if auth.signs(source):
+            return auth.verify_webhook(source, request.headers.get("x-delivery-id", ""),
+                                       await request.body(), request.headers)
+        return await auth.caller(request.headers)
+
     async def accept(kind: str, sender_id: str, payload: dict[str, Any], who: Identity, *,
                      run_as: str | None = None) -> Accepted:
         spec = kinds.get(kind) or EntryKind(kind)
@@ -193,15 +201,11 @@ def create_app(db: TicketIQ | None = None, *, worker: Worker | None = None,
         request: Request,
         source: str = Path(pattern=SOURCE),
         x_delivery_id: str = Header(min_length=1, max_length=200),
-        _: Any = Depends(scheme),
+        who: Identity = Depends(webhook_caller),
     ) -> JSONResponse:
         """A webhook delivery, keyed by its X-Delivery-Id; signed sources by their HMAC."""
         signed = auth.signs(source)
         raw = await request.body()
-        if signed:
-            who = auth.verify_webhook(source, x_delivery_id, raw, request.headers)
-        else:
-            who = await auth.caller(request.headers)
         try:
             body = json.loads(raw or b"null")
         except (ValueError, UnicodeDecodeError) as exc:

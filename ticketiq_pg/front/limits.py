@@ -12,10 +12,6 @@ from typing import Any
 Scope = dict[str, Any]
 
 
-class _TooLarge(Exception):
-    pass
-
-
 class BodyLimit:
     """ASGI middleware: 413 for request bodies over ``max_body`` bytes."""
 
@@ -37,28 +33,33 @@ class BodyLimit:
                     await self._refuse(send)
                     return
         seen = 0
-        started = False
+        started = refused = False
 
         async def counted() -> Any:
-            nonlocal seen
+            nonlocal seen, refused
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
-                if seen > self.max_body:
-                    raise _TooLarge
+                if seen > self.max_body and not started:
+                    # Answer now; the app reads on as if the client went away.
+                    refused = True
+                    await self._refuse(send)
+                    return {"type": "http.disconnect"}
             return message
 
         async def tracked(message: Any) -> None:
             nonlocal started
+            if refused:
+                return
             if message["type"] == "http.response.start":
                 started = True
             await send(message)
 
         try:
             await self.app(scope, counted, tracked)
-        except _TooLarge:
-            if not started:
-                await self._refuse(send)
+        except Exception:
+            if not refused:
+                raise
 
     async def _refuse(self, send: Any) -> None:
         body = json.dumps({"detail": f"the body is over {self.max_body} bytes"}).encode()
