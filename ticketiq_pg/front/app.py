@@ -19,13 +19,15 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from fastapi import Depends, FastAPI, Header, HTTPException, Path, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
 
 from ticketiq_pg.db.driver import TicketIQ
 from ticketiq_pg.errors import InvalidPayload
-from ticketiq_pg.front.auth import Authenticator, AuthError, Identity
+from ticketiq_pg.front.auth import Authenticator, AuthError, Identity, auth_first
 from ticketiq_pg.front.limits import BodyLimit
 from ticketiq_pg.front.runs_api import runs_router
 from ticketiq_pg.front.settings import FrontSettings
@@ -146,21 +148,30 @@ def create_app(db: TicketIQ | None = None, *, worker: Worker | None = None,
         headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
         return JSONResponse({"detail": exc.detail}, status_code=exc.status, headers=headers)
 
-    async def caller(request: Request, _: Any = Depends(scheme)) -> Identity:
-        return await auth.caller(request.headers)
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        # FastAPI's own handler fails (500) on a body that is not UTF-8.
+        detail = jsonable_encoder(exc.errors(), custom_encoder={
+            bytes: lambda b: b.decode("utf-8", "replace")})
+        return JSONResponse({"detail": detail}, status_code=422)
 
-    async def teams_caller(request: Request, _: Any = Depends(scheme)) -> Identity:
-        if auth.verifies_teams:
+    async def verify(path: str, request: Request) -> Identity | None:
+        if path == "/healthz":
+            return None
+        if path == "/webhooks/{source}":
+            source = str(request.path_params.get("source", ""))
+            if auth.signs(source):
+                return auth.verify_webhook(source, request.headers.get("x-delivery-id", ""),
+                                           await request.body(), request.headers)
+        if path == "/teams/messages" and auth.verifies_teams:
             return await auth.verify_teams(request.headers)
         return await auth.caller(request.headers)
 
-    async def webhook_caller(request: Request, _: Any = Depends(scheme)) -> Identity:
-        # Before the route's own parameters: an unverified caller learns nothing more.
-        source = str(request.path_params.get("source", ""))
-        if auth.signs(source):
-            return auth.verify_webhook(source, request.headers.get("x-delivery-id", ""),
-                                       await request.body(), request.headers)
-        return await auth.caller(request.headers)
+    app.router.route_class = auth_first(verify)
+
+    async def caller(request: Request, _: Any = Depends(scheme)) -> Identity:
+        # Verified by the route class before the body was read.
+        return request.state.identity  # type: ignore[no-any-return]
 
     async def accept(kind: str, sender_id: str, payload: dict[str, Any], who: Identity, *,
                      run_as: str | None = None) -> Accepted:
@@ -201,7 +212,7 @@ def create_app(db: TicketIQ | None = None, *, worker: Worker | None = None,
         request: Request,
         source: str = Path(pattern=SOURCE),
         x_delivery_id: str = Header(min_length=1, max_length=200),
-        who: Identity = Depends(webhook_caller),
+        who: Identity = Depends(caller),
     ) -> JSONResponse:
         """A webhook delivery, keyed by its X-Delivery-Id; signed sources by their HMAC."""
         signed = auth.signs(source)
@@ -234,7 +245,7 @@ def create_app(db: TicketIQ | None = None, *, worker: Worker | None = None,
 
     @app.post("/teams/messages")
     async def teams_message(activity: TeamsActivity,
-                            who: Identity = Depends(teams_caller)) -> JSONResponse:
+                            who: Identity = Depends(caller)) -> JSONResponse:
         """A Teams activity: written to the durable inbox, then answered 200."""
         payload = activity.model_dump(mode="json", by_alias=True)
         await accept("teams", activity.id, payload, who, run_as=activity.from_.id)
@@ -254,7 +265,8 @@ def create_app(db: TicketIQ | None = None, *, worker: Worker | None = None,
                                    {"user": run.user, "input": run.input}, who,
                                    run_as=run.user))
 
-    app.include_router(runs_router(store, kinds, caller, waiter, resume_entries))
+    app.include_router(runs_router(store, kinds, caller, waiter, resume_entries,
+                                   route_class=app.router.route_class))
 
     @app.post("/a2a")
     async def a2a(request: Request, who: Identity = Depends(caller)) -> JSONResponse:

@@ -176,3 +176,25 @@ class Authenticator:
         # The channel vouches for the activity's sender: it may run as that user.
         return Identity(str(claims.get("sub") or "botframework"), ("*",), via="botframework")
 
+
+
+def auth_first(verify: Any) -> type:
+    """A route class that verifies the caller before FastAPI reads or parses the body,
+    so a caller without a credential learns nothing about the body it sent (401 first).
+    ``verify(route_path, request)`` returns the identity (None: a public route)."""
+    from fastapi.routing import APIRoute
+
+    class AuthFirst(APIRoute):
+        def get_route_handler(self) -> Any:
+            inner = super().get_route_handler()
+            path = self.path
+
+            async def handler(request: Any) -> Any:
+                identity = await verify(path, request)
+                if identity is not None:
+                    request.state.identity = identity
+                return await inner(request)
+
+            return handler
+
+    return AuthFirst

@@ -15,6 +15,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Query
 from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
 from pydantic import BaseModel, Field
 
 from ticketiq_pg.db.driver import TicketIQ
@@ -70,9 +71,10 @@ class StopAnswer(BaseModel):
 
 
 def runs_router(db: TicketIQ, kinds: dict[str, EntryKind], caller: Any,
-                waiter: RunWaiter, crash_resume_entries: bool = True) -> APIRouter:
+                waiter: RunWaiter, crash_resume_entries: bool = True,
+                route_class: type = APIRoute) -> APIRouter:
     """The routes, over the driver, the app's kinds and the caller dependency."""
-    router = APIRouter(tags=["runs"])
+    router = APIRouter(tags=["runs"], route_class=route_class)
 
     async def status_of(run_id: uuid.UUID, transcript: bool = False) -> RunStatus | None:
         entry = await db.get_entry_by_run(run_id)
