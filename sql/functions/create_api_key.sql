@@ -15,14 +15,14 @@ create or replace function ticketiq.create_api_key(
     p_key_id text,
     p_key_hash bytea,
     p_identity text,
-    p_run_as text [] default '{}',
-    p_scopes text [] default '{}'
+    p_run_as text[] default '{}',
+    p_scopes text[] default '{}'
 )
 returns table (
     key_id text,
     identity text,
-    run_as text [],
-    scopes text [],
+    run_as text[],
+    scopes text[],
     created_at timestamptz
 )
 language plpgsql
@@ -59,5 +59,5 @@ begin
 end;
 $$;
 
-comment on function ticketiq.create_api_key(text, bytea, text, text [], text []) is
+comment on function ticketiq.create_api_key(text, bytea, text, text[], text[]) is
 'Store a front API key by its SHA-256 hash with its identity, run-as names and scopes. TQ004 bad input or key id taken.';

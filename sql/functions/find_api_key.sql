@@ -11,8 +11,8 @@ returns table (
     key_id text,
     key_hash bytea,
     identity text,
-    run_as text [],
-    scopes text []
+    run_as text[],
+    scopes text[]
 )
 language plpgsql
 stable

@@ -8,8 +8,8 @@ create or replace function ticketiq.list_api_keys()
 returns table (
     key_id text,
     identity text,
-    run_as text [],
-    scopes text [],
+    run_as text[],
+    scopes text[],
     created_at timestamptz,
     revoked_at timestamptz
 )

@@ -25,8 +25,8 @@ create table ticketiq.api_keys (
     key_id text primary key check (key_id ~ '^[A-Za-z0-9]{8,64}$'),
     key_hash bytea not null check (length(key_hash) = 32),
     identity text not null check (length(identity) between 1 and 512),
-    run_as text [] not null default '{}',
-    scopes text [] not null default '{}',
+    run_as text[] not null default '{}',
+    scopes text[] not null default '{}',
     created_at timestamptz not null,
     revoked_at timestamptz
 );

@@ -8,7 +8,7 @@ select ticketiq.create_api_key('abcd1234', sha256('secret'), 'svc', '{alice,bob}
 select tiq_test.save_fingerprint();
 select results_eq(
     $$select k.key_hash, k.identity, k.run_as, k.scopes from ticketiq.find_api_key('abcd1234') as k$$,
-    $$values (sha256('secret'), 'svc'::text, '{alice,bob}'::text [], '{admin}'::text [])$$,
+    $$values (sha256('secret'), 'svc'::text, '{alice,bob}'::text[], '{admin}'::text[])$$,
     'the live key'
 );
 select is_empty($$select * from ticketiq.find_api_key('nope0000')$$, 'an unknown key: no row');

@@ -10,7 +10,7 @@ select ticketiq.create_api_key('newer000', sha256('b'), 'svc-b', '{}', '{admin}'
 select ticketiq.revoke_api_key('older000');
 select results_eq(
     $$select k.key_id, k.identity, k.scopes, k.revoked_at from ticketiq.list_api_keys() as k$$,
-    $$values ('newer000'::text, 'svc-b'::text, '{admin}'::text [], null::timestamptz),
+    $$values ('newer000'::text, 'svc-b'::text, '{admin}'::text[], null::timestamptz),
              ('older000', 'svc-a', '{}', '2030-01-01 00:00:05+00'::timestamptz)$$,
     'newest first, with revocation times'
 );
