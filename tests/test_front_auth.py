@@ -85,6 +85,7 @@ async def front(db_url: str, jwks: JWKS) -> AsyncIterator[dict[str, Any]]:
     settings = FrontSettings(
         max_body=4096, webhook_secrets={"github": SECRET}, jwt_secret=JWT_SECRET,
         jwt_issuer="https://idp.example", jwt_audience="ticketiq",
+        jwt_jwks_url=f"{jwks.base}/jwks",
         teams_openid_url=f"{jwks.base}/openid", teams_app_id=APP_ID)
     app = create_app(db, settings=settings)
     transport = httpx.ASGITransport(app=app)
@@ -216,6 +217,23 @@ async def test_a_jwt_proves_its_subject(front: dict, db_url: str) -> None:
     assert found.json()["run_id"] == ok.json()["run_id"]
     with psycopg.connect(db_url) as conn:
         assert conn.execute("select owner from ticketiq.entries").fetchall() == [("carol",)]
+
+
+async def test_a_jwt_signed_by_a_key_of_the_jwks_url(front: dict, jwks: JWKS,
+                                                     db_url: str) -> None:
+    http: httpx.AsyncClient = front["http"]
+    event = {"event_id": "e-2", "ticket_id": "T-2", "type": "created"}
+    claims = {"iss": "https://idp.example", "aud": "ticketiq", "sub": "erin"}
+    stranger = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    before = snapshot(db_url)
+    refused = await http.post("/ticket-events", json=event,
+                              headers=bearer(jwks.token(key=stranger, **claims)))
+    assert refused.status_code == 401
+    assert snapshot(db_url) == before
+    ok = await http.post("/ticket-events", json=event, headers=bearer(jwks.token(**claims)))
+    assert ok.status_code == 202, ok.text
+    with psycopg.connect(db_url) as conn:
+        assert conn.execute("select owner from ticketiq.entries").fetchall() == [("erin",)]
 
 
 def signed(body: bytes, delivery: str, *, secret: str = SECRET, at: float | None = None

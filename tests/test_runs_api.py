@@ -84,6 +84,22 @@ def test_the_long_poll_returns_the_answer_and_a_stop_is_heard(stack: Stack) -> N
     only.terminate()
 
 
+def test_a_running_run_is_stopped_by_its_caller(stack: Stack) -> None:
+    only, url = worker(stack, "only")
+    slow = {"seed": 43, "steps": 6, "plan": "mixed", "model_delay": 1.0}
+    run_id = post(url + "/runs", timeout=10, json={"input": slow},
+                  headers={"Idempotency-Key": "stop-1"}).json()["run_id"]
+    deadline = time.monotonic() + 30
+    while get(f"{url}/runs/{run_id}", timeout=10).json()["status"] != "running":
+        assert time.monotonic() < deadline, "the run never started"
+        time.sleep(0.1)
+    asked = post(f"{url}/runs/{run_id}/stop", timeout=10)
+    assert asked.status_code == 200, asked.text
+    done = get(f"{url}/runs/{run_id}?wait=30", timeout=40).json()
+    assert done["status"] == "stopped" and done["answer"] is None
+    only.terminate()
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
