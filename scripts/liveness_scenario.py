@@ -24,6 +24,7 @@ from pathlib import Path
 import httpx
 import psycopg
 
+from ticketiq_pg.db.keys import create_api_key_sync
 from ticketiq_pg.db.migrate import install_sync
 from ticketiq_pg.testing.cluster import create_database, drop_database
 from ticketiq_pg.testing.trials import SEAL_KEYS
@@ -78,10 +79,12 @@ def main() -> int:
                     break
         time.sleep(1.0)
         port = procs["worker-b"][1]
+        key = create_api_key_sync(url, "docs", run_as=["*"])
         for i in range(2):
             httpx.post(f"http://127.0.0.1:{port}/webhooks/docs",
                        json={"steps": 3, "plan": "mixed", "model_delay": 2.0, "seed": i},
-                       headers={"X-Delivery-Id": f"doc-{i}"}).raise_for_status()
+                       headers={"X-Delivery-Id": f"doc-{i}",
+                                "Authorization": f"Bearer {key}"}).raise_for_status()
         time.sleep(3.0)
         procs["worker-b"][0].send_signal(signal.SIGKILL)
         time.sleep(6.0)

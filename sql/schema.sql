@@ -29,7 +29,8 @@ insert into ticketiq.schema_migrations (version, name) values
 (7, 'group_commit'),
 (8, 'lean_steps'),
 (9, 'failures'),
-(10, 'hardening');
+(10, 'hardening'),
+(11, 'front_auth');
 
 -- One-row settings table.  fake_clock_allowed lets the setting
 -- ticketiq.fake_now move the database clock; only test databases turn it on.
@@ -263,9 +264,8 @@ create index answers_retain_until_idx on ticketiq.answers (retain_until);
 -- The durable inbox of every entry point, keyed by the sender's id.
 create table ticketiq.entries (
     entry_id bigint generated always as identity primary key,
-    kind text not null check (
-        kind in ('webhook', 'ticket_event', 'teams', 'a2a', 'copilot', 'playground', 'cron')
-    ),
+    -- Kinds are the app's (ticketiq.accept_entry documents the limit).
+    kind text not null constraint entries_kind_check check (kind ~ '^[a-z][a-z0-9_.-]{0,63}$'),
     sender_id text not null check (sender_id <> ''),
     payload jsonb not null check (jsonb_typeof(payload) = 'object'),
     owner text not null check (owner <> ''),
@@ -282,13 +282,30 @@ create table ticketiq.entries (
     finished_at timestamptz,
     outcome jsonb,
     unique (kind, sender_id),
-    check ((state = 'pending') = (run_id is null))
+    check ((state = 'pending') = (run_id is null)),
+    -- The id its run will have, known when the entry is accepted.
+    planned_run_id uuid not null default gen_random_uuid()
+    constraint entries_planned_run_id_key unique
 );
 
 create index entries_pending_idx on ticketiq.entries (received_at)
 where state = 'pending';
 
 create index entries_run_idx on ticketiq.entries (run_id);
+
+-- The front's API keys: only a SHA-256 hash of each secret is stored.
+create table ticketiq.api_keys (
+    key_id text primary key check (key_id ~ '^[A-Za-z0-9]{8,64}$'),
+    key_hash bytea not null check (length(key_hash) = 32),
+    identity text not null check (length(identity) between 1 and 512),
+    run_as text[] not null default '{}',
+    scopes text[] not null default '{}',
+    created_at timestamptz not null,
+    revoked_at timestamptz
+);
+
+comment on table ticketiq.api_keys is
+'The front''s API keys: a SHA-256 hash of each secret, the identity it proves, what it may run as, its scopes.';
 
 create table ticketiq.cron_schedules (
     name text primary key check (name <> ''),

@@ -14,29 +14,13 @@ import concurrent.futures
 import time
 from typing import Any
 
-import httpx
 import pytest
-from procs import KILLED, LiveProc, Stack, spawn_cli_worker
+from fronts import get, post, worker
+from procs import KILLED, Stack
 
 pytestmark = pytest.mark.slow
 
-FAST = {
-    "TICKETIQ_LEASE_TTL": "2",
-    "TICKETIQ_RENEW_INTERVAL": "0.4",
-    "TICKETIQ_SELF_FENCE_MARGIN": "0.3",
-    "TICKETIQ_SWEEP_INTERVAL": "0.5",
-    "TICKETIQ_POLL_INTERVAL": "0.2",
-}
 SCRIPT = {"seed": 31, "steps": 3, "plan": "mixed"}
-
-
-def worker(stack: Stack, name: str, faults: str | None = None, **env: str) -> tuple[LiveProc, str]:
-    extra = {**FAST, **env}
-    if faults:
-        extra["TICKETIQ_FAULTS"] = faults
-    proc = spawn_cli_worker(stack, name, "--http-port", "0", **extra)
-    port = proc.wait_event("http", timeout=30)["port"]
-    return proc, f"http://127.0.0.1:{port}"
 
 
 def wait_for(stack: Stack, sql: str, *params: Any, timeout: float = 30.0) -> list:
@@ -84,7 +68,7 @@ REQUESTS = {
 def test_a_killed_entry_run_resumes_on_the_survivor(stack: Stack, kind: str) -> None:
     path, request, sender_id = REQUESTS[kind]
     victim, victim_url = worker(stack, "victim", faults="after_checkpoint@2")
-    response = httpx.post(victim_url + path, timeout=10, **request)
+    response = post(victim_url + path, timeout=10, **request)
     assert response.status_code == 202, response.text
     survivor, survivor_url = worker(stack, "survivor")
     assert victim.wait(30) == KILLED
@@ -92,11 +76,11 @@ def test_a_killed_entry_run_resumes_on_the_survivor(stack: Stack, kind: str) -> 
     assert state == "answered" and outcome["text"].startswith("answer seed=")
     one_loss_one_resume(stack, run_id)
     # the answer lands on the run's transcript
-    transcript = httpx.get(f"{survivor_url}/runs/{run_id}", timeout=10).json()["transcript"]
+    transcript = get(f"{survivor_url}/runs/{run_id}", timeout=10).json()["transcript"]
     assert [line["kind"] for line in transcript if line["kind"] != "step"] == [
         "resumed", "answer"]
     # the edge retries the request on the survivor: no second run
-    retry = httpx.post(survivor_url + path, timeout=10, **request)
+    retry = post(survivor_url + path, timeout=10, **request)
     assert retry.status_code == 200 and retry.json()["created"] is False
     assert stack.query("select count(*) from ticketiq.runs") == [(1,)]
     assert stack.duplicates() == {}
@@ -120,7 +104,7 @@ def teams_replies(stack: Stack) -> list[dict]:
 @pytest.mark.parametrize("fault", ["after_checkpoint@2", "after_seal@3", "after_deliver@3"])
 def test_a_teams_turn_is_handed_back_and_replied_to_once(stack: Stack, fault: str) -> None:
     victim, victim_url = worker(stack, "victim", faults=fault)
-    assert httpx.post(victim_url + "/teams/messages", json=TEAMS, timeout=10).status_code == 200
+    assert post(victim_url + "/teams/messages", json=TEAMS, timeout=10).status_code == 200
     survivor, survivor_url = worker(stack, "survivor")
     assert victim.wait(30) == KILLED
     state, run_id, _ = entry_done(stack, "teams", "act-7")
@@ -130,7 +114,7 @@ def test_a_teams_turn_is_handed_back_and_replied_to_once(stack: Stack, fault: st
     assert len(replies) == 1, replies
     assert replies[0]["body"]["attachments"], "the reply carries its cards"
     # the same activity delivered again (a Bot Framework retry) starts nothing
-    assert httpx.post(survivor_url + "/teams/messages", json=TEAMS, timeout=10).status_code == 200
+    assert post(survivor_url + "/teams/messages", json=TEAMS, timeout=10).status_code == 200
     time.sleep(0.5)
     assert stack.query("select count(*) from ticketiq.runs") == [(1,)]
     assert len(teams_replies(stack)) == 1
@@ -148,13 +132,13 @@ def test_a2a_task_is_completed_by_the_survivor(stack: Stack) -> None:
                     "parts": [{"kind": "text", "text": "go"}]},
         "metadata": dict(SCRIPT),
     }}
-    first = httpx.post(victim_url + "/a2a", json=send, timeout=10).json()
+    first = post(victim_url + "/a2a", json=send, timeout=10).json()
     assert first["result"]["status"]["state"] == "submitted"
     survivor, survivor_url = worker(stack, "survivor")
     assert victim.wait(30) == KILLED
     state, run_id, outcome = entry_done(stack, "a2a", "task-1")
     assert state == "answered"
-    got = httpx.post(survivor_url + "/a2a", timeout=10, json={
+    got = post(survivor_url + "/a2a", timeout=10, json={
         "jsonrpc": "2.0", "id": 2, "method": "tasks/get", "params": {"id": "task-1"}}).json()
     assert got["result"]["status"]["state"] == "completed"
     assert got["result"]["artifacts"][0]["parts"][0]["text"] == outcome["text"]
@@ -195,7 +179,7 @@ def test_without_crash_resume_entries_a_cron_run_is_not_resumed(stack: Stack) ->
     survivor.terminate()
 
     victim, victim_url = worker(stack, "victim2", faults="after_checkpoint@2", **env)
-    response = httpx.post(victim_url + "/playground/runs", timeout=10,
+    response = post(victim_url + "/playground/runs", timeout=10,
                           json={"run_key": "pg-2", "user": "erin", "input": SCRIPT})
     assert response.status_code == 202
     survivor, _ = worker(stack, "survivor2", **env)
@@ -211,14 +195,14 @@ def test_the_same_request_sent_to_both_processes_starts_one_run(stack: Stack) ->
     b, b_url = worker(stack, "b")
     request = {"headers": {"X-Delivery-Id": "twice"}, "json": SCRIPT}
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
-        futures = [pool.submit(httpx.post, url + "/webhooks/github", timeout=10, **request)
+        futures = [pool.submit(post, url + "/webhooks/github", timeout=10, **request)
                    for url in (a_url, b_url) * 4]
         codes = sorted(f.result().status_code for f in futures)
     assert codes.count(202) == 1 and codes.count(200) == 7
     entry_done(stack, "webhook", "github:twice")
     assert stack.query("select count(*) from ticketiq.runs") == [(1,)]
-    assert httpx.post(a_url + "/webhooks/github", content=b"[", timeout=10,
-                      headers={"X-Delivery-Id": "bad"}).status_code == 400
+    assert post(a_url + "/webhooks/github", content=b"[", timeout=10,
+                      headers={"X-Delivery-Id": "bad"}).status_code == 422
     assert stack.query("select count(*) from ticketiq.entries") == [(1,)]
     a.terminate()
     b.terminate()

@@ -85,6 +85,7 @@ class Example:
     record: Path = field(default_factory=Path)
     procs: list[LiveProc] = field(default_factory=list)
     seal_keys: str = ""
+    api_key: str = ""
 
     def env(self, **extra: str) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("TICKETIQ_")}
@@ -92,6 +93,7 @@ class Example:
             TICKETIQ_DATABASE_URL=self.db_url,
             TICKETIQ_SEAL_KEYS=self.seal_keys,
             TRIAGE_SERVICE_URL=self.service_url,
+            TRIAGE_API_KEY=self.api_key,
             TRIAGE_THINK_SECONDS=THINK,
         )
         env.update(extra)
@@ -151,6 +153,11 @@ def example(empty_db_url: str, tmp_path: Path) -> Iterator[Example]:
         world.start_service()
         # The schema, as the README installs it.
         world.run(*command("ticketiq-pg"), "migrate")
+        # The fronts' API key, as the README makes it.
+        made = subprocess.run([*command("ticketiq-pg"), "api-key", "create", "--identity",
+                               "triage-client"], capture_output=True, text=True, timeout=30,
+                              check=True, env=world.env())
+        world.api_key = made.stdout.splitlines()[0]
         yield world
     finally:
         world.close()
@@ -427,8 +434,10 @@ def test_asgi_app_serves_its_route_the_front_and_the_gates(example: Example) -> 
         assert (again.status_code, again.json()) == (
             200, {"entry_id": entries["N-1"], "created": False})
         # The mounted front: a webhook's run, refused by check_run.
-        hook = http.post("/ticketiq/webhooks/alerts", headers={"X-Delivery-Id": "d-1"},
-                         json={"ticket_id": "N-1"})
+        assert http.post("/ticketiq/webhooks/alerts", headers={"X-Delivery-Id": "d-0"},
+                         json={"ticket_id": "N-1"}).status_code == 401
+        hook = http.post("/ticketiq/webhooks/alerts", json={"ticket_id": "N-1"}, headers={
+            "X-Delivery-Id": "d-1", "Authorization": f"Bearer {example.api_key}"})
         assert hook.status_code == 202
 
         def entry(sender: str) -> tuple[Any, ...] | None:

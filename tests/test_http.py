@@ -9,14 +9,17 @@ import psycopg
 import pytest
 
 from ticketiq_pg.db.driver import TicketIQ
+from ticketiq_pg.db.keys import create_api_key
 from ticketiq_pg.front.app import create_app
 
 
 @pytest.fixture
 async def client(db_url: str):  # type: ignore[no-untyped-def]
     db = await TicketIQ.connect(db_url)
+    key, _ = await create_api_key(db, "svc:test", run_as=["*"])
     transport = httpx.ASGITransport(app=create_app(db))
-    async with httpx.AsyncClient(transport=transport, base_url="http://app") as http:
+    async with httpx.AsyncClient(transport=transport, base_url="http://app",
+                                 headers={"Authorization": f"Bearer {key}"}) as http:
         yield http
     await db.close()
 
@@ -63,6 +66,7 @@ async def test_a_teams_activity_is_durable_before_the_200(client: httpx.AsyncCli
     ("path", "kwargs"),
     [
         ("/webhooks/pagerduty", {"json": {"a": 1}}),  # no delivery id
+        ("/webhooks/pager duty", {"json": {"a": 1}, "headers": {"X-Delivery-Id": "x"}}),
         ("/webhooks/pagerduty", {"content": b"not json", "headers": {"X-Delivery-Id": "x"}}),
         ("/webhooks/pagerduty", {"json": [1, 2], "headers": {"X-Delivery-Id": "x"}}),
         ("/ticket-events", {"json": {"ticket_id": "T-1", "type": "created"}}),
@@ -129,5 +133,6 @@ async def test_unknown_run_is_404(client: httpx.AsyncClient) -> None:
 async def test_openapi_describes_every_entry_point(client: httpx.AsyncClient) -> None:
     paths = (await client.get("/openapi.json")).json()["paths"]
     for path in ("/webhooks/{source}", "/ticket-events", "/teams/messages", "/copilot/turns",
-                 "/playground/runs", "/a2a", "/runs/{run_id}"):
+                 "/playground/runs", "/a2a", "/runs/{run_id}", "/runs", "/runs/{run_id}/stop",
+                 "/ticket-events/{event_id}"):
         assert path in paths

@@ -435,7 +435,7 @@ def test_a_database_at_version_9_upgrades_to_10_disabling_the_crons_that_cannot_
             conn.execute("select ticketiq.seal_answer(%s, %s, 1, '{}', 'a', 'k', 60)", (run, epoch))
             snapshot = [conn.execute(f"select to_jsonb(t) from ticketiq.{table} as t order by 1")
                         .fetchall() for table in tables]
-        assert install_fresh(url) == NEWEST == 10
+        assert install_fresh(url) == NEWEST
         install_fresh(fresh)
         assert dump_schema(url) == dump_schema(fresh)
         with psycopg.connect(url, autocommit=True) as conn:
@@ -446,3 +446,39 @@ def test_a_database_at_version_9_upgrades_to_10_disabling_the_crons_that_cannot_
                 ("good", True), ("huge", False), ("minus_infinity", False)]
             fired = conn.execute("select name from ticketiq.fire_due_crons()").fetchall()
             assert fired == [("good",)]
+
+
+def test_a_database_at_version_10_upgrades_to_11_carrying_its_entries_over(
+    pg_server_url: str, tmp_path: Path
+) -> None:
+    """Migration 11 drops the fixed list of entry kinds and gives every entry the id its run
+    has (a running entry: its run's id) or will have (a pending one: a fresh id, which the
+    claim then starts the run under); the schema is a fresh install's."""
+    root = sql_tree_up_to(tmp_path, 10)
+    with temporary_database(pg_server_url) as url, temporary_database(pg_server_url) as fresh:
+        assert install_migrations(url, root) == 10
+        with psycopg.connect(url, autocommit=True) as conn:
+            # Rows as version 10 wrote them (today's functions need version 11).
+            (running,) = conn.execute(
+                "select run_id from ticketiq.start_run('p1', 'o', 'r', 'c', 'webhook', false,"
+                " 600, '{}')").fetchone()
+            conn.execute(
+                "insert into ticketiq.entries (kind, sender_id, payload, owner, run_as, channel,"
+                " may_wait, durable, received_at, state, run_id, started_at) values"
+                " ('webhook', 'd-1', '{}', 'o', 'r', 'c', false, true, now(), 'running', %s,"
+                " now()),"
+                " ('webhook', 'd-2', '{}', 'o', 'r', 'c', false, true, now(), 'pending', null,"
+                " null)", (running,))
+        assert install_fresh(url) == NEWEST
+        install_fresh(fresh)
+        assert dump_schema(url) == dump_schema(fresh)
+        with psycopg.connect(url, autocommit=True) as conn:
+            rows = dict(conn.execute(
+                "select sender_id, planned_run_id from ticketiq.entries").fetchall())
+            assert rows["d-1"] == running and rows["d-2"] not in (None, running)
+            (claimed,) = conn.execute(
+                "select run_id from ticketiq.claim_entries('p1', 600, 1)").fetchone()
+            assert claimed == rows["d-2"]
+            created = conn.execute("select created from ticketiq.accept_entry("
+                                   "'billing.refund', 'r-1', '{}', 'o', 'r', 'c')").fetchone()
+            assert created == (True,)

@@ -36,7 +36,8 @@ DOC = ROOT / "docs" / "sql-api.md"
 SQLSTATE = re.compile(r"\b(TQ\d{3}|\d{2}[0-9A-Z]\d{2})\b")
 #: Read-only functions without a limit to break: called with random arguments only.
 READ_ONLY = {"get_answer", "get_approval", "get_entry", "get_job", "get_run", "now",
-             "run_transcript", "schema_version"}
+             "run_transcript", "schema_version", "get_entry_by_run", "find_api_key",
+             "list_api_keys", "revoke_api_key"}
 R1 = uuid.UUID(int=1)
 SQL_NULL = object()  # a JSON argument's SQL null (None is JSON null for Jsonb)
 
@@ -117,6 +118,7 @@ def baseline(fn: str, arg: str, ids: dict[str, Any]) -> Any:
         ("write_checkpoint", "p_step"): 2, ("seal_answer", "p_step"): 2,
         ("take_over_child", "p_child_run_id"): ids["child"],
         ("fail_run", "p_event"): "agent.run.failed", ("audit_once", "p_event"): "agent.run.x",
+        ("create_api_key", "p_run_as"): ["agent:triage"],
     }
     if (fn, arg) in special:
         return special[(fn, arg)]
@@ -139,6 +141,8 @@ def baseline(fn: str, arg: str, ids: dict[str, Any]) -> Any:
         "p_job_ids": [ids["job"]], "p_progress": {}, "p_result": {}, "p_resumable": True,
         "p_kinds": None, "p_older_than_seconds": 3600.0, "p_target": "model", "p_error": "e",
         "p_key": "k1", "p_summary": {}, "p_child_run_id": ids["child"],
+        "p_key_id": "fuzzkey01", "p_key_hash": bytes(32), "p_identity": "svc",
+        "p_scopes": [],
     }
     return common[arg]
 
@@ -287,6 +291,7 @@ def junk(typ: str, ids: dict[str, Any]) -> st.SearchStrategy[Any]:
         "jsonb": st.sampled_from([{}, [], 1, "x", None, {"a": 1}, SQL_NULL]),
         "timestamp with time zone": st.sampled_from(
             ["-infinity", "infinity", "2030-01-01", "4713-01-01 BC", "294276-01-01"]),
+        "bytea": st.binary(max_size=40),
     }
     if typ.endswith("[]"):
         return st.none() | st.lists(scalar[typ[:-2]], max_size=3)

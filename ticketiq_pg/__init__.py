@@ -8,7 +8,7 @@ blindly sent again.  Start with docs/guide.md.
 
 Everything an app needs is importable from here; the subpackages (``db``, ``runtime``,
 ``front``, ``ops``, ``testing``) are the library's rooms, and their other names are
-internal.  ``create_front`` needs the ``http`` extra (FastAPI); it is imported on use.
+internal.  ``create_front`` needs the ``http`` extra (FastAPI, PyJWT); it is imported on use.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     )
     from ticketiq_pg.config import Settings, new_seal_key, parse_seal_keys
     from ticketiq_pg.db.driver import TicketIQ
+    from ticketiq_pg.db.keys import create_api_key
     from ticketiq_pg.db.migrate import install, install_sync
     from ticketiq_pg.errors import (
         AnswerSealed,
@@ -63,8 +64,12 @@ if TYPE_CHECKING:
         UnknownRun,
     )
     from ticketiq_pg.front.app import create_app as create_front
+    from ticketiq_pg.front.embed import worker_lifespan
+    from ticketiq_pg.front.settings import FrontSettings
+    from ticketiq_pg.front.signing import sign_webhook
     from ticketiq_pg.retries import RetryPolicy, is_transient
     from ticketiq_pg.runtime.app import App, AppFactory, Hook
+    from ticketiq_pg.runtime.entries import EntryKind
     from ticketiq_pg.runtime.jobs import Handler as JobHandler
     from ticketiq_pg.runtime.jobs import JobContext
     from ticketiq_pg.runtime.runner import RunOutcome
@@ -87,7 +92,8 @@ __all__ = [
     # failures and retries
     "RetryPolicy", "TransientError", "is_transient",
     # the driver and the HTTP front
-    "TicketIQ", "create_front",
+    "TicketIQ", "create_front", "FrontSettings", "worker_lifespan", "create_api_key",
+    "sign_webhook", "EntryKind",
     # errors
     "TicketIQError", "NotOwner", "Fenced", "LeaseLapsed", "LeaseLost", "RunNotRunning",
     "UnknownRun", "UnknownCall", "UnknownApproval", "UnknownJob", "UnknownProcess",
@@ -149,6 +155,11 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "RunHandle": ("ticketiq_pg.runtime.worker", "RunHandle"),
     "Worker": ("ticketiq_pg.runtime.worker", "Worker"),
     "create_front": ("ticketiq_pg.front.app", "create_app"),
+    "FrontSettings": ("ticketiq_pg.front.settings", "FrontSettings"),
+    "worker_lifespan": ("ticketiq_pg.front.embed", "worker_lifespan"),
+    "sign_webhook": ("ticketiq_pg.front.signing", "sign_webhook"),
+    "create_api_key": ("ticketiq_pg.db.keys", "create_api_key"),
+    "EntryKind": ("ticketiq_pg.runtime.entries", "EntryKind"),
     "RetryPolicy": ("ticketiq_pg.retries", "RetryPolicy"),
     "TransientError": ("ticketiq_pg.errors", "TransientError"),
     "is_transient": ("ticketiq_pg.retries", "is_transient"),

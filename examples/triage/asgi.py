@@ -4,44 +4,34 @@
 
     uvicorn asgi:api --port 8080
 
-The lifespan starts the worker (``async with Worker(...)``: leases, liveness, the
-sweep, the resume loop, the entry pump, the job worker) before the first request and
-shuts it down gracefully after the last: on SIGTERM uvicorn ends the lifespan and the
-worker hands its runs over at their next step boundary.  ticketiq-pg's HTTP front is
-mounted under ``/ticketiq``; ``POST /tickets/{id}/triage-requests`` is a route of the
-app's own that writes a ticket event to the durable inbox with the driver.
+The lifespan (``worker_lifespan``) starts the worker (leases, liveness, the sweep, the
+resume loop, the entry pump, the job worker) before the first request and shuts it
+down gracefully after the last: on SIGTERM uvicorn ends the lifespan and the worker
+hands its runs over at their next step boundary.  ticketiq-pg's HTTP front is mounted
+under ``/ticketiq`` (every route but its ``/healthz`` needs an API key or a JWT:
+``TICKETIQ_JWT_*``, docs/front.md); ``POST /tickets/{id}/triage-requests`` is a route of
+the app's own that writes a ticket event to the durable inbox with the driver.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 from app import app
 from fastapi import FastAPI, Request, Response
 
-from ticketiq_pg import Settings, Worker, create_front
+from ticketiq_pg import FrontSettings, Settings, Worker, create_front, worker_lifespan
 
-
-@asynccontextmanager
-async def lifespan(api: FastAPI) -> AsyncIterator[None]:
-    async with Worker(Settings.from_env(), app) as worker:
-        assert worker.db is not None  # connected by the start
-        api.state.worker = worker
-        api.mount("/ticketiq", create_front(worker.db))
-        yield
-
-
-api = FastAPI(title="ticket triage", lifespan=lifespan)
+worker = Worker(Settings.from_env(), app)
+api = FastAPI(title="ticket triage", lifespan=worker_lifespan(worker))
+api.mount("/ticketiq", create_front(worker=worker, settings=FrontSettings.from_env()))
 
 
 @api.post("/tickets/{ticket_id}/triage-requests", status_code=202)
 async def request_triage(ticket_id: str, request: Request,
                          response: Response) -> dict[str, Any]:
     """Ask for a ticket to be triaged: one inbox entry (one run) per ticket, however often."""
-    worker: Worker = request.app.state.worker
-    assert worker.db is not None
+    assert worker.db is not None  # connected by the lifespan
     entry = await worker.db.accept_entry(
         "ticket_event", f"triage-requested:{ticket_id}",
         {"event_id": f"triage-requested:{ticket_id}", "ticket_id": ticket_id,

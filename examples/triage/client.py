@@ -43,6 +43,11 @@ SAMPLES = (
 
 def cmd_tickets(opts: argparse.Namespace) -> int:
     fronts = opts.front or ["http://127.0.0.1:8081"]
+    # The fronts take no request without a credential: an API key made with
+    # `ticketiq-pg api-key create` (README, step 2).
+    key = opts.api_key or os.environ.get("TRIAGE_API_KEY")
+    if not key and not opts.no_runs:
+        raise SystemExit("client.py tickets: pass --api-key or set TRIAGE_API_KEY")
     with httpx.Client(timeout=10.0) as http:
         for n in range(1, opts.count + 1):
             ticket_id = f"{opts.prefix}-{n}"
@@ -58,7 +63,7 @@ def cmd_tickets(opts: argparse.Namespace) -> int:
                 accepted = http.post(f"{front}/ticket-events", json={
                     "event_id": f"created:{ticket_id}", "ticket_id": ticket_id,
                     "type": "ticket.created",
-                })
+                }, headers={"Authorization": f"Bearer {key}"})
                 accepted.raise_for_status()
                 line.update(front=front, **accepted.json())
             print(json.dumps(line), flush=True)
@@ -122,6 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--count", type=int, default=8)
     p.add_argument("--prefix", default="T")
     p.add_argument("--front", action="append", help="a worker's HTTP front (repeat)")
+    p.add_argument("--api-key", help="the fronts' API key (default: $TRIAGE_API_KEY)")
     p.add_argument("--no-runs", action="store_true", help="create the tickets only")
     p.set_defaults(func=cmd_tickets)
     p = sub.add_parser("backlog", help="queue a backlog job for these tickets")

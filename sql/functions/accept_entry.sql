@@ -4,12 +4,14 @@
 -- an A2A task, a co-pilot turn, a playground run, a cron fire) is written
 -- here before it is answered, keyed by (kind, sender id): a request the
 -- edge retries on the other process finds the entry already there
--- (created = false) with its run, and starts nothing.  NOTIFYs
+-- (created = false) with its run, and starts nothing.  run_id is the id
+-- the entry's run has, or will have once an entry pump claims it (chosen
+-- here, so a caller learns it at once).  The kinds are the app's.  NOTIFYs
 -- ticketiq_entry so an entry worker claims it at once (its poll is the
 -- truth).  p_durable false: the run will not be written ahead (lost, it is
 -- failed, not resumed).  Nothing is written for a call refused.
 -- Limits:
---   p_kind       one of webhook, ticket_event, teams, a2a, copilot, playground, cron
+--   p_kind       1..64: a lowercase letter, then lowercase letters, digits, _ . -
 --   p_sender_id  1..512
 --   p_payload    a JSON object
 --   p_owner      1..512
@@ -43,10 +45,10 @@ declare
     v_now timestamptz := ticketiq.now();
     v_entry ticketiq.entries;
 begin
-    if p_kind is null or p_kind not in (
-        'webhook', 'ticket_event', 'teams', 'a2a', 'copilot', 'playground', 'cron'
-    ) then
-        raise exception 'unknown entry kind %', coalesce(left(p_kind, 64), 'null') using errcode = 'TQ004';
+    if p_kind is null or p_kind !~ '^[a-z][a-z0-9_.-]{0,63}$' then
+        raise exception 'kind must be 1 to 64 of a-z 0-9 _ . - starting with a letter, got %',
+            coalesce(left(p_kind, 64), 'null')
+            using errcode = 'TQ004';
     end if;
     perform ticketiq._require_text('sender_id', p_sender_id, 512);
     perform ticketiq._require_text('owner', p_owner, 512);
@@ -68,15 +70,15 @@ begin
     returning e.* into v_entry;
     if v_entry.entry_id is not null then
         perform pg_notify('ticketiq_entry', v_entry.entry_id::text);
-        return query select v_entry.entry_id, true, v_entry.state, v_entry.run_id;
+        return query select v_entry.entry_id, true, v_entry.state, v_entry.planned_run_id;
         return;
     end if;
     return query
-    select e.entry_id, false, e.state, e.run_id
+    select e.entry_id, false, e.state, coalesce(e.run_id, e.planned_run_id)
     from ticketiq.entries as e
     where e.kind = p_kind and e.sender_id = p_sender_id;
 end;
 $$;
 
 comment on function ticketiq.accept_entry(text, text, jsonb, text, text, text, boolean, boolean) is
-'Write a request to the durable inbox keyed by (kind, sender id, at most 512 characters); a retry finds the entry (created=false). TQ004 bad input.';
+'Write a request to the durable inbox keyed by (kind, sender id, at most 512 characters); a retry finds the entry (created=false); run_id is known at once. TQ004 bad input.';

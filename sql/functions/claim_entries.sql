@@ -4,7 +4,8 @@
 -- LOCKED (each entry is claimed by exactly one process, however many
 -- race), and in the same statement starts each one's run through
 -- ticketiq.start_run (idempotency key <kind>:<sender id>, entry point =
--- kind, input = the payload), held by p_holder.  From then on the run's
+-- kind, input = the payload, run id = the one accept_entry answered),
+-- held by p_holder.  From then on the run's
 -- lease is the entry's: a process that dies hands the run back through the
 -- sweep, and the entry's outcome is recorded when its run ends.
 -- p_min_age_seconds leaves younger entries to other processes (a process
@@ -76,7 +77,8 @@ begin
             p_holder, v_entry.owner, v_entry.run_as, v_entry.channel, v_entry.kind,
             v_entry.may_wait, p_ttl_seconds, v_entry.payload, null,
             v_entry.kind || ':' || v_entry.sender_id,
-            jsonb_build_object('entry_id', v_entry.entry_id), null, null, v_entry.durable
+            jsonb_build_object('entry_id', v_entry.entry_id), v_entry.planned_run_id, null,
+            v_entry.durable
         ) as s;
         update ticketiq.entries as e
         set state = 'running',

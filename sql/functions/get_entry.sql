@@ -1,7 +1,8 @@
 -- ticketiq.get_entry(kind, sender id): an entry with its run and answer.
 --
 -- What an A2A tasks/get (or a retried request) reads: the entry's state,
--- its run's status and the run's sealed answer, if any.  No row for an
+-- its run's id (known while pending too), its run's status and the run's
+-- sealed answer, if any.  No row for an
 -- unknown entry.
 -- Limits:
 --   p_kind       compared only, not stored: any text (no row when unknown)
@@ -29,7 +30,7 @@ as $$
 #variable_conflict use_column
 begin
     return query
-    select e.entry_id, e.kind, e.sender_id, e.state, e.run_id, r.status::text, r.failure_reason,
+    select e.entry_id, e.kind, e.sender_id, e.state, coalesce(e.run_id, e.planned_run_id), r.status::text, r.failure_reason,
         a.body, e.outcome, e.received_at, e.finished_at
     from ticketiq.entries as e
     left join ticketiq.runs as r on e.run_id = r.run_id

@@ -37,6 +37,7 @@ from ticketiq_pg.db import rows as models
 from ticketiq_pg.db.entries import EntryFunctions
 from ticketiq_pg.db.group_commit import CheckpointBatcher
 from ticketiq_pg.db.jobs import JobStore
+from ticketiq_pg.db.keys import KeyFunctions
 from ticketiq_pg.db.processes import ProcessFunctions
 from ticketiq_pg.db.recognisers import BY_FUNCTION
 from ticketiq_pg.db.transport import (
@@ -48,7 +49,7 @@ from ticketiq_pg.db.transport import (
 from ticketiq_pg.seal import JsonText
 
 #: Schema versions this driver knows how to talk to.
-KNOWN_SCHEMA_VERSIONS = frozenset({10})
+KNOWN_SCHEMA_VERSIONS = frozenset({11})
 
 #: NOTIFY channels the functions use.
 RESUME_CHANNEL = "ticketiq_resume"
@@ -59,7 +60,7 @@ APPROVAL_CHANNEL = "ticketiq_approval"
 ENTRY_CHANNEL = "ticketiq_entry"
 
 
-class TicketIQ(ProcessFunctions, EntryFunctions):
+class TicketIQ(ProcessFunctions, EntryFunctions, KeyFunctions):
     """Async client of the ``ticketiq`` schema: one method per SQL function.
 
     Build one with :meth:`connect` (it opens its own pool and checks the schema

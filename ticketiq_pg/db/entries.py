@@ -179,6 +179,16 @@ class EntryFunctions(Transport):
         return rows[0] if rows else None
 
 
+    async def get_entry_by_run(
+        self, run_id: uuid.UUID, *, conn: psycopg.AsyncConnection | None = None
+    ) -> models.EntryOfRun | None:
+        """``ticketiq.get_entry_by_run``: The entry of a run id (a pending one too) with its
+        owner, run-as, run status and sealed answer.
+        """
+        rows = await self.many(models.EntryOfRun, "get_entry_by_run", (run_id,), conn)
+        return rows[0] if rows else None
+
+
     async def upsert_cron_schedule(
         self,
         name: str,

@@ -100,6 +100,9 @@ RULES: dict[str, Rule] = {
     "get_run": Rule(R, "reads a run"),
     "run_transcript": Rule(R, "reads a transcript"),
     "get_entry": Rule(R, "reads an inbox entry"),
+    "get_entry_by_run": Rule(R, "reads an inbox entry by its run id"),
+    "find_api_key": Rule(R, "reads an API key's hash"),
+    "list_api_keys": Rule(R, "lists the API keys"),
     "get_answer": Rule(R, "reads a sealed answer"),
     "get_approval": Rule(R, "reads an approval request"),
     "delegation_status": Rule(R, "reads a child run by its delegation key"),
@@ -194,6 +197,10 @@ RULES: dict[str, Rule] = {
     "accept_entry": Rule(
         P, "keyed by (kind, sender id): a repeat finds the entry (created = false)"),
     "upsert_cron_schedule": Rule(P, "an upsert: the same schedule again"),
+    # -- the front's API keys ----------------------------------------------------
+    "create_api_key": Rule(
+        N, "a repeat finds the key id taken (TQ004); the caller makes a new key instead"),
+    "revoke_api_key": Rule(P, "revoking again changes nothing (returns false)"),
     "fire_due_crons": Rule(
         P, "each fire is one row written once; a repeat fires only what is due since"),
     "claim_entries": Rule(

@@ -285,6 +285,35 @@ class Entry:
 
 
 @dataclass(frozen=True, slots=True)
+class EntryOfRun:
+    entry_id: int
+    kind: str
+    sender_id: str
+    state: str
+    run_id: uuid.UUID
+    owner: str
+    run_as: str
+    run_status: str | None
+    failure_reason: str | None
+    answer: Any | None
+    received_at: datetime
+    finished_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class ApiKey:
+    """A front API key as listed (``key_hash`` only when read to verify one)."""
+
+    key_id: str
+    identity: str
+    run_as: list[str]
+    scopes: list[str]
+    created_at: datetime | None = None
+    revoked_at: datetime | None = None
+    key_hash: bytes | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class CronSchedule:
     name: str
     next_fire_at: datetime

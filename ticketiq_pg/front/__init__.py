@@ -1,1 +1,1 @@
-"""."""
+"""The HTTP front (needs the ``http`` extra): routes, credentials, embedding (docs/front.md)."""

@@ -3,38 +3,39 @@
 Every request that starts work is written to ``ticketiq.entries`` (one
 statement, ``ticketiq.accept_entry``) before it is answered, keyed by the
 sender's id: a request the edge retries on the other process — the same
-webhook delivery id, Teams activity id, A2A task id or client idempotency
-key — finds the entry already there and starts no second run.  An entry
-pump in every process claims the entry and runs it.
+webhook delivery id, Teams activity id, A2A task id or idempotency key —
+finds the entry already there and starts no second run.  An entry pump in
+every process claims the entry and runs it, under the run id answered here.
 
-==========================  ==============================================
-``POST /webhooks/{source}``  a webhook delivery; header ``X-Delivery-Id``
-``POST /ticket-events``      a ticket event ``{event_id, ticket_id, type}``
-``POST /teams/messages``     a Bot Framework activity (Teams turn)
-``POST /copilot/turns``      a co-pilot turn ``{turn_id, conversation_id, user, text}``
-``POST /playground/runs``    a managed run that may wait ``{run_key, user, input}``
-``POST /a2a``                A2A JSON-RPC: ``message/send``, ``tasks/send``, ``tasks/get``
-``GET /runs/{run_id}``       a run's status, answer and transcript
-``GET /healthz``             liveness
-==========================  ==============================================
-
-Bad requests get a 4xx with a clear message and write nothing.  The
-OpenAPI description is at ``/openapi.json``.
+Every route but ``/healthz`` needs a verified caller (:mod:`.auth`); bodies over
+the limit get 413 (:mod:`.limits`).  The routes, the credentials and how to embed
+the front are in docs/front.md; the OpenAPI description is at ``/openapi.json``.
 """
 
 from __future__ import annotations
 
 import json
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from fastapi import FastAPI, Header, HTTPException, Request
+from fastapi import Depends, FastAPI, Header, HTTPException, Path, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi.security import HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
 
 from ticketiq_pg.db.driver import TicketIQ
-from ticketiq_pg.errors import InvalidPayload, UnknownRun
-from ticketiq_pg.runtime.entries import durable_for
+from ticketiq_pg.errors import InvalidPayload
+from ticketiq_pg.front.auth import Authenticator, AuthError, Identity, auth_first
+from ticketiq_pg.front.limits import BodyLimit
+from ticketiq_pg.front.runs_api import runs_router
+from ticketiq_pg.front.settings import FrontSettings
+from ticketiq_pg.front.waiter import RunWaiter
+from ticketiq_pg.runtime.entries import EntryKind, builtin_kinds
+
+if TYPE_CHECKING:
+    from ticketiq_pg.runtime.worker import Worker
 
 A2A_STATES = {
     "pending": "submitted",
@@ -43,11 +44,12 @@ A2A_STATES = {
     "failed": "failed",
     "stopped": "canceled",
 }
+SOURCE = r"^[A-Za-z0-9_.-]{1,100}$"
 
 
 class Accepted(BaseModel):
     entry_id: int
-    run_id: uuid.UUID | None
+    run_id: uuid.UUID
     state: str
     created: bool
 
@@ -82,14 +84,26 @@ class TeamsActivity(BaseModel):
 class CopilotTurn(BaseModel):
     turn_id: str = Field(min_length=1, max_length=200)
     conversation_id: str = Field(min_length=1, max_length=200)
-    user: str = Field(min_length=1, max_length=200)
+    user: str = Field(min_length=1, max_length=200, description="the run-as (checked)")
     text: str = Field(min_length=1, max_length=28000)
 
 
 class PlaygroundRun(BaseModel):
     run_key: str = Field(min_length=1, max_length=200)
-    user: str = Field(min_length=1, max_length=200)
+    user: str = Field(min_length=1, max_length=200, description="the run-as (checked)")
     input: dict[str, Any] = Field(default_factory=dict)
+
+
+class _WorkerDb:
+    """The driver of a worker that starts later (an embedded front): looked up on use."""
+
+    def __init__(self, worker: Worker) -> None:
+        self._worker = worker
+
+    def __getattr__(self, name: str) -> Any:
+        if self._worker.db is None:
+            raise HTTPException(status_code=503, detail="the worker is not started")
+        return getattr(self._worker.db, name)
 
 
 def _rpc_error(rpc_id: Any, code: int, message: str, status: int = 400) -> JSONResponse:
@@ -99,23 +113,77 @@ def _rpc_error(rpc_id: Any, code: int, message: str, status: int = 400) -> JSONR
     )
 
 
-def create_app(db: TicketIQ, *, crash_resume_entries: bool = True) -> FastAPI:
-    """The ASGI app of one app process, over its driver."""
+def create_app(db: TicketIQ | None = None, *, worker: Worker | None = None,
+               settings: FrontSettings | None = None,
+               kinds: dict[str, EntryKind] | None = None,
+               crash_resume_entries: bool | None = None) -> FastAPI:
+    """The ASGI app of one app process, over its driver (or a worker started later:
+    mount it and start the worker with :func:`ticketiq_pg.front.embed.worker_lifespan`)."""
+    if db is None and worker is None:
+        raise ValueError("create_app needs a driver or a worker")
+    store: Any = db if db is not None else _WorkerDb(worker)  # type: ignore[arg-type]
+    settings = settings or FrontSettings()
+    if worker is not None:
+        kinds = kinds or worker.app.kinds
+        if crash_resume_entries is None:
+            crash_resume_entries = worker.settings.crash_resume_entries
+    kinds = kinds or builtin_kinds()
+    resume_entries = True if crash_resume_entries is None else crash_resume_entries
+    auth = Authenticator(store, settings)
+    waiter = RunWaiter(lambda: getattr(getattr(store, "pool", None), "conninfo", None))
     app = FastAPI(
         title="ticketiq-pg app process",
-        version="1",
-        description="Entry points that write to the durable inbox before they answer.",
+        version="2",
+        description="Entry points that write to the durable inbox before they answer. "
+        "Every route but /healthz needs Authorization: Bearer <API key or JWT> (or a "
+        "webhook signature, or a Bot Framework token).",
     )
+    app.state.auth, app.state.waiter, app.state.kinds = auth, waiter, kinds
+    app.add_middleware(BodyLimit, max_body=settings.max_body)
+    app.router.on_shutdown.append(waiter.stop)
+    scheme = HTTPBearer(auto_error=False, description="an API key (tiq_...) or a JWT")
 
-    async def accept(kind: str, sender_id: str, payload: dict[str, Any], *, owner: str,
-                     channel: str, may_wait: bool = False) -> Accepted:
+    @app.exception_handler(AuthError)
+    async def refused(request: Request, exc: AuthError) -> JSONResponse:
+        headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+        return JSONResponse({"detail": exc.detail}, status_code=exc.status, headers=headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        # FastAPI's own handler fails (500) on a body that is not UTF-8.
+        detail = jsonable_encoder(exc.errors(), custom_encoder={
+            bytes: lambda b: b.decode("utf-8", "replace")})
+        return JSONResponse({"detail": detail}, status_code=422)
+
+    async def verify(path: str, request: Request) -> Identity | None:
+        if path == "/healthz":
+            return None
+        if path == "/webhooks/{source}":
+            source = str(request.path_params.get("source", ""))
+            if auth.signs(source):
+                return auth.verify_webhook(source, request.headers.get("x-delivery-id", ""),
+                                           await request.body(), request.headers)
+        if path == "/teams/messages" and auth.verifies_teams:
+            return await auth.verify_teams(request.headers)
+        return await auth.caller(request.headers)
+
+    app.router.route_class = auth_first(verify)
+
+    async def caller(request: Request, _: Any = Depends(scheme)) -> Identity:
+        # Verified by the route class before the body was read.
+        return request.state.identity  # type: ignore[no-any-return]
+
+    async def accept(kind: str, sender_id: str, payload: dict[str, Any], who: Identity, *,
+                     run_as: str | None = None) -> Accepted:
+        spec = kinds.get(kind) or EntryKind(kind)
         try:
-            entry = await db.accept_entry(
-                kind, sender_id, payload, owner=owner, run_as=owner, channel=channel,
-                may_wait=may_wait, durable=durable_for(kind, crash_resume_entries),
+            entry = await store.accept_entry(
+                kind, sender_id, payload, owner=who.subject,
+                run_as=who.resolve_run_as(run_as), channel=kind, may_wait=spec.may_wait,
+                durable=spec.durable(resume_entries),
             )
         except InvalidPayload as exc:
-            raise HTTPException(status_code=400, detail=str(exc)) from exc
+            raise HTTPException(status_code=422, detail=str(exc)) from exc
         return Accepted(entry_id=entry.entry_id, run_id=entry.run_id, state=entry.state,
                         created=entry.created)
 
@@ -123,144 +191,143 @@ def create_app(db: TicketIQ, *, crash_resume_entries: bool = True) -> FastAPI:
         return JSONResponse(accepted.model_dump(mode="json"),
                             status_code=202 if accepted.created else 200)
 
-    async def json_object(request: Request) -> dict[str, Any]:
-        try:
-            body = json.loads(await request.body() or b"null")
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise HTTPException(status_code=400, detail=f"body is not JSON: {exc}") from exc
-        if not isinstance(body, dict):
-            raise HTTPException(status_code=400, detail="body must be a JSON object")
-        return body
+    async def seen(kind: str, sender_id: str, who: Identity) -> Accepted:
+        entry = await store.get_entry(kind, sender_id)
+        found = await store.get_entry_by_run(entry.run_id) if entry is not None else None
+        if found is None:
+            raise HTTPException(status_code=404, detail=f"no {kind} entry {sender_id!r}")
+        if not who.may_see(found.owner):
+            raise HTTPException(status_code=403, detail="that entry is not yours")
+        return Accepted(entry_id=found.entry_id, run_id=found.run_id, state=found.state,
+                        created=False)
 
     @app.get("/healthz")
     async def healthz() -> dict[str, str]:
+        """Liveness; the one route without a credential."""
         return {"status": "ok"}
 
-    @app.post("/webhooks/{source}", response_model=Accepted, status_code=202)
+    @app.post("/webhooks/{source}", response_model=Accepted, status_code=202,
+              responses={409: {"description": "a signed delivery received already"}})
     async def webhook(
-        source: str,
         request: Request,
-        x_delivery_id: str | None = Header(default=None, max_length=200),
+        source: str = Path(pattern=SOURCE),
+        x_delivery_id: str = Header(min_length=1, max_length=200),
+        who: Identity = Depends(caller),
     ) -> JSONResponse:
-        """A webhook delivery, keyed by its X-Delivery-Id."""
-        if not x_delivery_id:
-            raise HTTPException(status_code=400, detail="header X-Delivery-Id is required")
-        if not source or len(source) > 100:
-            raise HTTPException(status_code=400, detail="bad webhook source")
-        body = await json_object(request)
-        return answer(await accept(
-            "webhook", f"{source}:{x_delivery_id}", {"source": source, "body": body},
-            owner=f"webhook:{source}", channel="webhook",
-        ))
+        """A webhook delivery, keyed by its X-Delivery-Id; signed sources by their HMAC."""
+        signed = auth.signs(source)
+        raw = await request.body()
+        try:
+            body = json.loads(raw or b"null")
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise HTTPException(status_code=422, detail=f"body is not JSON: {exc}") from exc
+        if not isinstance(body, dict):
+            raise HTTPException(status_code=422, detail="body must be a JSON object")
+        accepted = await accept("webhook", f"{source}:{x_delivery_id}",
+                                {"source": source, "body": body}, who)
+        if signed and not accepted.created:
+            raise HTTPException(status_code=409, detail="this delivery was received already")
+        return answer(accepted)
 
     @app.post("/ticket-events", response_model=Accepted, status_code=202)
-    async def ticket_event(event: TicketEvent) -> JSONResponse:
-        """A ticket event, keyed by its event id."""
-        return answer(await accept(
-            "ticket_event", event.event_id, event.model_dump(mode="json"),
-            owner="ticket-events", channel="ticket_event",
-        ))
+    async def ticket_event(event: TicketEvent, who: Identity = Depends(caller),
+                           x_run_as: str | None = Header(default=None, max_length=512),
+                           ) -> JSONResponse:
+        """A ticket event, keyed by its event id; answers the run id."""
+        return answer(await accept("ticket_event", event.event_id,
+                                   event.model_dump(mode="json"), who, run_as=x_run_as))
+
+    @app.get("/ticket-events/{event_id}", response_model=Accepted)
+    async def ticket_event_run(event_id: str = Path(min_length=1, max_length=200),
+                               who: Identity = Depends(caller)) -> Accepted:
+        """The run of a ticket event, by its event id."""
+        return await seen("ticket_event", event_id, who)
 
     @app.post("/teams/messages")
-    async def teams_message(activity: TeamsActivity) -> JSONResponse:
+    async def teams_message(activity: TeamsActivity,
+                            who: Identity = Depends(caller)) -> JSONResponse:
         """A Teams activity: written to the durable inbox, then answered 200."""
         payload = activity.model_dump(mode="json", by_alias=True)
-        await accept("teams", activity.id, payload, owner=activity.from_.id, channel="teams")
+        await accept("teams", activity.id, payload, who, run_as=activity.from_.id)
         return JSONResponse({}, status_code=200)
 
     @app.post("/copilot/turns", response_model=Accepted, status_code=202)
-    async def copilot_turn(turn: CopilotTurn) -> JSONResponse:
-        """A co-pilot turn, keyed by its turn id."""
-        return answer(await accept(
-            "copilot", turn.turn_id, turn.model_dump(mode="json"), owner=turn.user,
-            channel="copilot",
-        ))
+    async def copilot_turn(turn: CopilotTurn, who: Identity = Depends(caller)) -> JSONResponse:
+        """A co-pilot turn, keyed by its turn id, run as its user (if the caller may)."""
+        return answer(await accept("copilot", turn.turn_id, turn.model_dump(mode="json"), who,
+                                   run_as=turn.user))
 
     @app.post("/playground/runs", response_model=Accepted, status_code=202)
-    async def playground_run(run: PlaygroundRun) -> JSONResponse:
+    async def playground_run(run: PlaygroundRun,
+                             who: Identity = Depends(caller)) -> JSONResponse:
         """A managed run that may wait, keyed by the client's idempotency key."""
-        return answer(await accept(
-            "playground", run.run_key, {"user": run.user, "input": run.input},
-            owner=run.user, channel="playground", may_wait=True,
-        ))
+        return answer(await accept("playground", run.run_key,
+                                   {"user": run.user, "input": run.input}, who,
+                                   run_as=run.user))
 
-    @app.get("/runs/{run_id}")
-    async def get_run(run_id: uuid.UUID) -> dict[str, Any]:
-        """A run's status, answer and transcript."""
-        try:
-            run = await db.get_run(run_id)
-            transcript = await db.run_transcript(run_id)
-        except UnknownRun as exc:
-            raise HTTPException(status_code=404, detail=str(exc)) from exc
-        return {
-            "run_id": str(run.run_id),
-            "status": run.status,
-            "entry_point": run.entry_point,
-            "loss_count": run.loss_count,
-            "last_step": run.last_step,
-            "answer": run.answer,
-            "failure_reason": run.failure_reason,
-            "transcript": [
-                {"at": line.at.isoformat(), "kind": line.kind, "step": line.step,
-                 "body": line.body}
-                for line in transcript
-            ],
-        }
+    app.include_router(runs_router(store, kinds, caller, waiter, resume_entries,
+                                   route_class=app.router.route_class))
 
     @app.post("/a2a")
-    async def a2a(request: Request) -> JSONResponse:
+    async def a2a(request: Request, who: Identity = Depends(caller)) -> JSONResponse:
         """A2A over JSON-RPC 2.0: message/send, tasks/send, tasks/get."""
-        try:
-            rpc = json.loads(await request.body() or b"null")
-        except (ValueError, UnicodeDecodeError):
-            return _rpc_error(None, -32700, "parse error: the body is not JSON")
-        if not isinstance(rpc, dict) or rpc.get("jsonrpc") != "2.0" or not isinstance(
-            rpc.get("method"), str
-        ):
-            return _rpc_error(None, -32600, "invalid request: expected a JSON-RPC 2.0 object")
-        rpc_id = rpc.get("id")
-        params = rpc.get("params")
-        if not isinstance(params, dict):
-            return _rpc_error(rpc_id, -32602, "invalid params: params must be an object")
-        method = rpc["method"]
-        if method in ("message/send", "tasks/send"):
-            message = params.get("message")
-            if not isinstance(message, dict):
-                return _rpc_error(rpc_id, -32602, "invalid params: message is required")
-            task_id = params.get("id") if method == "tasks/send" else message.get("messageId")
-            if not isinstance(task_id, str) or not task_id or len(task_id) > 200:
-                return _rpc_error(rpc_id, -32602, "invalid params: a task id (tasks/send "
-                                  "params.id, message/send message.messageId) is required")
-            parts = message.get("parts")
-            if not isinstance(parts, list) or not parts:
-                return _rpc_error(rpc_id, -32602, "invalid params: message.parts is required")
-            metadata = params.get("metadata") if isinstance(params.get("metadata"), dict) else {}
-            user = str(metadata.get("user") or request.headers.get("x-ticketiq-user") or "a2a")
-            try:
-                await accept("a2a", task_id, {"message": message, "metadata": metadata},
-                             owner=user, channel="a2a", may_wait=True)
-            except HTTPException as exc:
-                return _rpc_error(rpc_id, -32602, f"invalid params: {exc.detail}")
-        elif method == "tasks/get":
-            task_id = params.get("id")
-            if not isinstance(task_id, str) or not task_id:
-                return _rpc_error(rpc_id, -32602, "invalid params: params.id is required")
-        else:
-            return _rpc_error(rpc_id, -32601, f"method not found: {method}", status=404)
-        entry = await db.get_entry("a2a", task_id)
-        if entry is None:
-            return _rpc_error(rpc_id, -32001, f"task not found: {task_id}", status=404)
-        task: dict[str, Any] = {
-            "kind": "task",
-            "id": task_id,
-            "contextId": str(entry.run_id) if entry.run_id else None,
-            "status": {"state": A2A_STATES.get(entry.state, "unknown")},
-        }
-        if entry.answer is not None:
-            text = entry.answer.get("text") if isinstance(entry.answer, dict) else entry.answer
-            task["artifacts"] = [{"parts": [{"kind": "text", "text": str(text)}]}]
-        if entry.state == "failed" and entry.failure_reason:
-            task["status"]["message"] = entry.failure_reason
-        return JSONResponse({"jsonrpc": "2.0", "id": rpc_id, "result": task})
+        return await _a2a(request, who, accept, store)
 
     return app
+
+
+async def _a2a(request: Request, who: Identity, accept: Any, store: Any) -> JSONResponse:
+    try:
+        rpc = json.loads(await request.body() or b"null")
+    except (ValueError, UnicodeDecodeError):
+        return _rpc_error(None, -32700, "parse error: the body is not JSON")
+    if not isinstance(rpc, dict) or rpc.get("jsonrpc") != "2.0" or not isinstance(
+        rpc.get("method"), str
+    ):
+        return _rpc_error(None, -32600, "invalid request: expected a JSON-RPC 2.0 object")
+    rpc_id = rpc.get("id")
+    params = rpc.get("params")
+    if not isinstance(params, dict):
+        return _rpc_error(rpc_id, -32602, "invalid params: params must be an object")
+    method = rpc["method"]
+    if method in ("message/send", "tasks/send"):
+        message = params.get("message")
+        if not isinstance(message, dict):
+            return _rpc_error(rpc_id, -32602, "invalid params: message is required")
+        task_id = params.get("id") if method == "tasks/send" else message.get("messageId")
+        if not isinstance(task_id, str) or not task_id or len(task_id) > 200:
+            return _rpc_error(rpc_id, -32602, "invalid params: a task id (tasks/send "
+                              "params.id, message/send message.messageId) is required")
+        parts = message.get("parts")
+        if not isinstance(parts, list) or not parts:
+            return _rpc_error(rpc_id, -32602, "invalid params: message.parts is required")
+        metadata = params.get("metadata") if isinstance(params.get("metadata"), dict) else {}
+        # metadata.user asks for a run-as; the caller's identity decides whether it may.
+        requested = metadata.get("user")
+        try:
+            await accept("a2a", task_id, {"message": message, "metadata": metadata}, who,
+                         run_as=str(requested) if requested else None)
+        except HTTPException as exc:
+            return _rpc_error(rpc_id, -32602, f"invalid params: {exc.detail}")
+    elif method == "tasks/get":
+        task_id = params.get("id")
+        if not isinstance(task_id, str) or not task_id:
+            return _rpc_error(rpc_id, -32602, "invalid params: params.id is required")
+    else:
+        return _rpc_error(rpc_id, -32601, f"method not found: {method}", status=404)
+    entry = await store.get_entry("a2a", task_id)
+    owned = await store.get_entry_by_run(entry.run_id) if entry is not None else None
+    if entry is None or owned is None or not who.may_see(owned.owner):
+        return _rpc_error(rpc_id, -32001, f"task not found: {task_id}", status=404)
+    task: dict[str, Any] = {
+        "kind": "task",
+        "id": task_id,
+        "contextId": str(entry.run_id),
+        "status": {"state": A2A_STATES.get(entry.state, "unknown")},
+    }
+    if entry.answer is not None:
+        text = entry.answer.get("text") if isinstance(entry.answer, dict) else entry.answer
+        task["artifacts"] = [{"parts": [{"kind": "text", "text": str(text)}]}]
+    if entry.state == "failed" and entry.failure_reason:
+        task["status"]["message"] = entry.failure_reason
+    return JSONResponse({"jsonrpc": "2.0", "id": rpc_id, "result": task})

@@ -2,9 +2,9 @@
 
 ``Worker(settings, app, services=[FrontServer(port=8080)])`` starts it once the worker
 is up and stops it first on shutdown, so no request is accepted by a process that is
-draining.  To mount the front in an ASGI app of your own instead, use
-:func:`ticketiq_pg.front.app.create_app` with a worker started by your lifespan
-(docs/guide.md).
+draining.  Its bind address, port, body limit and credentials come from
+:class:`~ticketiq_pg.front.settings.FrontSettings`.  To mount the front in an ASGI app
+of your own instead, see :mod:`ticketiq_pg.front.embed` (docs/front.md).
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ import asyncio
 import contextlib
 import logging
 from typing import TYPE_CHECKING, Any
+
+from ticketiq_pg.front.settings import FrontSettings
 
 if TYPE_CHECKING:
     from ticketiq_pg.runtime.worker import Worker
@@ -23,11 +25,14 @@ log = logging.getLogger(__name__)
 class FrontServer:
     """Serves :func:`~ticketiq_pg.front.app.create_app` on ``host:port`` (0: a free port)."""
 
-    def __init__(self, port: int = 0, host: str = "127.0.0.1") -> None:
-        self.host = host
-        self.port = port
+    def __init__(self, port: int | None = None, host: str | None = None,
+                 settings: FrontSettings | None = None) -> None:
+        self.settings = settings or FrontSettings()
+        self.host = host or self.settings.host
+        self.port = self.settings.port if port is None else port
         self._server: Any = None
         self._task: asyncio.Task[None] | None = None
+        self._app: Any = None
 
     async def start(self, worker: Worker) -> None:
         import uvicorn
@@ -41,7 +46,8 @@ class FrontServer:
                 yield
 
         assert worker.db is not None
-        app = create_app(worker.db, crash_resume_entries=worker.settings.crash_resume_entries)
+        app = create_app(worker.db, settings=self.settings, kinds=worker.app.kinds,
+                         crash_resume_entries=worker.settings.crash_resume_entries)
         config = uvicorn.Config(app, host=self.host, port=self.port, log_level="warning",
                                 lifespan="off", access_log=False)
         server = _Server(config)
@@ -52,7 +58,7 @@ class FrontServer:
                 raise RuntimeError("the HTTP server stopped at once")
             await asyncio.sleep(0.01)
         self.port = server.servers[0].sockets[0].getsockname()[1]
-        self._server, self._task = server, task
+        self._server, self._task, self._app = server, task, app
         log.info("worker %s serves HTTP on %s:%s", worker.process_id, self.host, self.port)
 
     async def stop(self) -> None:
@@ -61,4 +67,5 @@ class FrontServer:
         self._server.should_exit = True
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self._task, 10)
+        await self._app.state.waiter.stop()
         self._server = self._task = None

@@ -50,6 +50,8 @@ from ticketiq_pg.ops.args import (
     seconds_arg,
     since_arg,
 )
+from ticketiq_pg.ops.keys import add_parser as add_key_parser
+from ticketiq_pg.ops.keys import cmd_api_key
 from ticketiq_pg.ops.serve import load_app, serve
 
 ENV_URL = "TICKETIQ_DATABASE_URL"
@@ -139,7 +141,8 @@ def cmd_worker(opts: argparse.Namespace) -> int:
     if port is None and os.environ.get("TICKETIQ_HTTP_PORT"):
         port = int(os.environ["TICKETIQ_HTTP_PORT"])
     return asyncio.run(serve(settings, app, process_id=opts.process_id, max_runs=opts.max_runs,
-                             http_port=port, drain_timeout=opts.drain_timeout))
+                             http_port=port, drain_timeout=opts.drain_timeout,
+                             http_host=opts.http_host))
 
 
 # -- the operator's view (ticketiq_pg/ops/views.py, docs/operators.md) ------------------------
@@ -313,8 +316,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="seconds to wait at shutdown for runs to reach a step boundary")
     p.add_argument("--log-level", help=f"default: ${ENV_LOG_LEVEL} or INFO")
     p.add_argument("--http-port", type=int, default=None,
-                   help="serve the HTTP front on 127.0.0.1:PORT (0: any free port; "
+                   help="serve the HTTP front on PORT (0: any free port; "
                    "default: $TICKETIQ_HTTP_PORT, else no HTTP)")
+    p.add_argument("--http-host", default=None,
+                   help="the front's bind address (default: $TICKETIQ_HTTP_HOST or 127.0.0.1)")
     p.set_defaults(func=cmd_worker)
 
     def operator_common(p: argparse.ArgumentParser) -> None:
@@ -390,6 +395,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--database-url", help=f"default: ${ENV_URL}")
     p.add_argument("--json", action="store_true", help="JSON for scripts")
     p.set_defaults(func=cmd_purge)
+
+    add_key_parser(sub, lambda q: q.add_argument("--database-url", help=f"default: ${ENV_URL}"))
+    sub.choices["api-key"].set_defaults(func=lambda opts: cmd_api_key(opts, str(_url(opts))))
 
     p = sub.add_parser("seal-key", help="print a fresh seal key for TICKETIQ_SEAL_KEYS (and "
                        "how to rotate keys)", description=SEAL_KEY_HELP,

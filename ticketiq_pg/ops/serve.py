@@ -84,15 +84,16 @@ def load_app(ref: str, app_dirs: Sequence[str | Path] = ()) -> Any:
 
 async def serve(settings: Settings, app: Any, *, process_id: str | None = None,
                 max_runs: int = 64, http_port: int | None = None,
-                drain_timeout: float = 30.0) -> int:
+                drain_timeout: float = 30.0, http_host: str | None = None) -> int:
     """Run ``app``'s worker until SIGTERM or SIGINT, then shut it down gracefully."""
     from ticketiq_pg.runtime.worker import Worker
 
     front = None
     if http_port is not None:
         from ticketiq_pg.front.server import FrontServer
+        from ticketiq_pg.front.settings import FrontSettings
 
-        front = FrontServer(http_port)
+        front = FrontServer(settings=FrontSettings.from_env(port=http_port, host=http_host))
     worker = Worker(settings, app, process_id=process_id, max_runs=max_runs,
                     services=[front] if front is not None else [])
     stop = asyncio.Event()
@@ -110,7 +111,7 @@ async def serve(settings: Settings, app: Any, *, process_id: str | None = None,
     await worker.start()
     if front is not None:
         # One line on stdout a parent (a test, the demo, the trials) can read.
-        print(json.dumps({"event": "http", "port": front.port,
+        print(json.dumps({"event": "http", "port": front.port, "host": front.host,
                           "process_id": worker.process_id}), flush=True)
     log.info(
         "worker %s serving (lease %gs, renew %gs, sweep %gs, poll %gs)",

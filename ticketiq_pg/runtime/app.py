@@ -16,6 +16,7 @@ from typing import TypeVar
 
 from ticketiq_pg.agent import AnswerDelivery, Delivery, Gates, Model, Tools
 from ticketiq_pg.retries import RetryPolicy
+from ticketiq_pg.runtime.entries import EntryKind, builtin_kinds
 from ticketiq_pg.runtime.jobs import Handler
 
 log = logging.getLogger(__name__)
@@ -48,6 +49,31 @@ class App:
     tool_retry: RetryPolicy | None = None
     max_steps: int | None = None
     deadline: float | None = None
+    #: Entry kinds by name: the built-in ones and those :meth:`entry_kind` registers.
+    kinds: dict[str, EntryKind] = field(default_factory=builtin_kinds)
+
+    def __post_init__(self) -> None:
+        for name, kind in self.kinds.items():
+            if kind.delivery is not None:
+                self.deliveries.setdefault(name, kind.delivery)
+
+    def entry_kind(self, name: str, *, may_wait: bool = False,
+                   written_ahead: bool | None = None,
+                   delivery: AnswerDelivery | None = None) -> EntryKind:
+        """Register an entry kind of this app (``POST /runs`` with ``"kind": name``).
+
+        ``may_wait``: its runs may suspend; ``written_ahead``: checkpointed always (True),
+        never (False) or as ``TICKETIQ_CRASH_RESUME_ENTRIES`` says (None); ``delivery``
+        delivers its answers (once).
+        """
+        if name in self.kinds:
+            raise ValueError(f"entry kind {name!r} is registered already")
+        kind = EntryKind(name, may_wait=may_wait, written_ahead=written_ahead,
+                         delivery=delivery)
+        self.kinds[name] = kind
+        if delivery is not None:
+            self.deliveries[name] = delivery
+        return kind
 
     def startup(self, hook: H) -> H:
         """Decorator: run ``hook`` when the worker starts, before it takes any work."""

@@ -18,7 +18,9 @@ NOTIFY ``ticketiq_entry`` is a hint; the poll is the truth.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from ticketiq_pg.agent import AnswerDelivery, RunInfo
@@ -29,14 +31,51 @@ from ticketiq_pg.runtime.runner import Runner, RunOutcome
 
 log = logging.getLogger(__name__)
 
-#: Entry kinds whose runs may wait and are always written ahead.
-MAY_WAIT = frozenset({"a2a", "playground"})
-#: Entry kinds that TICKETIQ_CRASH_RESUME_ENTRIES covers.
-COVERED = frozenset({"cron", "webhook", "ticket_event", "copilot", "teams"})
+#: What ``ticketiq.accept_entry`` takes as a kind (TQ004 otherwise).
+KIND_NAME = re.compile(r"^[a-z][a-z0-9_.-]{0,63}$")
 
 
-def durable_for(kind: str, crash_resume_entries: bool) -> bool:
-    return kind in MAY_WAIT or crash_resume_entries or kind not in COVERED
+@dataclass(frozen=True)
+class EntryKind:
+    """A kind of entry: its name, whether its runs may wait, whether they are written
+    ahead (None: as ``TICKETIQ_CRASH_RESUME_ENTRIES`` says), how its answer is delivered
+    (None: it lands on the transcript and ``GET /runs/{id}``), and whether ``POST /runs``
+    may start it (the built-in product kinds have routes of their own)."""
+
+    name: str
+    may_wait: bool = False
+    written_ahead: bool | None = None
+    delivery: AnswerDelivery | None = None
+    via_runs_api: bool = True
+
+    def __post_init__(self) -> None:
+        if not KIND_NAME.match(self.name):
+            raise ValueError(f"an entry kind is 1 to 64 of a-z 0-9 _ . - starting with a "
+                             f"letter: {self.name!r}")
+
+    def durable(self, crash_resume_entries: bool) -> bool:
+        """Whether this kind's runs are written ahead under the setting."""
+        return crash_resume_entries if self.written_ahead is None else self.written_ahead
+
+
+#: The kinds every app has, registered as an app's own are.
+BUILTIN_KINDS: tuple[EntryKind, ...] = (
+    *(EntryKind(name, via_runs_api=False)
+      for name in ("cron", "webhook", "ticket_event", "copilot", "teams")),
+    *(EntryKind(name, may_wait=True, written_ahead=True, via_runs_api=False)
+      for name in ("a2a", "playground")),
+    EntryKind("run", may_wait=True, written_ahead=True),
+)
+
+
+def builtin_kinds() -> dict[str, EntryKind]:
+    return {kind.name: kind for kind in BUILTIN_KINDS}
+
+
+def durable_for(kind: str, crash_resume_entries: bool,
+                kinds: dict[str, EntryKind] | None = None) -> bool:
+    found = (kinds or builtin_kinds()).get(kind)
+    return True if found is None else found.durable(crash_resume_entries)
 
 
 class EntryPump:

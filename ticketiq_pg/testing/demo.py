@@ -2,7 +2,8 @@
 
 Starts the vendor service and a *survivor* app process, then runs rounds:
 each starts a fresh *victim* app process that begins a cron fire, a Teams
-turn and a webhook call, and SIGKILLs it at a random moment while one of them
+turn, a webhook call and a ``POST /runs`` run (with an API key made for the
+demo), and SIGKILLs it at a random moment while one of them
 (each kind in turn) is running on it, so every round catches something in
 flight.  Shows what happens as it happens, and at the end a table: trials,
 caught in flight per kind, lost, duplicate writes (counted by what landed, per
@@ -39,7 +40,8 @@ def run(url: str) -> int:
     print(_paint("ticketiq-pg demo", BOLD))
     print(f"  database  {url.split('?')[0]}")
     print(f"  rounds    {rounds} (seed {seed}): each starts a victim app process that begins a "
-          "cron fire, a Teams turn and a webhook call, then SIGKILLs it at random while "
+          "cron fire, a Teams turn, a webhook call and a POST /runs run, then SIGKILLs it at "
+          "random while "
           "one of them (each kind in turn) is running on it")
     print("  a survivor app process takes back whatever the victim had in flight\n")
 

@@ -2,7 +2,8 @@
 
 Each round starts a fresh *victim* app process (``ticketiq-pg worker`` with
 the scripted app and the HTTP front) that begins a cron fire, a Teams turn
-from the durable inbox and a webhook call, each a run of a few steps (a model
+from the durable inbox, a webhook call and a generic run (``POST /runs``), every
+request with the trial's own API key, each a run of a few steps (a model
 think time and the step's tool calls), then faults it once the round's target
 kind is seen running on it, a random share of that run's length later
 (:mod:`~ticketiq_pg.testing.trial_timing`: every kind is the target in turn,
@@ -76,6 +77,7 @@ import httpx
 import psycopg
 from psycopg.types.json import Jsonb
 
+from ticketiq_pg.db.keys import create_api_key_sync
 from ticketiq_pg.testing import landed
 from ticketiq_pg.testing.flaky import ENV as FLAKY_ENV
 from ticketiq_pg.testing.flaky import Flaky, injected_at_vendor, note_errors, vendor_faults
@@ -111,6 +113,7 @@ class Arena:
         self.vendor: VendorService | None = None
         self.survivor: Proc | None = None
         self.survivor_url = ""
+        self.api_key = ""
         # Trial ids are unique per arena, so a database used before (the
         # demo's embedded server keeps its data) never answers for them.
         self.tag = os.urandom(4).hex()
@@ -135,6 +138,11 @@ class Arena:
         env.update(extra)
         return env
 
+    def authed(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """A request with the trial's API key (made once, in :meth:`start`)."""
+        headers = {**kwargs.get("headers", {}), "Authorization": f"Bearer {self.api_key}"}
+        return {**kwargs, "headers": headers}
+
     def spawn(self, name: str, **extra: str) -> tuple[Proc, str]:
         argv = [sys.executable, "-m", "ticketiq_pg.ops.cli", "worker", "--app",
                 "ticketiq_pg.testing.scripted:app", "--process-id", name, "--http-port", "0",
@@ -148,6 +156,8 @@ class Arena:
         self.vendor = VendorService.start(self.workdir / "vendor")
         for fault in vendor_faults(self.flaky) if self.flaky is not None else ():
             self.vendor.fault(**fault)
+        # An API key for the trial: the front refuses every request without a credential.
+        self.api_key = create_api_key_sync(self.db_url, "svc:trials", run_as=["*"])
         self.survivor, self.survivor_url = self.spawn("survivor", TICKETIQ_ENTRY_CLAIM_DELAY="2")
 
     def close(self) -> None:
@@ -235,20 +245,25 @@ class Arena:
                       script={**draw_script(rng), "seed": seed + 2, "mark_answer": True})
         webhook = Trial(index, "webhook", f"trials:del-{tag}", 0.0,
                         script={**draw_script(rng), "seed": seed + 1})
+        run = Trial(index, "run", f"trial-run-{tag}", 0.0,
+                    script={**draw_script(rng), "seed": seed + 3})
         for trial, path, kwargs in (
             (teams, "/teams/messages", {"json": {
                 "type": "message", "id": f"act-{tag}", "conversation": {"id": f"conv-{tag}"},
                 "from": {"id": "user-ops"}, "text": f"trial {index}", "script": teams.script}}),
             (webhook, "/webhooks/trials", {"json": webhook.script,
                                            "headers": {"X-Delivery-Id": f"del-{tag}"}}),
+            # The generic runs API, keyed by an idempotency key the edge retries with.
+            (run, "/runs", {"json": {"input": run.script},
+                            "headers": {"Idempotency-Key": f"trial-run-{tag}"}}),
         ):
             try:
-                response = httpx.post(url + path, timeout=5, **kwargs)
+                response = httpx.post(url + path, timeout=5, **self.authed(kwargs))
                 response.raise_for_status()
             except httpx.HTTPError:
                 trial.retried = True  # cut off: the edge retries on the survivor
             trial.detail = json.dumps({"path": path, **kwargs})
-        return [cron, teams, webhook]
+        return [cron, teams, webhook, run]
 
     def _seen_running(self, trial: Trial, victim: str) -> float | None:
         """When the trial's run was first seen running on the victim (None: not in time)."""
@@ -268,7 +283,8 @@ class Arena:
         path = request.pop("path")
         for _ in range(20):
             try:
-                httpx.post(self.survivor_url + path, timeout=5, **request).raise_for_status()
+                httpx.post(self.survivor_url + path, timeout=5,
+                           **self.authed(request)).raise_for_status()
                 return
             except httpx.HTTPError:
                 time.sleep(0.5)

@@ -1,6 +1,6 @@
 -- accept_entry: a request is written to the durable inbox as a pending
 -- entry keyed by (kind, sender id), received at the database clock, with
--- no run yet (created = true); may_wait defaults to false, durable to true.
+-- no run yet but the id it will have (created = true); may_wait defaults to false, durable to true.
 begin;
 select plan(7);
 
@@ -14,8 +14,8 @@ from ticketiq.accept_entry(
 
 select results_eq(
     $$select a.entry_id is not null, a.created, a.state, a.run_id from accepted as a$$,
-    $$values (true, true, 'pending'::text, null::uuid)$$,
-    'returns the new entry: created, pending, no run'
+    $$values (true, true, 'pending'::text, (select e.planned_run_id from ticketiq.entries as e))$$,
+    'returns the new entry: created, pending, the id its run will have'
 );
 select results_eq(
     $$select e.entry_id, e.kind, e.sender_id, e.payload, e.owner, e.run_as, e.channel, e.may_wait, e.durable

@@ -12,7 +12,7 @@ select tiq_test.advance(2);
 select results_eq(
     $$select a.entry_id, a.created, a.state, a.run_id
       from ticketiq.accept_entry('a2a', 'task-1', '{"try": 2}', 'owner@example.com', 'agent:triage', 'web') as a$$,
-    $$select e.entry_id, false, 'pending'::text, null::uuid from ticketiq.entries as e$$,
+    $$select e.entry_id, false, 'pending'::text, e.planned_run_id from ticketiq.entries as e$$,
     'the retry finds the same entry: created = false, still pending'
 );
 select is((select count(*) from ticketiq.entries), 1::bigint, 'no second row');

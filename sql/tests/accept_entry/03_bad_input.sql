@@ -8,7 +8,7 @@ select tiq_test.new_entry('a2a', 'task-0');
 select tiq_test.save_fingerprint();
 
 select throws_ok(
-    $$select ticketiq.accept_entry('email', 's1', '{}', 'o', 'ra', 'web')$$, 'TQ004', null, 'an unknown kind'
+    $$select ticketiq.accept_entry('E-mail', 's1', '{}', 'o', 'ra', 'web')$$, 'TQ004', null, 'a kind past the charset'
 );
 select throws_ok(
     $$select ticketiq.accept_entry(null, 's1', '{}', 'o', 'ra', 'web')$$, 'TQ004', null, 'a null kind'

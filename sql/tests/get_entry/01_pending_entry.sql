@@ -11,7 +11,8 @@ select results_eq(
     $$select g.kind, g.sender_id, g.state, g.run_id, g.run_status, g.failure_reason, g.answer, g.outcome,
              g.received_at, g.finished_at
       from ticketiq.get_entry('a2a', 'task-1') as g$$,
-    $$values ('a2a'::text, 'task-1'::text, 'pending'::text, null::uuid, null::text, null::text, null::jsonb,
+    $$values ('a2a'::text, 'task-1'::text, 'pending'::text, (select e.planned_run_id from ticketiq.entries as e),
+              null::text, null::text, null::jsonb,
               null::jsonb, '2030-01-01 00:00:00+00'::timestamptz, null::timestamptz)$$,
     'pending, no run, no answer'
 );

@@ -3,14 +3,15 @@
 -- the internal functions (_finish_entry and _wake among them) and no table
 -- privilege.
 begin;
-select plan(70);
+select plan(76);
 
 select schema_privs_are('ticketiq', 'ticketiq_app', array['USAGE']);
 
 select table_privs_are('ticketiq', t.name, 'ticketiq_app', array[]::name[])
 from unnest(array[
     'answers', 'approval_requests', 'audit', 'calls', 'checkpoints', 'config', 'cron_schedules', 'entries',
-    'leader_leases', 'processes', 'runs', 'schema_migrations', 'transcript_entries', 'attempts', 'audit_once_keys'
+    'leader_leases', 'processes', 'runs', 'schema_migrations', 'transcript_entries', 'attempts', 'audit_once_keys',
+    'api_keys'
 ]) as t (name);
 
 select function_privs_are('ticketiq', f.name, f.args, 'ticketiq_app', array['EXECUTE'])
@@ -63,6 +64,11 @@ from (values
     ),
     ('claim_entries', array['text', 'double precision', 'integer', 'double precision']::name[]),
     ('get_entry', array['text', 'text']::name[]),
+    ('get_entry_by_run', array['uuid']::name[]),
+    ('create_api_key', array['text', 'bytea', 'text', 'text[]', 'text[]']::name[]),
+    ('find_api_key', array['text']::name[]),
+    ('list_api_keys', array[]::name[]),
+    ('revoke_api_key', array['text']::name[]),
     ('get_answer', array['uuid']::name[]),
     (
         'upsert_cron_schedule',

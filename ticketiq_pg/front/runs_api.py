@@ -1,0 +1,189 @@
+"""The generic runs API: ``POST /runs``, ``GET /runs/{id}`` (long poll), ``GET /runs?key=``,
+``POST /runs/{id}/stop``.
+
+``POST /runs`` writes an entry of kind ``run`` (or an app kind registered with
+:meth:`ticketiq_pg.App.entry_kind`) keyed by the ``Idempotency-Key`` header, which is
+unique in the database: the same key again, on either process, answers the same run
+(200, ``created: false``), and two processes racing on it start one.  The run id is
+answered at once (202); an entry pump starts the run under that id.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from fastapi import APIRouter, Depends, Header, HTTPException, Query
+from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
+from pydantic import BaseModel, Field
+
+from ticketiq_pg.db.driver import TicketIQ
+from ticketiq_pg.errors import InvalidPayload, RunNotRunning, UnknownRun
+from ticketiq_pg.front.auth import Identity
+from ticketiq_pg.front.waiter import RunWaiter
+from ticketiq_pg.runtime.entries import EntryKind
+
+RUN_KIND = "run"
+ENDED = frozenset({"completed", "failed", "stopped"})
+MAX_WAIT = 60.0
+
+
+class RunRequest(BaseModel):
+    input: dict[str, Any] = Field(default_factory=dict, description="the run's input")
+    kind: str = Field(default=RUN_KIND, min_length=1, max_length=64,
+                      pattern=r"^[a-z][a-z0-9_.-]{0,63}$",
+                      description="an entry kind the app registered (default: run)")
+
+
+class RunStarted(BaseModel):
+    run_id: uuid.UUID
+    entry_id: int
+    state: str
+    created: bool
+
+
+class TranscriptItem(BaseModel):
+    at: str
+    kind: str
+    step: int | None
+    body: dict[str, Any]
+
+
+class RunStatus(BaseModel):
+    run_id: uuid.UUID
+    status: str = Field(description="pending (not started yet), running, suspended, "
+                        "claimed, completed, failed or stopped")
+    ended: bool
+    kind: str
+    owner: str
+    entry_state: str | None = None
+    loss_count: int = 0
+    last_step: int = 0
+    answer: Any | None = None
+    failure_reason: str | None = None
+    transcript: list[TranscriptItem] = Field(default_factory=list)
+
+
+class StopAnswer(BaseModel):
+    run_id: uuid.UUID
+    status: str
+
+
+def runs_router(db: TicketIQ, kinds: dict[str, EntryKind], caller: Any,
+                waiter: RunWaiter, crash_resume_entries: bool = True,
+                route_class: type = APIRoute) -> APIRouter:
+    """The routes, over the driver, the app's kinds and the caller dependency."""
+    router = APIRouter(tags=["runs"], route_class=route_class)
+
+    async def status_of(run_id: uuid.UUID, transcript: bool = False) -> RunStatus | None:
+        entry = await db.get_entry_by_run(run_id)
+        try:
+            run = await db.get_run(run_id)
+        except UnknownRun:
+            run = None
+        if run is None and entry is None:
+            return None
+        status = run.status if run is not None else "pending"
+        lines = []
+        if transcript and run is not None:
+            lines = [TranscriptItem(at=line.at.isoformat(), kind=line.kind, step=line.step,
+                                    body=line.body)
+                     for line in await db.run_transcript(run_id)]
+        return RunStatus(
+            run_id=run_id, status=status, ended=status in ENDED,
+            kind=entry.kind if entry is not None else run.entry_point,  # type: ignore[union-attr]
+            owner=entry.owner if entry is not None else run.owner,  # type: ignore[union-attr]
+            entry_state=entry.state if entry is not None else None,
+            loss_count=run.loss_count if run is not None else 0,
+            last_step=run.last_step if run is not None else 0,
+            answer=run.answer if run is not None else None,
+            failure_reason=run.failure_reason if run is not None else None,
+            transcript=lines,
+        )
+
+    async def visible(run_id: uuid.UUID, who: Identity) -> RunStatus:
+        found = await status_of(run_id)
+        if found is None:
+            raise HTTPException(status_code=404, detail=f"no run {run_id}")
+        if not who.may_see(found.owner):
+            raise HTTPException(status_code=403, detail=f"run {run_id} is not yours")
+        return found
+
+    @router.post("/runs", response_model=RunStarted, status_code=202,
+                 responses={200: {"model": RunStarted, "description": "the key's run"},
+                            409: {"description": "the key is another caller's"}})
+    async def start(
+        body: RunRequest,
+        who: Identity = Depends(caller),
+        idempotency_key: str = Header(min_length=1, max_length=200),
+        x_run_as: str | None = Header(default=None, max_length=512),
+    ) -> JSONResponse:
+        """Start a run; the same ``Idempotency-Key`` again answers the same run."""
+        kind = kinds.get(body.kind)
+        if kind is None or not kind.via_runs_api:
+            raise HTTPException(status_code=422, detail=[{
+                "loc": ["body", "kind"], "msg": f"{body.kind!r} is not a kind POST /runs starts",
+                "type": "value_error"}])
+        run_as = who.resolve_run_as(x_run_as)
+        try:
+            entry = await db.accept_entry(
+                body.kind, idempotency_key, {"input": body.input}, owner=who.subject,
+                run_as=run_as, channel=body.kind, may_wait=kind.may_wait,
+                durable=kind.durable(crash_resume_entries),
+            )
+        except InvalidPayload as exc:
+            raise HTTPException(status_code=422, detail=str(exc)) from exc
+        if not entry.created:
+            # The key's run, if it is the caller's (another caller's key: 409).
+            return await _again(entry.run_id, who)
+        return JSONResponse(RunStarted(run_id=entry.run_id, entry_id=entry.entry_id,  # type: ignore[arg-type]
+                                       state=entry.state, created=True).model_dump(mode="json"),
+                            status_code=202)
+
+    async def _again(run_id: uuid.UUID | None, who: Identity) -> JSONResponse:
+        entry = await db.get_entry_by_run(run_id) if run_id else None
+        if entry is None or not who.may_see(entry.owner):
+            raise HTTPException(status_code=409, detail="the idempotency key is in use")
+        return JSONResponse(RunStarted(run_id=entry.run_id, entry_id=entry.entry_id,
+                                       state=entry.state, created=False).model_dump(mode="json"))
+
+    @router.get("/runs", response_model=RunStatus)
+    async def find(key: str = Query(min_length=1, max_length=200),
+                   kind: str = Query(default=RUN_KIND, min_length=1, max_length=64),
+                   who: Identity = Depends(caller)) -> RunStatus:
+        """The run of an idempotency key (or of an event id, with ``kind``)."""
+        entry = await db.get_entry(kind, key)
+        if entry is None or entry.run_id is None:
+            raise HTTPException(status_code=404, detail=f"no run for key {key!r}")
+        return await visible(entry.run_id, who)
+
+    @router.get("/runs/{run_id}", response_model=RunStatus)
+    async def get(run_id: uuid.UUID,
+                  wait: float = Query(default=0, ge=0, le=MAX_WAIT,
+                                      description="seconds to wait for the run to end"),
+                  who: Identity = Depends(caller)) -> RunStatus:
+        """A run's status, answer and transcript; with ``wait``, once it ended or the wait
+        passed."""
+        await visible(run_id, who)
+
+        async def read() -> RunStatus | None:
+            return await status_of(run_id)
+
+        await waiter.wait(str(run_id), wait, read, lambda s: s is None or s.ended)
+        found = await status_of(run_id, transcript=True)
+        assert found is not None
+        return found
+
+    @router.post("/runs/{run_id}/stop", response_model=StopAnswer,
+                 responses={409: {"description": "the run ended or has not started"}})
+    async def stop(run_id: uuid.UUID, who: Identity = Depends(caller)) -> StopAnswer:
+        """Ask a run to stop at its next step boundary."""
+        await visible(run_id, who)
+        try:
+            asked = await db.request_stop(run_id, who.subject, "POST /runs/{id}/stop")
+        except (UnknownRun, RunNotRunning) as exc:
+            raise HTTPException(status_code=409, detail=str(exc)) from exc
+        return StopAnswer(run_id=asked.run_id, status=asked.status)
+
+    return router

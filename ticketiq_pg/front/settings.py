@@ -1,0 +1,98 @@
+"""The front's settings: bind address, body limit and how each kind of caller is verified.
+
+==================================  ============================================
+variable                            meaning
+==================================  ============================================
+``TICKETIQ_HTTP_HOST``              bind address (default ``127.0.0.1``)
+``TICKETIQ_HTTP_PORT``              port (0: any free one; unset: no HTTP)
+``TICKETIQ_HTTP_MAX_BODY``          request bodies over this many bytes get 413
+                                    (default 1048576)
+``TICKETIQ_JWT_SECRET``             HS256 secret of bearer JWTs
+``TICKETIQ_JWT_JWKS_URL``           JWKS of bearer JWTs (RS256/ES256)
+``TICKETIQ_JWT_ISSUER``             required ``iss`` of bearer JWTs
+``TICKETIQ_JWT_AUDIENCE``           required ``aud`` of bearer JWTs
+``TICKETIQ_WEBHOOK_SECRETS``        ``source:secret[,source:secret...]``: HMAC
+                                    secrets of signed webhook sources
+``TICKETIQ_WEBHOOK_REPLAY_WINDOW``  seconds a signature's timestamp may be off
+                                    (default 300)
+``TICKETIQ_TEAMS_OPENID_URL``       Bot Framework OpenID metadata document
+``TICKETIQ_TEAMS_APP_ID``           the bot's app id (the tokens' audience)
+==================================  ============================================
+
+API keys need no setting: they live in the database (``ticketiq-pg api-key``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from ticketiq_pg.errors import ConfigError
+
+BOT_FRAMEWORK_ISSUER = "https://api.botframework.com"
+
+
+@dataclass(frozen=True)
+class FrontSettings:
+    """How the front binds and verifies its callers (docs/front.md)."""
+
+    host: str = "127.0.0.1"
+    port: int = 0
+    max_body: int = 1 << 20
+    jwt_secret: str | None = field(default=None, repr=False)
+    jwt_jwks_url: str | None = None
+    jwt_issuer: str | None = None
+    jwt_audience: str | None = None
+    webhook_secrets: Mapping[str, str] = field(default_factory=dict, repr=False)
+    webhook_replay_window: float = 300.0
+    teams_openid_url: str | None = None
+    teams_app_id: str | None = None
+    teams_issuer: str = BOT_FRAMEWORK_ISSUER
+
+    def __post_init__(self) -> None:
+        if (self.jwt_secret or self.jwt_jwks_url) and not (self.jwt_issuer and self.jwt_audience):
+            raise ConfigError("a JWT secret or JWKS URL needs TICKETIQ_JWT_ISSUER and "
+                              "TICKETIQ_JWT_AUDIENCE")
+        if self.teams_openid_url and not self.teams_app_id:
+            raise ConfigError("TICKETIQ_TEAMS_OPENID_URL needs TICKETIQ_TEAMS_APP_ID")
+        if self.max_body < 1 or not 0 < self.webhook_replay_window <= 86400:
+            raise ConfigError("the body limit must be positive and the replay window 0 to "
+                              "86400 seconds")
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: object
+                 ) -> FrontSettings:
+        """Read the ``TICKETIQ_HTTP_*``, ``_JWT_*``, ``_WEBHOOK_*`` and ``_TEAMS_*``
+        variables; ``overrides`` (CLI flags) win."""
+        env = os.environ if environ is None else environ
+        values: dict[str, object] = {}
+        try:
+            for name, attr, kind in (
+                ("TICKETIQ_HTTP_HOST", "host", str), ("TICKETIQ_HTTP_PORT", "port", int),
+                ("TICKETIQ_HTTP_MAX_BODY", "max_body", int),
+                ("TICKETIQ_JWT_SECRET", "jwt_secret", str),
+                ("TICKETIQ_JWT_JWKS_URL", "jwt_jwks_url", str),
+                ("TICKETIQ_JWT_ISSUER", "jwt_issuer", str),
+                ("TICKETIQ_JWT_AUDIENCE", "jwt_audience", str),
+                ("TICKETIQ_WEBHOOK_REPLAY_WINDOW", "webhook_replay_window", float),
+                ("TICKETIQ_TEAMS_OPENID_URL", "teams_openid_url", str),
+                ("TICKETIQ_TEAMS_APP_ID", "teams_app_id", str),
+            ):
+                raw = env.get(name, "").strip()
+                if raw:
+                    values[attr] = kind(raw)
+        except ValueError as exc:
+            raise ConfigError(f"invalid front configuration: {exc}") from exc
+        raw = env.get("TICKETIQ_WEBHOOK_SECRETS", "")
+        secrets: dict[str, str] = {}
+        for item in filter(None, (part.strip() for part in raw.split(","))):
+            source, sep, secret = item.partition(":")
+            if not sep or not source or len(secret) < 16:
+                raise ConfigError("TICKETIQ_WEBHOOK_SECRETS is source:secret,... with secrets "
+                                  "of at least 16 characters")
+            secrets[source] = secret
+        if secrets:
+            values["webhook_secrets"] = secrets
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)  # type: ignore[arg-type]
