@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 
-import httpx
+import fronts
 import pytest
-from procs import KILLED, Stack, spawn_cli_worker
+from procs import KILLED, Stack
 
 from ticketiq_pg.testing.landed import ANSWER_CALL, origin
 from ticketiq_pg.testing.scripted_tools import ANSWERS_CHANNEL
@@ -201,28 +201,18 @@ def test_a_sealed_answer_is_delivered_at_most_once_after_its_hand_on(
         ("completed",)]
 
 
-FAST = {"TICKETIQ_LEASE_TTL": "2", "TICKETIQ_RENEW_INTERVAL": "0.4",
-        "TICKETIQ_SELF_FENCE_MARGIN": "0.3", "TICKETIQ_SWEEP_INTERVAL": "0.5",
-        "TICKETIQ_POLL_INTERVAL": "0.2"}
-
-
-def front(stack: Stack, name: str, **env: str):  # type: ignore[no-untyped-def]
-    proc = spawn_cli_worker(stack, name, "--http-port", "0", **FAST, **env)
-    return proc, f"http://127.0.0.1:{proc.wait_event('http', timeout=30)['port']}"
-
-
 def test_the_a2a_task_of_a_run_lost_a_third_time_shows_failed_with_the_reason(
     stack: Stack,
 ) -> None:
     """Lost three times (the owner, then two resumers, each SIGKILLed mid-settlement):
     the third sweep fails the run with its reason (I4), and the caller's A2A task says
     failed, with that reason.  Both resumes that began are audited."""
-    victim, url = front(stack, "victim", TICKETIQ_FAULTS="after_checkpoint@2")
+    victim, url = fronts.worker(stack, "victim", faults="after_checkpoint@2")
     send = {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {
         "message": {"messageId": "task-3", "role": "user",
                     "parts": [{"kind": "text", "text": "go"}]},
         "metadata": {"seed": 31, "steps": 3, "plan": "mixed"}}}
-    assert httpx.post(url + "/a2a", json=send, timeout=10).json()["result"]["status"][
+    assert fronts.post(url + "/a2a", json=send, timeout=10).json()["result"]["status"][
         "state"] == "submitted"
     assert victim.wait(30) == KILLED
     ((run_id,),) = stack.query("select run_id::text from ticketiq.runs")
@@ -234,8 +224,8 @@ def test_the_a2a_task_of_a_run_lost_a_third_time_shows_failed_with_the_reason(
     ((status, reason),) = stack.query(
         "select status, failure_reason from ticketiq.runs where run_id = %s", run_id)
     assert status == "failed" and reason
-    survivor, url = front(stack, "survivor")
-    got = httpx.post(url + "/a2a", timeout=10, json={
+    survivor, url = fronts.worker(stack, "survivor")
+    got = fronts.post(url + "/a2a", timeout=10, json={
         "jsonrpc": "2.0", "id": 2, "method": "tasks/get", "params": {"id": "task-3"}}).json()
     assert got["result"]["status"] == {"state": "failed", "message": reason}
     resumes = stack.query("select detail from ticketiq.audit where run_id = %s "
