@@ -196,7 +196,7 @@ def test_status_json(world: World, capsys: pytest.CaptureFixture[str]) -> None:
     report = cli_json(capsys, "status", "--database-url", world.url)
     assert list(report) == STATUS_KEYS
     now = iso(report["now"])
-    assert report["schema_version"] == 10
+    assert report["schema_version"] == 12
 
     procs = report["processes"]
     assert list(procs) == ["count", "hidden", "seen_within_s", "rows", "ended"]
@@ -294,7 +294,7 @@ def test_status_human(world: World, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run_cli(capsys, "status", "--database-url", world.url)
     assert code == 0, err
     lines = out.splitlines()
-    assert lines[0].startswith("database clock ") and "schema version 10" in lines[0]
+    assert lines[0].startswith("database clock ") and "schema version 12" in lines[0]
     for heading in ("processes: 2, 1 more not seen for 5m00s", "processes ended within 5m00s: 0",
                     "sweep leader:",
                     "leases about to lapse (within 3s): 2", "calls in doubt: 1",

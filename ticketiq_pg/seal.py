@@ -10,6 +10,11 @@ object keys are sorted, no white space, and every number is written the way
 both Python and PostgreSQL give it back (the digits of a float's shortest
 repr; an integral value as an integer).  NaN and infinities are refused.
 
+A call row (``ticketiq.calls``) is sealed at each state a resume acts on:
+pending (with its checkpoint), in doubt (with its mark) and finished (with
+its outcome).  :func:`call_fields` is what such a seal covers: the call's
+identity as its sealed checkpoint lists it and the row's state.
+
 Keys come from ``TICKETIQ_SEAL_KEYS`` (see :mod:`ticketiq_pg.config`): several
 keys with ids, the first signs, all verify, so a key can be rotated.
 """
@@ -172,6 +177,34 @@ def _message(kind: str, run_id: uuid.UUID | str, step: int, text: str) -> bytes:
     return (head + text).encode("utf-8")
 
 
+def call_fields(
+    call: Mapping[str, Any],
+    state: str,
+    marked: str | None = None,
+    settlement: str | None = None,
+    outcome: Any = None,
+) -> dict[str, Any]:
+    """What the seal of a call row covers (with its run and step, in the seal's head).
+
+    The identity comes from the checkpoint's call (id, tool, a digest of the
+    arguments, classification, step key); the state is the row's: in doubt
+    with the classification its mark recorded (I7), done or settled with
+    its settlement and outcome.
+    """
+    finished = state in ("done", "settled")
+    return {
+        "call_id": call["call_id"],
+        "tool": call["tool"],
+        "args": hashlib.sha256(canonical(call["arguments"]).encode("utf-8")).hexdigest(),
+        "classification": call["classification"],
+        "step_key": call.get("step_key"),
+        "state": state,
+        "marked": marked if state == "in_doubt" else None,
+        "settlement": settlement if finished else None,
+        "outcome": outcome if finished else None,
+    }
+
+
 class Sealer:
     """Seals with the first key and verifies with any configured key."""
 
@@ -203,6 +236,23 @@ class Sealer:
         digest = hmac.new(key, _message(kind, run_id, step, text), hashlib.sha256).hexdigest()
         to_send = JsonText(text, body) if fast is not None and text.isascii() else body
         return digest, self.signing_key_id, to_send
+
+    def seal_call(
+        self, run_id: uuid.UUID | str, step: int, call: Mapping[str, Any], state: str, **row: Any
+    ) -> tuple[str, str]:
+        """``(seal, key_id)`` of a call row in ``state`` (see :func:`call_fields`)."""
+        return self.seal("call", run_id, step, call_fields(call, state, **row))
+
+    def verify_call(
+        self, run_id: uuid.UUID | str, step: int, call: Mapping[str, Any], row: Mapping[str, Any]
+    ) -> None:
+        """Raise SealMismatch unless the row, as stored, is one a key holder sealed for ``call``."""
+        fields = call_fields(call, row.get("state") or "", row.get("marked_classification"),
+                             row.get("settlement"), row.get("outcome"))
+        try:
+            self.verify("call", run_id, step, fields, row.get("seal"), row.get("seal_key_id"))
+        except SealMismatch as exc:
+            raise SealMismatch(f"call {call['call_id']!r}: {exc}") from exc
 
     def verify(
         self,

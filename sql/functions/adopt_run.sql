@@ -7,7 +7,8 @@
 -- last checkpoint with its seal (which lists every call of that step), the
 -- state of each changing call of that step (as recorded in the database,
 -- e.g. in doubt, with the classification its mark recorded; reads have no
--- row and are made again), and a sealed answer not yet handed on.  When the answer is
+-- row and are made again; each row with the seal of its state, which the
+-- caller verifies before acting on it), and a sealed answer not yet handed on.  When the answer is
 -- sealed, last_step is the answer's step, of which there is no checkpoint:
 -- the checkpoint columns are null and calls is empty (a resume then only
 -- hands the answer on).  The caller verifies the seal before executing anything (I9).  Returns no
@@ -68,12 +69,16 @@ begin
         coalesce((
             select jsonb_agg(jsonb_build_object(
                 'call_id', k.call_id,
+                'tool', k.tool,
+                'arguments', k.arguments,
                 'state', k.state,
                 'classification', k.classification,
                 'marked_classification', k.marked_classification,
                 'step_key', k.step_key,
                 'settlement', k.settlement,
                 'outcome', k.outcome,
+                'seal', k.seal,
+                'seal_key_id', k.seal_key_id,
                 'approval_id', k.approval_id,
                 -- whether the call is (or was) sent under its approval's key: filed
                 -- before its mark (a resume's request, filed later, only gates it)

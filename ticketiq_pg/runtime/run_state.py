@@ -57,6 +57,8 @@ class RunState:
     made: list[tuple[dict[str, Any], Any, str]] = field(default_factory=list)
     #: The changing calls whose outcome was recorded as they returned (``record_outcome``).
     recorded: set[str] = field(default_factory=set)
+    #: The calls this attempt marked in doubt (a read the mark gave a row to among them).
+    marked: set[str] = field(default_factory=set)
 
     @property
     def run_id(self) -> uuid.UUID:
@@ -109,6 +111,8 @@ def checkpoint_body(
         "history": [*state.history, {"step": step_no, "calls": [c["call_id"] for c in calls]}],
         "delegation_keys": delegation_keys,
         "outcomes": state.outcomes,
+        # its calls' rows carry seals (ticketiq_pg.runtime.call_rows): a resume verifies them
+        "sealed_calls": True,
         **step_usage(answer),
     }
 
@@ -122,6 +126,9 @@ def adopt_body(state: RunState, step_no: int, body: dict[str, Any]) -> None:
     state.delegation_keys = dict(body["delegation_keys"])
     state.outcomes = {}
     state.last_results = {}
+    # call ids are a step's own (a positional one repeats in every step)
+    state.recorded = set()
+    state.marked = set()
 
 
 

@@ -7,7 +7,8 @@
 -- answers.delivery_started_at, the run status 'suspended', and no attribute
 -- to ticketiq.adopted_run.  Version 9 adds the tables attempts and
 -- audit_once_keys, each keyed as its function needs and going with its run;
--- version 10 (hardening) adds only an index.
+-- version 10 (hardening) adds only an index; version 12 (11 is another
+-- branch's) adds the seals of the call rows.
 begin;
 select plan(28);
 
@@ -24,12 +25,13 @@ select views_are(
         'runs_in_flight', 'calls_in_doubt', 'resume_audit', 'approvals_waiting', 'entries_open', 'jobs_open'
     ]
 );
-select is(ticketiq.schema_version(), 10, 'schema_version() is 10');
+select is(ticketiq.schema_version(), 12, 'schema_version() is 12');
 select results_eq(
     $$select m.version, m.name from ticketiq.schema_migrations as m order by m.version$$,
     $$values (1, 'core'::text), (2, 'approvals_delegation'), (3, 'entry_points'), (4, 'jobs'), (5, 'fast_steps'),
-        (6, 'liveness'), (7, 'group_commit'), (8, 'lean_steps'), (9, 'failures'), (10, 'hardening')$$,
-    'migrations 1 to 10 are recorded'
+        (6, 'liveness'), (7, 'group_commit'), (8, 'lean_steps'), (9, 'failures'), (10, 'hardening'),
+        (12, 'chained_seals')$$,
+    'migrations 1 to 12 are recorded'
 );
 select is(
     (select c.reloptions from pg_catalog.pg_class as c where c.oid = 'ticketiq.runs'::regclass),
