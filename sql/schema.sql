@@ -441,7 +441,8 @@ create type ticketiq.adopted_run as (
     answer_body jsonb,
     answer_seal text,
     answer_seal_key_id text,
-    answer_handed_on boolean
+    answer_handed_on boolean,
+    checkpoint_chain jsonb
 );
 
 -- Operator views (read-only role ticketiq_operator).  Columns held by a

@@ -15,6 +15,10 @@ pending (with its checkpoint), in doubt (with its mark) and finished (with
 its outcome).  :func:`call_fields` is what such a seal covers: the call's
 identity as its sealed checkpoint lists it and the row's state.
 
+A checkpoint since schema 12 is a link of its run's chain (kind ``link``):
+its seal covers its own body and the previous link's seal, so a resume
+that verifies the chain in order has verified the conversation so far.
+
 Keys come from ``TICKETIQ_SEAL_KEYS`` (see :mod:`ticketiq_pg.config`): several
 keys with ids, the first signs, all verify, so a key can be rotated.
 """
@@ -172,8 +176,13 @@ def _encode(value: Any, out: list[str]) -> None:
         raise InvalidPayload(f"{type(value).__name__} is not JSON")
 
 
-def _message(kind: str, run_id: uuid.UUID | str, step: int, text: str) -> bytes:
+def _message(
+    kind: str, run_id: uuid.UUID | str, step: int, text: str, prev: str | None = None
+) -> bytes:
     head = f"ticketiq-seal-v1\n{kind}\n{run_id}\n{int(step)}\n"
+    if prev is not None:
+        # a link of a chain: its seal covers the previous link's seal ("" at a base)
+        head += f"{prev}\n"
     return (head + text).encode("utf-8")
 
 
@@ -222,7 +231,7 @@ class Sealer:
         return seal, key_id
 
     def seal_encoded(
-        self, kind: str, run_id: uuid.UUID | str, step: int, body: Any
+        self, kind: str, run_id: uuid.UUID | str, step: int, body: Any, prev: str | None = None
     ) -> tuple[str, str, Any]:
         """Return ``(seal, key_id, to_send)``: the seal, and the body to send.
 
@@ -233,7 +242,7 @@ class Sealer:
         fast = _fast_text(body)
         text = fast if fast is not None else _slow(body)
         key = self._keys[self.signing_key_id]
-        digest = hmac.new(key, _message(kind, run_id, step, text), hashlib.sha256).hexdigest()
+        digest = hmac.new(key, _message(kind, run_id, step, text, prev), hashlib.sha256).hexdigest()
         to_send = JsonText(text, body) if fast is not None and text.isascii() else body
         return digest, self.signing_key_id, to_send
 
@@ -262,6 +271,7 @@ class Sealer:
         body: Any,
         seal: str | None,
         key_id: str | None,
+        prev: str | None = None,
     ) -> None:
         """Raise SealMismatch unless ``seal`` is the seal of the body under ``key_id``."""
         if not seal or not key_id:
@@ -273,7 +283,7 @@ class Sealer:
                 "which is not configured"
             )
         try:
-            message = _message(kind, run_id, step, canonical(body))
+            message = _message(kind, run_id, step, canonical(body), prev)
         except InvalidPayload as exc:
             raise SealMismatch(f"{kind} of run {run_id} step {step} is not JSON: {exc}") from exc
         expected = hmac.new(key, message, hashlib.sha256).hexdigest()

@@ -23,6 +23,8 @@ begin
         and jsonb_typeof(p_body -> 'history') = 'array'
         and jsonb_typeof(p_body -> 'delegation_keys') = 'object'
         and coalesce(jsonb_typeof(p_body -> 'outcomes'), 'object') = 'object'
+        and coalesce(p_body ->> 'chain', 'base') in ('base', 'link')
+        and coalesce(jsonb_typeof(p_body -> 'chain'), 'string') = 'string'
         and coalesce(jsonb_typeof(p_body -> 'call_seals'), 'object') = 'object'
         and not jsonb_path_exists(
             p_body,

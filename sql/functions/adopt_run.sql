@@ -11,7 +11,13 @@
 -- caller verifies before acting on it), and a sealed answer not yet handed on.  When the answer is
 -- sealed, last_step is the answer's step, of which there is no checkpoint:
 -- the checkpoint columns are null and calls is empty (a resume then only
--- hands the answer on).  The caller verifies the seal before executing anything (I9).  Returns no
+-- hands the answer on).  When the last checkpoint is a link of a chain
+-- (schema 12: each checkpoint holds what its step added), checkpoint_chain
+-- is its run's checkpoints from the chain's last base to the last step, in
+-- order, each {step, body, seal, seal_key_id}: the conversation so far, in
+-- this one statement; null for a checkpoint written before schema 12 (a
+-- full body).  The caller verifies the seals, the chain in order, before
+-- executing anything (I9).  Returns no
 -- row when there is nothing to adopt.
 -- Limits:
 --   p_holder       1..512
@@ -89,7 +95,21 @@ begin
             left join ticketiq.approval_requests as ar on k.approval_id = ar.approval_id
             where k.run_id = v_run.run_id and k.step = v_run.last_step
         ), '[]'::jsonb),
-        a.body, a.seal, a.seal_key_id, a.handed_on_at is not null
+        a.body, a.seal, a.seal_key_id, a.handed_on_at is not null,
+        -- a last checkpoint that is a link: its chain, from the last base on
+        case when c.body ? 'chain' then coalesce((
+            select jsonb_agg(jsonb_build_object(
+                'step', k.step, 'body', k.body, 'seal', k.seal, 'seal_key_id', k.seal_key_id
+            ) order by k.step)
+            from ticketiq.checkpoints as k
+            where k.run_id = v_run.run_id
+                and k.step <= v_run.last_step
+                and k.step >= (
+                    select coalesce(max(b.step), 1) from ticketiq.checkpoints as b
+                    where b.run_id = v_run.run_id and b.step <= v_run.last_step
+                        and b.body ->> 'chain' = 'base'
+                )
+        ), '[]'::jsonb) end
     from (select 1) as one
     left join ticketiq.checkpoints as c
         on c.run_id = v_run.run_id and c.step = v_run.last_step

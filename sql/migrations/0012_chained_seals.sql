@@ -1,4 +1,5 @@
--- Migration 0012: the call rows a resume acts on are sealed.
+-- Migration 0012: the call rows a resume acts on are sealed, and each
+-- checkpoint holds only what its step added, sealed as a link of a chain.
 --
 -- Each state of a changing call's row that a resume acts on (pending, in
 -- doubt, finished with an outcome) carries the seal the runner made of it
@@ -9,6 +10,12 @@
 -- A row written before this migration has no seal; its checkpoint does not
 -- say sealed_calls, so a resume of a run in flight across the upgrade
 -- accepts it as before.
+
+-- A checkpoint is now a link (ticketiq_pg/runtime/chain.py): ticketiq.adopt_run
+-- returns the run's chain, from its last base, in one more column.  A run in
+-- flight keeps its full checkpoints; the first checkpoint after the upgrade
+-- starts a chain from the full body (a base).
+alter type ticketiq.adopted_run add attribute checkpoint_chain jsonb;
 
 alter table ticketiq.calls add column seal text;
 alter table ticketiq.calls add column seal_key_id text;

@@ -24,7 +24,7 @@ from ticketiq_pg.errors import (
     NotOwner,
     SealMismatch,
 )
-from ticketiq_pg.runtime import call_rows
+from ticketiq_pg.runtime import call_rows, chain
 from ticketiq_pg.runtime.leases import LeaseKeeper
 from ticketiq_pg.runtime.run_state import (
     UNKNOWN_OUTCOME,
@@ -32,7 +32,6 @@ from ticketiq_pg.runtime.run_state import (
     RunOutcome,
     RunState,
     StopRequested,
-    adopt_body,
     carry_results,
 )
 from ticketiq_pg.seal import Sealer
@@ -91,12 +90,12 @@ class Resuming:
         if adopted.last_step >= 1:
             body = adopted.checkpoint_body
             try:
-                self.sealer.verify(
-                    "checkpoint", adopted.run_id, adopted.last_step, body,
+                chain.restore(
+                    self.sealer, state, adopted.run_id, adopted.last_step, body,
                     adopted.checkpoint_seal, adopted.checkpoint_seal_key_id,
+                    adopted.checkpoint_chain,
                 )
                 assert body is not None
-                adopt_body(state, adopted.last_step, body)
                 call_rows.verify_rows(
                     self.sealer, adopted.run_id, adopted.last_step, body, adopted.calls
                 )

@@ -309,7 +309,7 @@ class Runner(Attempting, Resuming, Waiting):
                 # Where it can, the canonical text the seal covers is what is sent:
                 # the body is encoded once.
                 seal, key_id, to_send = self.sealer.seal_encoded(
-                    "checkpoint", state.run_id, step_no, body
+                    "link", state.run_id, step_no, body, prev=state.chain_seal or ""
                 )
                 to_send = call_rows.with_pending_seals(
                     self.sealer, state.run_id, step_no, calls, to_send
@@ -317,6 +317,7 @@ class Runner(Attempting, Resuming, Waiting):
                 written = await self.db.write_checkpoint(
                     state.run_id, state.epoch, step_no, to_send, seal, key_id
                 )
+                state.chain_seal = seal
                 self.faults.reach("after_checkpoint", step_no)
                 if written.stop_requested:
                     adopt_body(state, step_no, body)

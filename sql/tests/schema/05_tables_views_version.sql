@@ -68,9 +68,9 @@ select is(
         'run_id', 'epoch', 'lease_expires_at', 'loss_count', 'last_step', 'owner', 'run_as', 'channel',
         'entry_point', 'may_wait', 'correlation_id', 'input', 'meta', 'stop_requested', 'checkpoint_body',
         'checkpoint_seal', 'checkpoint_seal_key_id', 'calls', 'answer_body', 'answer_seal', 'answer_seal_key_id',
-        'answer_handed_on'
+        'answer_handed_on', 'checkpoint_chain'
     ],
-    'ticketiq.adopted_run gained no attribute'
+    'ticketiq.adopted_run: the last checkpoint, its calls, a sealed answer and the chain (schema 12)'
 );
 select col_type_is('ticketiq', 'runs', 'durable', 'boolean', 'runs.durable is boolean');
 select col_not_null('ticketiq', 'runs', 'durable', 'runs.durable is not null');
