@@ -3,7 +3,8 @@
 Each round starts a fresh *victim* app process (``ticketiq-pg worker`` with
 the scripted app and the HTTP front) that begins a cron fire, a Teams turn
 from the durable inbox and a webhook call, each a run of a few steps (a model
-think time and the step's tool calls), then faults it once the round's target
+think time and the step's tool calls), and a long webhook run of 30 steps or
+more (its checkpoints a chain of as many links), then faults it once the round's target
 kind is seen running on it, a random share of that run's length later
 (:mod:`~ticketiq_pg.testing.trial_timing`: every kind is the target in turn,
 and always caught in flight; the others, begun with it, at random phases):
@@ -235,12 +236,17 @@ class Arena:
                       script={**draw_script(rng), "seed": seed + 2, "mark_answer": True})
         webhook = Trial(index, "webhook", f"trials:del-{tag}", 0.0,
                         script={**draw_script(rng), "seed": seed + 1})
+        # A long run (30 steps or more): caught in flight, it resumes from its chain.
+        long = Trial(index, "long", f"trials:long-{tag}", 0.0,
+                     script={**draw_script(rng, long=True), "seed": seed + 3})
         for trial, path, kwargs in (
             (teams, "/teams/messages", {"json": {
                 "type": "message", "id": f"act-{tag}", "conversation": {"id": f"conv-{tag}"},
                 "from": {"id": "user-ops"}, "text": f"trial {index}", "script": teams.script}}),
             (webhook, "/webhooks/trials", {"json": webhook.script,
                                            "headers": {"X-Delivery-Id": f"del-{tag}"}}),
+            (long, "/webhooks/trials", {"json": long.script,
+                                        "headers": {"X-Delivery-Id": f"long-{tag}"}}),
         ):
             try:
                 response = httpx.post(url + path, timeout=5, **kwargs)
@@ -248,7 +254,7 @@ class Arena:
             except httpx.HTTPError:
                 trial.retried = True  # cut off: the edge retries on the survivor
             trial.detail = json.dumps({"path": path, **kwargs})
-        return [cron, teams, webhook]
+        return [cron, teams, webhook, long]
 
     def _seen_running(self, trial: Trial, victim: str) -> float | None:
         """When the trial's run was first seen running on the victim (None: not in time)."""
@@ -287,7 +293,7 @@ class Arena:
                 "select state, run_id, extract(epoch from finished_at), sender_id, "
                 "extract(epoch from started_at) "
                 "from ticketiq.entries where kind = %s and sender_id = %s",
-                trial.kind, trial.sender_id,
+                trial.entry_kind, trial.sender_id,
             )
         return rows[0] if rows else None
 
