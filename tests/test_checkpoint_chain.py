@@ -17,6 +17,7 @@ import pytest
 from procs import KILLED, SEAL_KEYS, Stack, start_stack
 from psycopg.types.json import Jsonb
 from test_migrations import NEWEST, install_fresh, install_migrations, sql_tree_up_to
+from test_resume_gates import resume
 
 from ticketiq_pg.agent import RunInfo, StepRequest
 from ticketiq_pg.config import parse_seal_keys
@@ -33,13 +34,6 @@ def kill_at_step(stack: Stack, seed: int, steps: int, at: int) -> str:
     run_id = victim.read_event("started")["run_id"]
     assert victim.wait(60) == KILLED, victim.stderr
     return run_id
-
-
-def resume(stack: Stack) -> dict:
-    assert len(stack.sweep_as_if_later()) == 1
-    proc = stack.run("--exit-after", "1")
-    (outcome,) = proc.outcomes()
-    return outcome
 
 
 def test_a_long_run_resumes_from_its_chain_to_the_uninterrupted_answer(stack: Stack) -> None:

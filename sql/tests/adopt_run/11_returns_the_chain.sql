@@ -41,22 +41,22 @@ select tiq_test.lose(tiq_test.rid(1));
 select is(pg_temp.chain_of(tiq_test.rid(1)), '[2, 3, 4, "seal-4"]'::jsonb,
     'the chain from its base to the last step, in order; the full checkpoint before it left out');
 
--- a link removed: the gap is there for the caller to see
-select tiq_test.new_run('p1', 8, tiq_test.rid(2));
-select pg_temp.write(tiq_test.rid(2), s.s, case when s.s = 1 then 'base' else 'link' end)
-from generate_series(1, 4) as s (s);
-delete from ticketiq.checkpoints where run_id = tiq_test.rid(2) and step = 2;
-select tiq_test.lose(tiq_test.rid(2));
-select is(pg_temp.chain_of(tiq_test.rid(2)), '[1, 3, 4, "seal-4"]'::jsonb,
-    'a removed link leaves its step out: the caller refuses the gap');
+-- a chain of p_steps, step p_removed deleted, lost
+create function pg_temp.removed(p_run uuid, p_steps integer, p_removed integer)
+returns jsonb
+language sql
+as $$
+    select tiq_test.new_run('p1', 8, p_run);
+    select pg_temp.write(p_run, s.s, case when s.s = 1 then 'base' else 'link' end)
+    from generate_series(1, p_steps) as s (s);
+    delete from ticketiq.checkpoints as k where k.run_id = p_run and k.step = p_removed;
+    select tiq_test.lose(p_run);
+    select pg_temp.chain_of(p_run);
+$$;
 
--- its base removed: the chain starts at step 1, a link
-select tiq_test.new_run('p1', 8, tiq_test.rid(3));
-select pg_temp.write(tiq_test.rid(3), s.s, case when s.s = 1 then 'base' else 'link' end)
-from generate_series(1, 3) as s (s);
-delete from ticketiq.checkpoints where run_id = tiq_test.rid(3) and step = 1;
-select tiq_test.lose(tiq_test.rid(3));
-select is(pg_temp.chain_of(tiq_test.rid(3)), '[2, 3, "seal-3"]'::jsonb,
+select is(pg_temp.removed(tiq_test.rid(2), 4, 2), '[1, 3, 4, "seal-4"]'::jsonb,
+    'a removed link leaves its step out: the caller refuses the gap');
+select is(pg_temp.removed(tiq_test.rid(3), 3, 1), '[2, 3, "seal-3"]'::jsonb,
     'without its base the chain starts at a link: the caller refuses it');
 
 -- a last checkpoint written before schema 12: no chain
