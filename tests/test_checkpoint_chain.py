@@ -10,6 +10,7 @@ audited as a tampered checkpoint is.
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 
 import psycopg
@@ -21,8 +22,10 @@ from test_resume_gates import resume
 
 from ticketiq_pg.agent import RunInfo, StepRequest
 from ticketiq_pg.config import parse_seal_keys
+from ticketiq_pg.errors import SealMismatch
+from ticketiq_pg.runtime import chain
 from ticketiq_pg.runtime.leases import LeaseKeeper
-from ticketiq_pg.runtime.run_state import checkpoint_body
+from ticketiq_pg.runtime.run_state import RunState, checkpoint_body
 from ticketiq_pg.runtime.runner import Runner
 from ticketiq_pg.seal import Sealer
 from ticketiq_pg.testing.scripted import ScriptedModel, vendor_tools
@@ -142,3 +145,35 @@ async def test_a_run_in_flight_at_schema_10_resumes_after_the_upgrade(
         ) == [(1, None, 2), (2, "base", 5)]
     finally:
         stack.close()
+
+
+def test_each_link_names_its_key_so_a_rotated_chain_verifies() -> None:
+    """Links sealed before and after a key rotation verify under the keys configured; a
+    chain with a link under a key no longer configured fails."""
+    old, new = b"o" * 32, b"n" * 32
+    run_id = uuid.uuid4()
+    links, prev = [], ""
+    for step, sealer in ((1, Sealer({"old": old})), (2, Sealer({"new": new, "old": old})),
+                         (3, Sealer({"new": new, "old": old}))):
+        body = {"chain": "base" if step == 1 else "link",
+                "conversation": [{"role": "assistant", "content": f"step {step}"}],
+                "calls": [], "counters": {"model_steps": step}, "delegation_keys": {},
+                "history": [{"step": step, "calls": []}]}
+        seal, key_id, _ = sealer.seal_encoded("link", run_id, step, body, prev=prev)
+        links.append({"step": step, "body": body, "seal": seal, "seal_key_id": key_id})
+        prev = seal
+    assert [link["seal_key_id"] for link in links] == ["old", "new", "new"]
+    info = RunInfo(run_id, "o", "r", "c", "e", False, "corr")
+
+    def restore(sealer: Sealer) -> RunState:
+        state = RunState(info=info, epoch=2, input=None)
+        last = links[-1]
+        chain.restore(sealer, state, run_id, 3, last["body"], last["seal"], last["seal_key_id"],
+                      links)
+        return state
+
+    state = restore(Sealer({"new": new, "old": old}))
+    assert [m["content"] for m in state.conversation] == ["step 1", "step 2", "step 3"]
+    assert state.chain_seal == links[-1]["seal"]
+    with pytest.raises(SealMismatch, match="not configured"):
+        restore(Sealer({"new": new}))
