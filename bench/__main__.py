@@ -24,10 +24,22 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import history, lease_scale, peer, plots, recovery, report, roundtrips, throughput, wakeup
+from . import (
+    history,
+    lease_scale,
+    long_runs,
+    peer,
+    plots,
+    recovery,
+    report,
+    roundtrips,
+    throughput,
+    wakeup,
+)
 from .common import FULL, SMOKE, BenchDB, as_dict, machine, open_server
 
-SECTIONS = ("throughput", "roundtrips", "peer", "lease_scale", "history", "wakeup", "recovery")
+SECTIONS = ("throughput", "roundtrips", "peer", "lease_scale", "history", "wakeup", "recovery",
+            "long_runs")
 ASYNC_SECTIONS = {
     "throughput": throughput.run,
     "roundtrips": roundtrips.run,
@@ -35,7 +47,9 @@ ASYNC_SECTIONS = {
     "lease_scale": lease_scale.run,
     "history": history.run,
     "wakeup": wakeup.run,
+    "long_runs": long_runs.run,
 }
+report.BUILDERS["long_runs"] = long_runs.rows
 
 
 def log(message: str) -> None:

@@ -102,6 +102,44 @@ What no application login can do, whatever names it uses:
 * write a value past a documented limit, or a cron schedule that cannot
   fire.
 
+What a resume acts on is sealed, against anyone with direct table access
+(a superuser, a restored backup): the runner holds the seal keys
+(`TICKETIQ_SEAL_KEYS`), the database never does.  Sealed, each with an
+HMAC bound to its run, its step and its kind, and the id of its key:
+
+* each checkpoint (`write_checkpoint`, `write_checkpoints`) and each
+  answer (`seal_answer`).  Since schema 12 a checkpoint holds only what its
+  step added and is a link of its run's chain: its seal covers its body and
+  the previous link's seal (empty at the chain's base, a step 1 or the first
+  checkpoint after an upgrade), so verifying the chain in order, as a resume
+  does from `adopt_run`'s `checkpoint_chain`, verifies the conversation so
+  far; a link removed, reordered, altered or taken from another run fails
+  the run;
+* each state of a changing call's row in `ticketiq.calls` that a resume
+  acts on, over the call's identity as its checkpoint lists it (call id,
+  tool, a digest of the arguments, classification, step key) and the
+  row's state: pending (the seal rides in the checkpoint's `call_seals`,
+  stored on the row), in doubt with the classification the mark recorded
+  (`mark_in_doubt`'s `p_seal`), finished with its settlement and outcome
+  (`record_outcome`'s `p_seal`).  A checkpoint written since schema 12
+  says `sealed_calls`, so a resume of it verifies every row of its step
+  first: a row changed, a state reset (an in-doubt mark put back to
+  pending), a forged outcome, a row missing that a changing call must
+  have or a row of no call of the checkpoint fails the run, nothing
+  executed, audited `agent.run.seal_failed`.
+
+Retention removes a finished run's whole chain (`purge_history` deletes
+all its checkpoints in the one call, one transaction); only a running or claimed run is ever
+adopted, so nothing reads half a chain.
+
+Not sealed: a row's `approval_id` (the person's decision lives in
+`approval_requests`) and the rows of earlier steps (their outcomes are in
+the next, sealed, checkpoint).  A seal proves a key holder wrote the state,
+not that it is the newest: someone who saved a row's earlier sealed state
+(or a whole earlier database), or who cuts a chain's last links off and
+moves the run's last step back, can put an earlier state back, and only a
+record outside the database could tell.
+
 Applications that must not act on each other's runs need separate
 databases (each with its own schema `ticketiq` and roles), not separate
 logins.  `tests/test_hardening.py` (the trust model test) tests both

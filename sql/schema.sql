@@ -30,7 +30,8 @@ insert into ticketiq.schema_migrations (version, name) values
 (8, 'lean_steps'),
 (9, 'failures'),
 (10, 'hardening'),
-(11, 'front_auth');
+(11, 'front_auth'),
+(12, 'chained_seals');
 
 -- One-row settings table.  fake_clock_allowed lets the setting
 -- ticketiq.fake_now move the database clock; only test databases turn it on.
@@ -207,6 +208,11 @@ create table ticketiq.calls (
     finished_at timestamptz,
     finished_epoch bigint,
     approval_id uuid,
+    -- The seal of the row's state, made by the runner with the key seal_key_id
+    -- names (ticketiq_pg.seal.call_fields): a resume acts on no state it
+    -- cannot verify.  Null on a row written before schema 12.
+    seal text,
+    seal_key_id text,
     primary key (run_id, step, call_id),
     foreign key (run_id, step) references ticketiq.checkpoints (run_id, step),
     check ((state = 'in_doubt') <= (marked_at is not null)),
@@ -452,7 +458,8 @@ create type ticketiq.adopted_run as (
     answer_body jsonb,
     answer_seal text,
     answer_seal_key_id text,
-    answer_handed_on boolean
+    answer_handed_on boolean,
+    checkpoint_chain jsonb
 );
 
 -- Operator views (read-only role ticketiq_operator).  Columns held by a

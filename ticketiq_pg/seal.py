@@ -10,6 +10,15 @@ object keys are sorted, no white space, and every number is written the way
 both Python and PostgreSQL give it back (the digits of a float's shortest
 repr; an integral value as an integer).  NaN and infinities are refused.
 
+A call row (``ticketiq.calls``) is sealed at each state a resume acts on:
+pending (with its checkpoint), in doubt (with its mark) and finished (with
+its outcome).  :func:`call_fields` is what such a seal covers: the call's
+identity as its sealed checkpoint lists it and the row's state.
+
+A checkpoint since schema 12 is a link of its run's chain (kind ``link``):
+its seal covers its own body and the previous link's seal, so a resume
+that verifies the chain in order has verified the conversation so far.
+
 Keys come from ``TICKETIQ_SEAL_KEYS`` (see :mod:`ticketiq_pg.config`): several
 keys with ids, the first signs, all verify, so a key can be rotated.
 """
@@ -167,9 +176,42 @@ def _encode(value: Any, out: list[str]) -> None:
         raise InvalidPayload(f"{type(value).__name__} is not JSON")
 
 
-def _message(kind: str, run_id: uuid.UUID | str, step: int, text: str) -> bytes:
+def _message(
+    kind: str, run_id: uuid.UUID | str, step: int, text: str, prev: str | None = None
+) -> bytes:
     head = f"ticketiq-seal-v1\n{kind}\n{run_id}\n{int(step)}\n"
+    if prev is not None:
+        # a link of a chain: its seal covers the previous link's seal ("" at a base)
+        head += f"{prev}\n"
     return (head + text).encode("utf-8")
+
+
+def call_fields(
+    call: Mapping[str, Any],
+    state: str,
+    marked: str | None = None,
+    settlement: str | None = None,
+    outcome: Any = None,
+) -> dict[str, Any]:
+    """What the seal of a call row covers (with its run and step, in the seal's head).
+
+    The identity comes from the checkpoint's call (id, tool, a digest of the
+    arguments, classification, step key); the state is the row's: in doubt
+    with the classification its mark recorded (I7), done or settled with
+    its settlement and outcome.
+    """
+    finished = state in ("done", "settled")
+    return {
+        "call_id": call["call_id"],
+        "tool": call["tool"],
+        "args": hashlib.sha256(canonical(call["arguments"]).encode("utf-8")).hexdigest(),
+        "classification": call["classification"],
+        "step_key": call.get("step_key"),
+        "state": state,
+        "marked": marked if state == "in_doubt" else None,
+        "settlement": settlement if finished else None,
+        "outcome": outcome if finished else None,
+    }
 
 
 class Sealer:
@@ -189,7 +231,7 @@ class Sealer:
         return seal, key_id
 
     def seal_encoded(
-        self, kind: str, run_id: uuid.UUID | str, step: int, body: Any
+        self, kind: str, run_id: uuid.UUID | str, step: int, body: Any, prev: str | None = None
     ) -> tuple[str, str, Any]:
         """Return ``(seal, key_id, to_send)``: the seal, and the body to send.
 
@@ -200,9 +242,26 @@ class Sealer:
         fast = _fast_text(body)
         text = fast if fast is not None else _slow(body)
         key = self._keys[self.signing_key_id]
-        digest = hmac.new(key, _message(kind, run_id, step, text), hashlib.sha256).hexdigest()
+        digest = hmac.new(key, _message(kind, run_id, step, text, prev), hashlib.sha256).hexdigest()
         to_send = JsonText(text, body) if fast is not None and text.isascii() else body
         return digest, self.signing_key_id, to_send
+
+    def seal_call(
+        self, run_id: uuid.UUID | str, step: int, call: Mapping[str, Any], state: str, **row: Any
+    ) -> tuple[str, str]:
+        """``(seal, key_id)`` of a call row in ``state`` (see :func:`call_fields`)."""
+        return self.seal("call", run_id, step, call_fields(call, state, **row))
+
+    def verify_call(
+        self, run_id: uuid.UUID | str, step: int, call: Mapping[str, Any], row: Mapping[str, Any]
+    ) -> None:
+        """Raise SealMismatch unless the row, as stored, is one a key holder sealed for ``call``."""
+        fields = call_fields(call, row.get("state") or "", row.get("marked_classification"),
+                             row.get("settlement"), row.get("outcome"))
+        try:
+            self.verify("call", run_id, step, fields, row.get("seal"), row.get("seal_key_id"))
+        except SealMismatch as exc:
+            raise SealMismatch(f"call {call['call_id']!r}: {exc}") from exc
 
     def verify(
         self,
@@ -212,6 +271,7 @@ class Sealer:
         body: Any,
         seal: str | None,
         key_id: str | None,
+        prev: str | None = None,
     ) -> None:
         """Raise SealMismatch unless ``seal`` is the seal of the body under ``key_id``."""
         if not seal or not key_id:
@@ -223,7 +283,7 @@ class Sealer:
                 "which is not configured"
             )
         try:
-            message = _message(kind, run_id, step, canonical(body))
+            message = _message(kind, run_id, step, canonical(body), prev)
         except InvalidPayload as exc:
             raise SealMismatch(f"{kind} of run {run_id} step {step} is not JSON: {exc}") from exc
         expected = hmac.new(key, message, hashlib.sha256).hexdigest()

@@ -23,6 +23,14 @@ begin
         and jsonb_typeof(p_body -> 'history') = 'array'
         and jsonb_typeof(p_body -> 'delegation_keys') = 'object'
         and coalesce(jsonb_typeof(p_body -> 'outcomes'), 'object') = 'object'
+        and coalesce(p_body ->> 'chain', 'base') in ('base', 'link')
+        and coalesce(jsonb_typeof(p_body -> 'chain'), 'string') = 'string'
+        and coalesce(jsonb_typeof(p_body -> 'call_seals'), 'object') = 'object'
+        and not jsonb_path_exists(
+            p_body,
+            '$.call_seals.* ? (!(@.type() == "string" && @ != ""
+                && !(@ like_regex "^.{250}.{250}.{250}.{250}.{25}" flag "s")))'
+        )
         -- every call an object: .type() does not unwrap a call that is itself
         -- an array, where the filter below would test its elements instead
         and not jsonb_path_exists(p_body, '$.calls[*].type() ? (@ != "object")')

@@ -9,7 +9,9 @@
 --     settled as skipped, since it cannot have been made (I5);
 --   * one row is recorded per changing call of step s (a read needs no row:
 --     it is never marked, and made again on resume; the checkpoint itself
---     lists every call).
+--     lists every call), sealed pending with the seal the body's call_seals
+--     gives for it (the runner's, under the checkpoint's key; the stored
+--     checkpoint leaves call_seals out).
 -- Called in the checkpoint's own transaction, after its fenced write, and
 -- only when there is something to close or record (each of its statements
 -- costs an executor start even when it touches no row).
@@ -48,7 +50,8 @@ begin
     )
 
     insert into ticketiq.calls (
-        run_id, step, call_id, ordinal, tool, arguments, classification, step_key
+        run_id, step, call_id, ordinal, tool, arguments, classification, step_key, seal,
+        seal_key_id
     )
     select
         w.run_id,
@@ -58,8 +61,11 @@ begin
         e.value ->> 'tool',
         e.value -> 'arguments',
         e.value ->> 'classification',
-        e.value ->> 'step_key'
+        e.value ->> 'step_key',
+        w.body -> 'call_seals' ->> (e.value ->> 'call_id'),
+        case when w.body -> 'call_seals' ? (e.value ->> 'call_id') then k.seal_key_id::text end
     from written as w
+    inner join ticketiq.checkpoints as k on k.run_id = w.run_id and k.step = w.step
     cross join lateral jsonb_array_elements(w.body -> 'calls') with ordinality as e
     where e.value ->> 'classification' <> 'read';
 end;

@@ -12,7 +12,11 @@
 --   counters         object  the run's counters
 --   history          array   the run's history
 --   delegation_keys  object  delegation keys by call id
--- and optionally outcomes (object: call_id -> outcome of the previous step).
+-- and optionally outcomes (object: call_id -> outcome of the previous step)
+-- and call_seals (object: call_id -> the seal, 1 to 1024 characters, of
+-- that call's pending row; stored on the row, not in the checkpoint) and
+-- chain ('base' or 'link': what the step added, after a base that holds
+-- the whole conversation so far; see ticketiq.adopt_run).
 -- Anything else raises TQ004 invalid_payload naming what is wrong.  The
 -- calls are checked in one set-based query; the message is worked out only
 -- for a body that fails it.  ticketiq._checkpoint_ok tests the same rules
@@ -52,6 +56,21 @@ begin
     end if;
     if p_body ? 'outcomes' and jsonb_typeof(p_body -> 'outcomes') <> 'object' then
         raise exception 'checkpoint.outcomes must be an object when present' using errcode = 'TQ004';
+    end if;
+    if p_body ? 'chain' and (
+        jsonb_typeof(p_body -> 'chain') <> 'string' or p_body ->> 'chain' not in ('base', 'link')
+    ) then
+        raise exception 'checkpoint.chain must be base or link when present' using errcode = 'TQ004';
+    end if;
+    if p_body ? 'call_seals' and (
+        jsonb_typeof(p_body -> 'call_seals') <> 'object'
+        or exists (
+            select 1 from jsonb_each(p_body -> 'call_seals') as e
+            where jsonb_typeof(e.value) <> 'string' or length(e.value #>> '{}') not between 1 and 1024
+        )
+    ) then
+        raise exception 'checkpoint.call_seals must be an object of seals (1 to 1024 characters) when present'
+            using errcode = 'TQ004';
     end if;
     if jsonb_array_length(p_body -> 'calls') = 0 then
         return;

@@ -9,10 +9,17 @@
 -- last checkpoint with its seal (which lists every call of that step), the
 -- state of each changing call of that step (as recorded in the database,
 -- e.g. in doubt, with the classification its mark recorded; reads have no
--- row and are made again), and a sealed answer not yet handed on.  When the answer is
+-- row and are made again; each row with the seal of its state, which the
+-- caller verifies before acting on it), and a sealed answer not yet handed on.  When the answer is
 -- sealed, last_step is the answer's step, of which there is no checkpoint:
 -- the checkpoint columns are null and calls is empty (a resume then only
--- hands the answer on).  The caller verifies the seal before executing anything (I9).  Returns no
+-- hands the answer on).  When the last checkpoint is a link of a chain
+-- (schema 12: each checkpoint holds what its step added), checkpoint_chain
+-- is its run's checkpoints from the chain's last base to the last step, in
+-- order, each {step, body, seal, seal_key_id}: the conversation so far, in
+-- this one statement; null for a checkpoint written before schema 12 (a
+-- full body).  The caller verifies the seals, the chain in order, before
+-- executing anything (I9).  Returns no
 -- row when there is nothing to adopt.  The resume is audited from here: the
 -- same statement writes its agent.run.crash_resumed (or resumed) row with
 -- no settlements yet (ticketiq.record_resume), which the adopter adds to
@@ -81,12 +88,16 @@ begin
         coalesce((
             select jsonb_agg(jsonb_build_object(
                 'call_id', k.call_id,
+                'tool', k.tool,
+                'arguments', k.arguments,
                 'state', k.state,
                 'classification', k.classification,
                 'marked_classification', k.marked_classification,
                 'step_key', k.step_key,
                 'settlement', k.settlement,
                 'outcome', k.outcome,
+                'seal', k.seal,
+                'seal_key_id', k.seal_key_id,
                 'approval_id', k.approval_id,
                 -- whether the call is (or was) sent under its approval's key: filed
                 -- before its mark (a resume's request, filed later, only gates it)
@@ -97,7 +108,21 @@ begin
             left join ticketiq.approval_requests as ar on k.approval_id = ar.approval_id
             where k.run_id = v_run.run_id and k.step = v_run.last_step
         ), '[]'::jsonb),
-        a.body, a.seal, a.seal_key_id, a.handed_on_at is not null
+        a.body, a.seal, a.seal_key_id, a.handed_on_at is not null,
+        -- a last checkpoint that is a link: its chain, from the last base on
+        case when c.body ? 'chain' then coalesce((
+            select jsonb_agg(jsonb_build_object(
+                'step', k.step, 'body', k.body, 'seal', k.seal, 'seal_key_id', k.seal_key_id
+            ) order by k.step)
+            from ticketiq.checkpoints as k
+            where k.run_id = v_run.run_id
+                and k.step <= v_run.last_step
+                and k.step >= (
+                    select coalesce(max(b.step), 1) from ticketiq.checkpoints as b
+                    where b.run_id = v_run.run_id and b.step <= v_run.last_step
+                        and b.body ->> 'chain' = 'base'
+                )
+        ), '[]'::jsonb) end
     from (select 1) as one
     left join ticketiq.checkpoints as c
         on c.run_id = v_run.run_id and c.step = v_run.last_step

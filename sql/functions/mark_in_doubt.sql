@@ -9,6 +9,10 @@
 -- the tool's classification now; a call once marked as a write stays a write.
 -- Marking a call again changes nothing and returns the first mark.
 -- stop_requested tells the caller a Stop was asked: it must not make the call.
+-- p_seal is the runner's seal of the row in doubt (ticketiq_pg.seal.call_fields:
+-- the call as its checkpoint lists it, state in_doubt, the classification
+-- recorded here) under key p_seal_key_id, stored with the mark: a resume acts
+-- on no mark it cannot verify.  A mark again keeps the first mark's seal.
 -- Limits:
 --   p_run_id          the run
 --   p_epoch           the writer's epoch
@@ -16,6 +20,8 @@
 --   p_call_id         1..256
 --   p_classification  null, or one of read, write, delegation, remote_agent,
 --                     subagent_with_tools
+--   p_seal            null, or 1..1024
+--   p_seal_key_id     null, or 1..512
 -- SQLSTATEs: TQ004 (bad call id or classification, a read), TQ001, TQ002,
 --   TQ003, TQ006 (ticketiq._fence), TQ005 answer sealed, TQ007 not the last
 --   step or the call finished, TQ008 no such call.
@@ -24,7 +30,9 @@ create or replace function ticketiq.mark_in_doubt(
     p_epoch bigint,
     p_step integer,
     p_call_id text,
-    p_classification text default null
+    p_classification text default null,
+    p_seal text default null,
+    p_seal_key_id text default null
 )
 returns table (
     run_id uuid,
@@ -49,6 +57,8 @@ declare
     v_class text;
 begin
     perform ticketiq._require_text('call_id', p_call_id, 256);
+    perform ticketiq._require_text('seal', p_seal, 1024, true);
+    perform ticketiq._require_text('seal_key_id', p_seal_key_id, 512, true);
     if p_classification is not null and p_classification not in (
         'read', 'write', 'delegation', 'remote_agent', 'subagent_with_tools'
     ) then
@@ -122,7 +132,9 @@ begin
     set state = 'in_doubt',
         marked_classification = v_class,
         marked_at = v_now,
-        marked_epoch = p_epoch
+        marked_epoch = p_epoch,
+        seal = p_seal,
+        seal_key_id = p_seal_key_id
     where c.run_id = p_run_id and c.step = p_step and c.call_id = p_call_id;
 
     return query select p_run_id, p_step, p_call_id, 'in_doubt'::text, v_class, v_call.step_key,
@@ -130,5 +142,5 @@ begin
 end;
 $$;
 
-comment on function ticketiq.mark_in_doubt(uuid, bigint, integer, text, text) is
-'Mark a changing call of the last step in doubt before it is made (fenced, idempotent; a write stays a write). TQ001-TQ008.';
+comment on function ticketiq.mark_in_doubt(uuid, bigint, integer, text, text, text, text) is
+'Mark a changing call of the last step in doubt before it is made, with the runner''s seal of the mark (fenced, idempotent; a write stays a write). TQ001-TQ008.';

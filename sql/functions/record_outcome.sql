@@ -13,6 +13,10 @@
 --   unknown          not sent again; the outcome is unknown
 --   skipped          not made (a gate refused it)
 -- 'made' leaves the call done; every other value leaves it settled.
+-- p_seal is the runner's seal of the finished row (ticketiq_pg.seal.call_fields:
+-- the call as its checkpoint lists it, the state, settlement and outcome)
+-- under key p_seal_key_id, stored with the outcome: a resume uses no
+-- outcome it cannot verify.
 -- Fenced (ticketiq._fence).  Recording the same outcome again changes
 -- nothing; a different one for a finished call raises TQ007.
 -- Limits:
@@ -22,6 +26,8 @@
 --   p_call_id     1..256
 --   p_outcome     any JSON value, or null
 --   p_settlement  one of the settlements above
+--   p_seal         null, or 1..1024
+--   p_seal_key_id  null, or 1..512
 -- SQLSTATEs: TQ004 (bad call id or settlement), TQ001, TQ002, TQ003, TQ006
 --   (ticketiq._fence), TQ007 finished otherwise or made unmarked, TQ008 no
 --   such call (also a read, which has no row).
@@ -31,7 +37,9 @@ create or replace function ticketiq.record_outcome(
     p_step integer,
     p_call_id text,
     p_outcome jsonb,
-    p_settlement text default 'made'
+    p_settlement text default 'made',
+    p_seal text default null,
+    p_seal_key_id text default null
 )
 returns table (
     run_id uuid,
@@ -53,6 +61,8 @@ declare
     v_state text;
 begin
     perform ticketiq._require_text('call_id', p_call_id, 256);
+    perform ticketiq._require_text('seal', p_seal, 1024, true);
+    perform ticketiq._require_text('seal_key_id', p_seal_key_id, 512, true);
     if p_settlement is null or p_settlement not in (
         'made', 'redone', 'coalesced', 'read_decision', 'resent_same_key',
         'asked_again', 'read_back', 'unknown', 'skipped'
@@ -93,12 +103,14 @@ begin
         settlement = p_settlement,
         outcome = p_outcome,
         finished_at = v_now,
-        finished_epoch = p_epoch
+        finished_epoch = p_epoch,
+        seal = p_seal,
+        seal_key_id = p_seal_key_id
     where c.run_id = p_run_id and c.step = p_step and c.call_id = p_call_id;
 
     return query select p_run_id, p_step, p_call_id, v_state, p_settlement, v_now, false;
 end;
 $$;
 
-comment on function ticketiq.record_outcome(uuid, bigint, integer, text, jsonb, text) is
-'Record a call''s outcome and how it was settled (fenced; idempotent for the same outcome). TQ001-TQ008.';
+comment on function ticketiq.record_outcome(uuid, bigint, integer, text, jsonb, text, text, text) is
+'Record a call''s outcome and how it was settled, with the runner''s seal of it (fenced; idempotent for the same outcome). TQ001-TQ008.';

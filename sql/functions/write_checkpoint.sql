@@ -94,7 +94,11 @@ begin
 
         written as (
             insert into ticketiq.checkpoints (run_id, step, epoch, body, seal, seal_key_id, written_at)
-            select p_run_id, p_step, p_epoch, p_body, p_seal, p_seal_key_id, f.locked_at
+            select
+                p_run_id, p_step, p_epoch,
+                -- the pending rows' seals go on the rows, not in the checkpoint
+                case when p_body ? 'call_seals' then p_body - 'call_seals' else p_body end,
+                p_seal, p_seal_key_id, f.locked_at
             from fenced as f
             where f.lease_expires_at > f.locked_at
         )

@@ -177,7 +177,8 @@ def _plot(result: dict, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(11, 4.2), dpi=110)
-    for kind, marker in (("cron", "o"), ("teams", "s"), ("webhook", "^"), ("run", "D")):
+    for kind, marker in (("cron", "o"), ("teams", "s"), ("webhook", "^"), ("run", "v"),
+                         ("long", "D")):
         points = [(t["round"] + 1, t["recovery_seconds"]) for t in result["trials"]
                   if t["kind"] == kind and t["recovery_seconds"] is not None]
         if points:

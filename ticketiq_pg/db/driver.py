@@ -49,7 +49,7 @@ from ticketiq_pg.db.transport import (
 from ticketiq_pg.seal import JsonText
 
 #: Schema versions this driver knows how to talk to.
-KNOWN_SCHEMA_VERSIONS = frozenset({11})
+KNOWN_SCHEMA_VERSIONS = frozenset({12})
 
 #: NOTIFY channels the functions use.
 RESUME_CHANNEL = "ticketiq_resume"
@@ -302,15 +302,17 @@ class TicketIQ(ProcessFunctions, EntryFunctions, KeyFunctions):
         call_id: str,
         classification: str | None = None,
         *,
+        seal: str | None = None,
+        seal_key_id: str | None = None,
         conn: psycopg.AsyncConnection | None = None,
     ) -> models.CallMark:
         """``ticketiq.mark_in_doubt``: Mark a changing call of the last step in doubt before it is
-        made (fenced, idempotent.
+        made, with the runner's seal of the mark (fenced, idempotent).
         """
         return await self.one(
             models.CallMark,
             "mark_in_doubt",
-            (run_id, epoch, step, call_id, classification),
+            (run_id, epoch, step, call_id, classification, seal, seal_key_id),
             conn,
         )
 
@@ -324,13 +326,16 @@ class TicketIQ(ProcessFunctions, EntryFunctions, KeyFunctions):
         outcome: Any,
         settlement: str = "made",
         *,
+        seal: str | None = None,
+        seal_key_id: str | None = None,
         conn: psycopg.AsyncConnection | None = None,
     ) -> models.CallOutcome:
-        """``ticketiq.record_outcome``: Record a call's outcome and how it was settled (fenced."""
+        """``ticketiq.record_outcome``: Record a call's outcome and how it was settled, with the
+        runner's seal of it (fenced; idempotent for the same outcome)."""
         return await self.one(
             models.CallOutcome,
             "record_outcome",
-            (run_id, epoch, step, call_id, json_param(outcome), settlement),
+            (run_id, epoch, step, call_id, json_param(outcome), settlement, seal, seal_key_id),
             conn,
         )
 

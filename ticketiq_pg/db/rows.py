@@ -123,6 +123,8 @@ class AdoptedRun:
     answer_seal: str | None
     answer_seal_key_id: str | None
     answer_handed_on: bool | None
+    #: The run's checkpoints from its chain's base to its last step (schema 12).
+    checkpoint_chain: list[dict[str, Any]] | None = None
 
 
 @dataclass(frozen=True, slots=True)

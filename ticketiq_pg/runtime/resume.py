@@ -24,6 +24,7 @@ from ticketiq_pg.errors import (
     NotOwner,
     SealMismatch,
 )
+from ticketiq_pg.runtime import call_rows, chain
 from ticketiq_pg.runtime.faults import FaultPoints
 from ticketiq_pg.runtime.leases import LeaseKeeper
 from ticketiq_pg.runtime.run_state import (
@@ -32,7 +33,6 @@ from ticketiq_pg.runtime.run_state import (
     RunOutcome,
     RunState,
     StopRequested,
-    adopt_body,
     carry_results,
 )
 from ticketiq_pg.seal import Sealer
@@ -91,12 +91,15 @@ class Resuming:
         if adopted.last_step >= 1:
             body = adopted.checkpoint_body
             try:
-                self.sealer.verify(
-                    "checkpoint", adopted.run_id, adopted.last_step, body,
+                chain.restore(
+                    self.sealer, state, adopted.run_id, adopted.last_step, body,
                     adopted.checkpoint_seal, adopted.checkpoint_seal_key_id,
+                    adopted.checkpoint_chain,
                 )
                 assert body is not None
-                adopt_body(state, adopted.last_step, body)
+                call_rows.verify_rows(
+                    self.sealer, adopted.run_id, adopted.last_step, body, adopted.calls
+                )
             except (SealMismatch, KeyError, TypeError, AssertionError) as exc:
                 reason = f"checkpoint failed verification: {exc}"
                 return await self._refuse(state, reason, "agent.run.seal_failed")
@@ -135,14 +138,25 @@ class Resuming:
         the checkpoint recorded as a read has no row (its result rides in the
         next checkpoint): nothing to send for it.
         """
+        await self._record_made(state, step_no)
+
+    async def _record_made(self, state: RunState, step_no: int) -> None:
+        """Record, sealed, the outcome of each call of this step made so far that has a row.
+
+        Before the run gives its lease up (a wait, a shutdown): no row is
+        left for a statement without a seal to close.
+        """
         made, state.made = state.made, []
         for call, result, how in made:
-            if call["call_id"] in state.recorded:
-                continue  # recorded as it returned
-            if state.durable and how in ("made", "skipped") and is_changing(call["classification"]):
-                await self.db.record_outcome(
-                    state.run_id, state.epoch, step_no, call["call_id"], result, how
-                )
+            if state.durable and self._has_open_row(state, call):
+                await call_rows.record(self.db, self.sealer, state, step_no, call, result, how)
+
+    @staticmethod
+    def _has_open_row(state: RunState, call: dict[str, Any]) -> bool:
+        """A row this attempt has not finished: a changing call's, or one a mark gave a read."""
+        if call["call_id"] in state.recorded:
+            return False  # recorded as it returned
+        return is_changing(call["classification"]) or call["call_id"] in state.marked
 
 
     async def _settle(
@@ -175,6 +189,9 @@ class Resuming:
                 result, how = await self._make_call(state, state.step, call, resumed=True)
                 if how == "made" and not is_changing(call["classification"]):
                     how = "redone"
+            if db_state in ("pending", "in_doubt") and self._has_open_row(state, call):
+                # sealed as it is settled: record_resume then leaves the row as it is
+                await call_rows.record(self.db, self.sealer, state, state.step, call, result, how)
             results.append(result)
             settlement = {"call_id": call["call_id"], "settlement": how, "outcome": result}
             self.leases.check(state.run_id, state.epoch)

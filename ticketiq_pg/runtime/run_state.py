@@ -53,6 +53,13 @@ class RunState:
     made: list[tuple[dict[str, Any], Any, str]] = field(default_factory=list)
     #: The changing calls whose outcome was recorded as they returned (``record_outcome``).
     recorded: set[str] = field(default_factory=set)
+    #: The calls this attempt marked in doubt (a read the mark gave a row to among them).
+    marked: set[str] = field(default_factory=set)
+    #: The seal of the run's last checkpoint when it is a link of a chain (None: the
+    #: next checkpoint starts one, a base with the whole conversation so far).
+    chain_seal: str | None = None
+    #: How many messages of the conversation the chain holds (the next link adds the rest).
+    chained: int = 0
 
     @property
     def run_id(self) -> uuid.UUID:
@@ -88,12 +95,23 @@ def checkpoint_body(
     answer: ModelStep,
     calls: list[dict[str, Any]],
 ) -> dict[str, Any]:
-    delegation_keys = dict(state.delegation_keys)
+    """The checkpoint of a step: only what is new since the previous one (a link).
+
+    The first checkpoint of a chain (a run's first step, or the first after
+    a checkpoint written before schema 12) is a base: the whole
+    conversation, history and delegation keys so far.  Every later one is a
+    link: the messages added since, this step's history entry and its new
+    delegation keys; counters whole.
+    """
+    base = state.chain_seal is None
+    delegation_keys = dict(state.delegation_keys) if base else {}
     for call in calls:
         if call["classification"] in ("delegation", "subagent_with_tools", "remote_agent"):
             delegation_keys[call["call_id"]] = call["step_key"]
+    new = state.conversation if base else state.conversation[state.chained:]
     return {
-        "conversation": [*state.conversation, assistant_message(answer)],
+        "chain": "base" if base else "link",
+        "conversation": [*new, assistant_message(answer)],
         "calls": calls,
         "counters": {
             "model_steps": step_no,
@@ -102,22 +120,40 @@ def checkpoint_body(
             # The run's limits ride in its sealed checkpoints, so a resume keeps them.
             **{k: state.counters[k] for k in LIMIT_COUNTERS if k in state.counters},
         },
-        "history": [*state.history, {"step": step_no, "calls": [c["call_id"] for c in calls]}],
+        "history": [*(state.history if base else ()),
+                    {"step": step_no, "calls": [c["call_id"] for c in calls]}],
         "delegation_keys": delegation_keys,
         "outcomes": state.outcomes,
+        # its calls' rows carry seals (ticketiq_pg.runtime.call_rows): a resume verifies them
+        "sealed_calls": True,
         **step_usage(answer),
     }
 
 
 
 def adopt_body(state: RunState, step_no: int, body: dict[str, Any]) -> None:
+    """Carry a checkpoint of step ``step_no`` into the state: a link adds to it, any other replaces.
+
+    The conversation the chain held so far is kept and the link's messages
+    follow it (the state's later messages, the results carried since, are
+    in the link).
+    """
     state.step = step_no
-    state.conversation = list(body["conversation"])
+    if body.get("chain") == "link":
+        state.conversation = [*state.conversation[:state.chained], *body["conversation"]]
+        state.history = [*state.history, *body["history"]]
+        state.delegation_keys = {**state.delegation_keys, **body["delegation_keys"]}
+    else:
+        state.conversation = list(body["conversation"])
+        state.history = list(body["history"])
+        state.delegation_keys = dict(body["delegation_keys"])
+    state.chained = len(state.conversation)
     state.counters = dict(body["counters"])
-    state.history = list(body["history"])
-    state.delegation_keys = dict(body["delegation_keys"])
     state.outcomes = {}
     state.last_results = {}
+    # call ids are a step's own (a positional one repeats in every step)
+    state.recorded = set()
+    state.marked = set()
 
 
 

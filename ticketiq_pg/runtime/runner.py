@@ -52,6 +52,7 @@ from ticketiq_pg.retries import (
     RetryPolicy,
     describe,
 )
+from ticketiq_pg.runtime import call_rows
 from ticketiq_pg.runtime import step_keys as keys
 from ticketiq_pg.runtime.attempts import Attempting
 from ticketiq_pg.runtime.faults import FaultPoints
@@ -287,6 +288,7 @@ class Runner(Attempting, Resuming, Waiting):
     async def _drive(self, state: RunState) -> RunOutcome:
         while True:
             if self.draining and state.durable:
+                await self._record_made(state, state.step)
                 await self.db.release_run(
                     state.run_id, state.epoch, "shutdown", state.last_results
                 )
@@ -307,11 +309,15 @@ class Runner(Attempting, Resuming, Waiting):
                 # Where it can, the canonical text the seal covers is what is sent:
                 # the body is encoded once.
                 seal, key_id, to_send = self.sealer.seal_encoded(
-                    "checkpoint", state.run_id, step_no, body
+                    "link", state.run_id, step_no, body, prev=state.chain_seal or ""
+                )
+                to_send = call_rows.with_pending_seals(
+                    self.sealer, state.run_id, step_no, calls, to_send
                 )
                 written = await self.db.write_checkpoint(
                     state.run_id, state.epoch, step_no, to_send, seal, key_id
                 )
+                state.chain_seal = seal
                 self.faults.reach("after_checkpoint", step_no)
                 if written.stop_requested:
                     adopt_body(state, step_no, body)
@@ -330,6 +336,7 @@ class Runner(Attempting, Resuming, Waiting):
                 # the run over with the results it has; the waiting call stays
                 # as it is, for the adopter to route or ask again.
                 made = {c["call_id"]: r for c, (r, _) in zip(calls, results, strict=False)}
+                await self._record_made(state, step_no)
                 await self.db.release_run(state.run_id, state.epoch, "shutdown", made)
                 raise
             carry_results(state, calls, [result for result, _ in results])
@@ -386,8 +393,7 @@ class Runner(Attempting, Resuming, Waiting):
             # Recorded as a read, a write by now: its mark gives it the row its approval
             # request is filed on (mark_in_doubt creates it from the checkpoint).
             self.leases.check(state.run_id, state.epoch)
-            await self.db.mark_in_doubt(state.run_id, state.epoch, step_no, call["call_id"],
-                                        current)
+            await call_rows.mark(self.db, self.sealer, state, step_no, call, current)
         if verdict.needs_approval:
             approval = await self._await_approval(state, step_no, call, verdict.reason)
             if approval.coalesced:
@@ -400,9 +406,7 @@ class Runner(Attempting, Resuming, Waiting):
         classification = recorded
         if state.durable and (is_changing(recorded) or is_changing(current)):
             self.leases.check(state.run_id, state.epoch)
-            mark = await self.db.mark_in_doubt(
-                state.run_id, state.epoch, step_no, call["call_id"], current
-            )
+            mark = await call_rows.mark(self.db, self.sealer, state, step_no, call, current)
             self.faults.reach("after_mark", step_no)
             if mark.stop_requested:
                 raise StopRequested
@@ -419,9 +423,7 @@ class Runner(Attempting, Resuming, Waiting):
             # Recorded as it returns: a crash during the next model step finds the
             # outcome instead of a call in doubt.
             self.leases.check(state.run_id, state.epoch)
-            await self.db.record_outcome(state.run_id, state.epoch, step_no, call["call_id"],
-                                         result, ended)
-            state.recorded.add(call["call_id"])
+            await call_rows.record(self.db, self.sealer, state, step_no, call, result, ended)
         return result, how
 
 

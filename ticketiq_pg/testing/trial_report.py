@@ -38,6 +38,11 @@ class Trial:
     claimed_by: str | None = None  # session_ended | lease_lapsed: why the run was taken over
     resume_seconds: float | None = None
     failure_reason: str | None = None  # the run's, when it ended failed
+
+    @property
+    def entry_kind(self) -> str:
+        """The kind of its inbox entry: a long run comes in as a webhook."""
+        return "webhook" if self.kind == "long" else self.kind
     # The faults that hit the run's process: 1 caught in flight on the victim, else 0.
     loss_allowed: int = 0
     model_errors: int = 0  # transient errors the run's model answered (flaky)

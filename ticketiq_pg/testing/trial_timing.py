@@ -1,7 +1,8 @@
 """When a kill trial's fault lands, and where each trial was when it did.
 
 Each round of :mod:`~ticketiq_pg.testing.trials` begins one trial of every kind
-(cron, Teams, webhook, and any kind added later), each a run of a script drawn here
+(cron, Teams, webhook, a long webhook run of 30 steps or more, and any kind added
+later), each a run of a script drawn here
 (:func:`draw_script`: ``STEPS`` steps, the last its answer, each a model think time of
 ``THINK`` seconds and the step's tool calls), so they are in flight together, each at
 a phase of its own.  Round ``i`` times its fault from its *target*, the trial of kind
@@ -9,7 +10,7 @@ a phase of its own.  Round ``i`` times its fault from its *target*, the trial of
 (:func:`where`), the fault lands a random share of that run's least length
 (:func:`script_span`) later, anywhere from before its first step is written to its
 last.  So the target is caught in flight, whichever kind it is (unless it is not seen
-running within ``SEEN_TIMEOUT``), every kind is the target of a third of the rounds,
+running within ``SEEN_TIMEOUT``), every kind is the target of a quarter of the rounds,
 and the others are caught at random points of theirs.  A fixed delay after the victim
 is up (0.2 to 4 s, as before) caught the short runs only after they had finished.
 The draws come from the round's seeded generator, so ``LIYAGENT_KILL_SEED`` repeats
@@ -32,10 +33,16 @@ THINK = (0.3, 0.6)
 SEEN_TIMEOUT = 10.0
 
 
-def draw_script(rng: random.Random) -> dict[str, Any]:
-    """A trial's script (the round adds its seed)."""
-    return {"steps": rng.randint(*STEPS), "plan": "mixed",
-            "model_delay": round(rng.uniform(*THINK), 2)}
+#: A long run's steps (its checkpoints are a chain of 30 links or more) and think time.
+LONG_STEPS = (31, 36)
+LONG_THINK = (0.03, 0.08)
+
+
+def draw_script(rng: random.Random, long: bool = False) -> dict[str, Any]:
+    """A trial's script (the round adds its seed); ``long``: a run of 30 steps or more."""
+    steps, think = (LONG_STEPS, LONG_THINK) if long else (STEPS, THINK)
+    return {"steps": rng.randint(*steps), "plan": "mixed",
+            "model_delay": round(rng.uniform(*think), 2)}
 
 
 def script_span(script: dict[str, Any]) -> float:
@@ -60,7 +67,7 @@ def where(query: Callable[..., list[tuple[Any, ...]]], trials: list[Trial],
     for trial in trials:
         sender = trial.sender_id.partition("@")[0] if trial.kind == "cron" else None
         found = [(state, holder) for kind, sender_id, state, holder in rows
-                 if kind == trial.kind and (sender_id.partition("@")[0] == sender
+                 if kind == trial.entry_kind and (sender_id.partition("@")[0] == sender
                                             if sender else sender_id == trial.sender_id)]
         state, holder = found[0] if found else ("pending", None)
         if state not in ("pending", "running"):

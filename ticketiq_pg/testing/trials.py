@@ -4,7 +4,8 @@ Each round starts a fresh *victim* app process (``ticketiq-pg worker`` with
 the scripted app and the HTTP front) that begins a cron fire, a Teams turn
 from the durable inbox, a webhook call and a generic run (``POST /runs``), every
 request with the trial's own API key, each a run of a few steps (a model
-think time and the step's tool calls), then faults it once the round's target
+think time and the step's tool calls), and a long webhook run of 30 steps or
+more (its checkpoints a chain of as many links), then faults it once the round's target
 kind is seen running on it, a random share of that run's length later
 (:mod:`~ticketiq_pg.testing.trial_timing`: every kind is the target in turn,
 and always caught in flight; the others, begun with it, at random phases):
@@ -247,6 +248,9 @@ class Arena:
                         script={**draw_script(rng), "seed": seed + 1})
         run = Trial(index, "run", f"trial-run-{tag}", 0.0,
                     script={**draw_script(rng), "seed": seed + 3})
+        # A long run (30 steps or more): caught in flight, it resumes from its chain.
+        long = Trial(index, "long", f"trials:long-{tag}", 0.0,
+                     script={**draw_script(rng, long=True), "seed": seed + 3})
         for trial, path, kwargs in (
             (teams, "/teams/messages", {"json": {
                 "type": "message", "id": f"act-{tag}", "conversation": {"id": f"conv-{tag}"},
@@ -256,6 +260,8 @@ class Arena:
             # The generic runs API, keyed by an idempotency key the edge retries with.
             (run, "/runs", {"json": {"input": run.script},
                             "headers": {"Idempotency-Key": f"trial-run-{tag}"}}),
+            (long, "/webhooks/trials", {"json": long.script,
+                                        "headers": {"X-Delivery-Id": f"long-{tag}"}}),
         ):
             try:
                 response = httpx.post(url + path, timeout=5, **self.authed(kwargs))
@@ -263,7 +269,7 @@ class Arena:
             except httpx.HTTPError:
                 trial.retried = True  # cut off: the edge retries on the survivor
             trial.detail = json.dumps({"path": path, **kwargs})
-        return [cron, teams, webhook, run]
+        return [cron, teams, webhook, run, long]
 
     def _seen_running(self, trial: Trial, victim: str) -> float | None:
         """When the trial's run was first seen running on the victim (None: not in time)."""
@@ -303,7 +309,7 @@ class Arena:
                 "select state, run_id, extract(epoch from finished_at), sender_id, "
                 "extract(epoch from started_at) "
                 "from ticketiq.entries where kind = %s and sender_id = %s",
-                trial.kind, trial.sender_id,
+                trial.entry_kind, trial.sender_id,
             )
         return rows[0] if rows else None
 

@@ -5,7 +5,7 @@
 -- resume finds it in the checkpoint body, which lists every call.  A call
 -- recorded as a read but marked as a write has a row and is listed.
 begin;
-select plan(4);
+select plan(5);
 
 select tiq_test.use_fake_clock('2030-01-01 00:00:00+00');
 select tiq_test.new_run('p1', 8, tiq_test.rid(1));
@@ -24,7 +24,8 @@ create temp table adopted on commit drop as
 select a.* from ticketiq.adopt_run('p2', 8, tiq_test.rid(1)) as a;
 
 select is(
-    (select a.calls from adopted as a),
+    (select jsonb_agg(e.value - 'tool' - 'arguments' - 'seal' - 'seal_key_id' order by e.ordinality)
+        from adopted as a cross join jsonb_array_elements(a.calls) with ordinality as e),
     '[{"call_id": "w1", "state": "in_doubt", "classification": "write", "marked_classification": "write",
        "step_key": "sk-w1", "settlement": null, "outcome": null, "approval_id": null, "approval_keyed": false},
       {"call_id": "r2", "state": "in_doubt", "classification": "read", "marked_classification": "write",
@@ -32,6 +33,13 @@ select is(
       {"call_id": "w2", "state": "pending", "classification": "write", "marked_classification": null,
        "step_key": null, "settlement": null, "outcome": null, "approval_id": null, "approval_keyed": false}]'::jsonb,
     'each call with a row as recorded, in the step''s order; the read marked as a write carries its mark'
+);
+select is(
+    (select jsonb_agg(jsonb_build_array(e.value -> 'tool', e.value -> 'arguments', e.value -> 'seal'))
+        from adopted as a cross join jsonb_array_elements(a.calls) as e),
+    '[["tool_write", {"for": "w1"}, null], ["tool_read", {"for": "r2"}, null],
+      ["tool_write", {"for": "w2"}, null]]'::jsonb,
+    'each row with its tool and arguments (held against its checkpoint on resume) and its seal (none here)'
 );
 select is(
     (select jsonb_path_query_array(a.calls, '$[*] ? (@.call_id == "r1")') from adopted as a), '[]'::jsonb,

@@ -30,8 +30,8 @@ from (values
         'write_checkpoints',
         array['uuid[]', 'bigint[]', 'integer[]', 'jsonb', 'text[]', 'text[]']::name[]
     ),
-    ('mark_in_doubt', array['uuid', 'bigint', 'integer', 'text', 'text']::name[]),
-    ('record_outcome', array['uuid', 'bigint', 'integer', 'text', 'jsonb', 'text']::name[]),
+    ('mark_in_doubt', array['uuid', 'bigint', 'integer', 'text', 'text', 'text', 'text']::name[]),
+    ('record_outcome', array['uuid', 'bigint', 'integer', 'text', 'jsonb', 'text', 'text', 'text']::name[]),
     ('renew_leases', array['text', 'uuid[]', 'bigint[]', 'double precision']::name[]),
     ('claim_leader', array['text', 'text', 'double precision']::name[]),
     ('renew_leader', array['text', 'text', 'bigint', 'double precision']::name[]),

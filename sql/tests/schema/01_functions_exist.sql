@@ -64,9 +64,9 @@ select has_function(
     'ticketiq', '_step_calls',
     array['uuid[]', 'bigint[]', 'integer[]', 'jsonb', 'timestamp with time zone']
 );
-select has_function('ticketiq', 'mark_in_doubt', array['uuid', 'bigint', 'integer', 'text', 'text']);
+select has_function('ticketiq', 'mark_in_doubt', array['uuid', 'bigint', 'integer', 'text', 'text', 'text', 'text']);
 select has_function(
-    'ticketiq', 'record_outcome', array['uuid', 'bigint', 'integer', 'text', 'jsonb', 'text']
+    'ticketiq', 'record_outcome', array['uuid', 'bigint', 'integer', 'text', 'jsonb', 'text', 'text', 'text']
 );
 select has_function('ticketiq', 'renew_leases', array['text', 'uuid[]', 'bigint[]', 'double precision']);
 select has_function('ticketiq', 'claim_leader', array['text', 'text', 'double precision']);

@@ -17,8 +17,10 @@ select is_definer('ticketiq', 'write_checkpoint', array['uuid', 'bigint', 'integ
 select is_definer(
     'ticketiq', 'write_checkpoints', array['uuid[]', 'bigint[]', 'integer[]', 'jsonb', 'text[]', 'text[]']
 );
-select is_definer('ticketiq', 'mark_in_doubt', array['uuid', 'bigint', 'integer', 'text', 'text']);
-select is_definer('ticketiq', 'record_outcome', array['uuid', 'bigint', 'integer', 'text', 'jsonb', 'text']);
+select is_definer('ticketiq', 'mark_in_doubt', array['uuid', 'bigint', 'integer', 'text', 'text', 'text', 'text']);
+select is_definer(
+    'ticketiq', 'record_outcome', array['uuid', 'bigint', 'integer', 'text', 'jsonb', 'text', 'text', 'text']
+);
 select is_definer('ticketiq', 'renew_leases', array['text', 'uuid[]', 'bigint[]', 'double precision']);
 select is_definer('ticketiq', 'claim_leader', array['text', 'text', 'double precision']);
 select is_definer('ticketiq', 'renew_leader', array['text', 'text', 'bigint', 'double precision']);

@@ -7,7 +7,8 @@
 -- answers.delivery_started_at, the run status 'suspended', and no attribute
 -- to ticketiq.adopted_run.  Version 9 adds the tables attempts and
 -- audit_once_keys, each keyed as its function needs and going with its run;
--- version 10 (hardening) adds only an index; 11 (front_auth) the table api_keys.
+-- version 10 (hardening) adds only an index; 11 (front_auth) the table
+-- api_keys; 12 (chained_seals) the seals of the call rows.
 begin;
 select plan(28);
 
@@ -24,13 +25,13 @@ select views_are(
         'runs_in_flight', 'calls_in_doubt', 'resume_audit', 'approvals_waiting', 'entries_open', 'jobs_open'
     ]
 );
-select is(ticketiq.schema_version(), 11, 'schema_version() is 11');
+select is(ticketiq.schema_version(), 12, 'schema_version() is 12');
 select results_eq(
     $$select m.version, m.name from ticketiq.schema_migrations as m order by m.version$$,
     $$values (1, 'core'::text), (2, 'approvals_delegation'), (3, 'entry_points'), (4, 'jobs'), (5, 'fast_steps'),
         (6, 'liveness'), (7, 'group_commit'), (8, 'lean_steps'), (9, 'failures'), (10, 'hardening'),
-        (11, 'front_auth')$$,
-    'migrations 1 to 11 are recorded'
+        (11, 'front_auth'), (12, 'chained_seals')$$,
+    'migrations 1 to 12 are recorded'
 );
 select is(
     (select c.reloptions from pg_catalog.pg_class as c where c.oid = 'ticketiq.runs'::regclass),
@@ -67,9 +68,9 @@ select is(
         'run_id', 'epoch', 'lease_expires_at', 'loss_count', 'last_step', 'owner', 'run_as', 'channel',
         'entry_point', 'may_wait', 'correlation_id', 'input', 'meta', 'stop_requested', 'checkpoint_body',
         'checkpoint_seal', 'checkpoint_seal_key_id', 'calls', 'answer_body', 'answer_seal', 'answer_seal_key_id',
-        'answer_handed_on'
+        'answer_handed_on', 'checkpoint_chain'
     ],
-    'ticketiq.adopted_run gained no attribute'
+    'ticketiq.adopted_run: the last checkpoint, its calls, a sealed answer and the chain (schema 12)'
 );
 select col_type_is('ticketiq', 'runs', 'durable', 'boolean', 'runs.durable is boolean');
 select col_not_null('ticketiq', 'runs', 'durable', 'runs.durable is not null');
