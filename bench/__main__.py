@@ -8,7 +8,8 @@ Environment:
 * ``TICKETIQ_BENCH_DATABASE_URL`` / ``TICKETIQ_TEST_DATABASE_URL``: a superuser URL
   of a server to measure on (each section creates its own database there and
   drops it); unset: a private durable cluster (``PrivateCluster(fast=False)``);
-* ``TICKETIQ_BENCH_KILL_REPORT``: the kill trials' JSON report (section 7).
+* ``TICKETIQ_BENCH_KILL_REPORT``: the kill trials' JSON report (section 7);
+* ``TICKETIQ_BENCH_LONG=1``: the takeover section kills a process holding 10,000 runs.
 """
 
 from __future__ import annotations
@@ -24,10 +25,22 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import history, lease_scale, peer, plots, recovery, report, roundtrips, throughput, wakeup
+from . import (
+    history,
+    lease_scale,
+    peer,
+    plots,
+    recovery,
+    report,
+    roundtrips,
+    takeover,
+    throughput,
+    wakeup,
+)
 from .common import FULL, SMOKE, BenchDB, as_dict, machine, open_server
 
-SECTIONS = ("throughput", "roundtrips", "peer", "lease_scale", "history", "wakeup", "recovery")
+SECTIONS = ("throughput", "roundtrips", "peer", "lease_scale", "history", "wakeup", "takeover",
+            "recovery")
 ASYNC_SECTIONS = {
     "throughput": throughput.run,
     "roundtrips": roundtrips.run,
@@ -35,6 +48,7 @@ ASYNC_SECTIONS = {
     "lease_scale": lease_scale.run,
     "history": history.run,
     "wakeup": wakeup.run,
+    "takeover": takeover.run,
 }
 
 

@@ -54,6 +54,11 @@ class Sizes:
     notify_trials: int
     poll_trials: int
     poll_interval: float
+    # 8. takeover: runs a killed process held (TICKETIQ_BENCH_LONG=1: the long size);
+    # 9. memory: runs in flight whose worker's memory is measured
+    takeover_runs: int = 1000
+    takeover_runs_long: int = 10_000
+    memory_runs: tuple[int, ...] = (1000, 10_000)
 
 
 FULL = Sizes(
@@ -104,6 +109,9 @@ SMOKE = Sizes(
     notify_trials=2,
     poll_trials=2,
     poll_interval=0.2,
+    takeover_runs=20,
+    takeover_runs_long=200,
+    memory_runs=(20,),
 )
 
 
