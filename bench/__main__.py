@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from . import (
+    concurrency,
     history,
     lease_scale,
     peer,
@@ -39,10 +40,11 @@ from . import (
 )
 from .common import FULL, SMOKE, BenchDB, as_dict, machine, open_server
 
-SECTIONS = ("throughput", "roundtrips", "peer", "lease_scale", "history", "wakeup", "takeover",
-            "recovery")
+SECTIONS = ("throughput", "concurrency", "roundtrips", "peer", "lease_scale", "history", "wakeup",
+            "takeover", "recovery")
 ASYNC_SECTIONS = {
     "throughput": throughput.run,
+    "concurrency": concurrency.run,
     "roundtrips": roundtrips.run,
     "peer": peer.run,
     "lease_scale": lease_scale.run,

@@ -20,12 +20,11 @@ import signal
 import sys
 from typing import Any
 
-from ticketiq_pg.agent import ModelStep, StepRequest
 from ticketiq_pg.config import Settings
 from ticketiq_pg.runtime.app import App
 from ticketiq_pg.runtime.worker import Worker
 
-from .workload import TOOLS, BenchModel, start_kwargs
+from .workload import TOOLS, SlowModel, start_kwargs
 
 
 def memory_kib() -> dict[str, int]:
@@ -43,19 +42,6 @@ def memory_kib() -> dict[str, int]:
 
 def event(kind: str, **fields: Any) -> None:
     print(json.dumps({"event": kind, **fields, **memory_kib()}), flush=True)
-
-
-class SlowModel(BenchModel):
-    """The bench model, answering after ``latency`` seconds (a model call's wait)."""
-
-    def __init__(self, latency: float) -> None:
-        super().__init__()
-        self.latency = latency
-
-    async def step(self, request: StepRequest) -> ModelStep:
-        if self.latency:
-            await asyncio.sleep(self.latency)
-        return await super().step(request)
 
 
 async def main_async(args: argparse.Namespace) -> int:
