@@ -66,6 +66,8 @@ class Sizes:
     conc_steps: int = 5
     conc_budget_steps: int = 1500
     conc_two_processes: bool = True
+    # 2. peers: runs at once, each level's blocks alternating the three
+    peer_levels: tuple[int, ...] = (1, 8)
 
 
 FULL = Sizes(
@@ -124,6 +126,7 @@ SMOKE = Sizes(
     conc_steps=3,
     conc_budget_steps=30,
     conc_two_processes=False,
+    peer_levels=(1, 4),
 )
 
 
