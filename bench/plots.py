@@ -178,9 +178,7 @@ def concurrency(res: dict[str, Any], path: Path) -> None:
         ax.set_title(f"model latency {latency} ms (labels: ratio to raw)", fontsize=9)
         ax.legend(fontsize=7, loc="upper left")
     fig.suptitle("Throughput against concurrency, side by side in one run", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _save(plt, fig, path)
 
 
 def takeover(res: dict[str, Any], path: Path) -> None:
@@ -202,6 +200,10 @@ def takeover(res: dict[str, Any], path: Path) -> None:
     ax.set_title(f"SIGKILL of a process holding {t['runs']:,} runs: lost {t['lost']}, "
                  f"duplicates {t['duplicates']}", fontsize=9)
     ax.legend(fontsize=8, loc="upper left")
+    _save(plt, fig, path)
+
+
+def _save(plt: Any, fig: Any, path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
