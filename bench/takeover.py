@@ -2,7 +2,7 @@
 
 8: a *survivor* worker process starts first; a *victim* worker process starts
 ``takeover_runs`` runs at once (``--latency`` 5 s model waits, so every run is
-in flight, waiting on its model, when it dies) and is SIGKILLed once each run
+in flight, waiting on its model, when it dies; longer with more runs) and is SIGKILLed once each run
 has written its first step.  The survivor notices the victim's liveness
 session end, claims its runs (``watch_processes``), adopts them
 (``adopt_runs``), verifies each seal, audits each resume and asks its model
@@ -38,7 +38,11 @@ from .workload import SEAL_KEY, SEAL_KEY_ID
 
 ENV_LONG = "TICKETIQ_BENCH_LONG"
 TARGET_S = 5.0
+#: The victim's model wait: 5 s, or longer with more runs, so that its runs ask for
+#: at most 200 steps/s between them (10,000 runs stepping every 5 s would ask this
+#: machine for 2,000 steps/s, more than it can write: its leases lapsed before the kill).
 VICTIM_LATENCY = 5.0
+VICTIM_STEPS_PER_S = 200.0
 SURVIVOR_LATENCY = 0.02
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -130,18 +134,25 @@ def _wait(what: str, check: Any, timeout: float, interval: float = 0.05) -> None
 
 
 def takeover(bdb: BenchDB, runs: int, log: Any) -> dict[str, Any]:
+    latency = max(VICTIM_LATENCY, runs / VICTIM_STEPS_PER_S)
     survivor = Child(bdb.url, "survivor", "survivor", "--latency", str(SURVIVOR_LATENCY))
     victim: Child | None = None
     try:
         survivor_ready = survivor.wait("ready", 60)
         victim = Child(bdb.url, "victim", "victim", "--runs", str(runs), "--steps", "5",
-                       "--latency", str(VICTIM_LATENCY))
+                       "--latency", str(latency))
         ready = victim.wait("ready", 60)
         started = victim.wait("started", 60 + runs / 50)
         with bdb.connect() as conn:
             _wait("every run's first step written", lambda: _count(
                 conn, "select count(distinct run_id) from ticketiq.checkpoints") >= runs,
-                60 + runs / 50)
+                60 + latency + runs / 50)
+            # none lost before the kill: a victim that could not keep its leases would
+            # make every figure below about something else
+            early = _count(conn, "select count(*) from ticketiq.runs where loss_count > 0")
+            if early:
+                raise RuntimeError(f"{early} runs were lost before the kill: the victim "
+                                   "could not keep up with its runs on this machine")
             held = victim.memory()
             survivor_before = survivor.memory()
             pgss_before = StatementSnapshot(bdb.url, bdb.pgss)
@@ -183,7 +194,7 @@ def takeover(bdb: BenchDB, runs: int, log: Any) -> dict[str, Any]:
     duplicates = sum(1 for r in rows if r[6] > 1 or r[7] > 1 or r[2] > 1)
     figures: dict[str, Any] = {
         "runs": runs,
-        "victim_model_latency_s": VICTIM_LATENCY,
+        "victim_model_latency_s": latency,
         "survivor_model_latency_s": SURVIVOR_LATENCY,
         "taken_over": sum(1 for r in rows if r[2] == 1),
         "by_session": sum(1 for r in rows if r[8] == "session_ended"),
