@@ -8,7 +8,8 @@ Environment:
 * ``TICKETIQ_BENCH_DATABASE_URL`` / ``TICKETIQ_TEST_DATABASE_URL``: a superuser URL
   of a server to measure on (each section creates its own database there and
   drops it); unset: a private durable cluster (``PrivateCluster(fast=False)``);
-* ``TICKETIQ_BENCH_KILL_REPORT``: the kill trials' JSON report (section 7).
+* ``TICKETIQ_BENCH_KILL_REPORT``: the kill trials' JSON report (section 7);
+* ``TICKETIQ_BENCH_LONG=1``: the takeover section kills a process holding 10,000 runs.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from . import (
+    concurrency,
     history,
     lease_scale,
     long_runs,
@@ -33,20 +35,23 @@ from . import (
     recovery,
     report,
     roundtrips,
+    takeover,
     throughput,
     wakeup,
 )
 from .common import FULL, SMOKE, BenchDB, as_dict, machine, open_server
 
-SECTIONS = ("throughput", "roundtrips", "peer", "lease_scale", "history", "wakeup", "recovery",
-            "long_runs")
+SECTIONS = ("throughput", "concurrency", "roundtrips", "peer", "lease_scale", "history", "wakeup",
+            "takeover", "recovery", "long_runs")
 ASYNC_SECTIONS = {
     "throughput": throughput.run,
+    "concurrency": concurrency.run,
     "roundtrips": roundtrips.run,
     "peer": peer.run,
     "lease_scale": lease_scale.run,
     "history": history.run,
     "wakeup": wakeup.run,
+    "takeover": takeover.run,
     "long_runs": long_runs.run,
 }
 report.BUILDERS["long_runs"] = long_runs.rows

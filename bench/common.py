@@ -54,6 +54,20 @@ class Sizes:
     notify_trials: int
     poll_trials: int
     poll_interval: float
+    # 8. takeover: runs a killed process held (TICKETIQ_BENCH_LONG=1: the long size);
+    # 9. memory: runs in flight whose worker's memory is measured
+    takeover_runs: int = 1000
+    takeover_runs_long: int = 10_000
+    memory_runs: tuple[int, ...] = (1000, 10_000)
+    # 10. concurrency: runs at once, model latencies (s), steps per run, steps per arm
+    # and level (fewer rounds where more run at once), 128 over 2 processes too
+    conc_levels: tuple[int, ...] = (1, 8, 32, 128)
+    conc_latencies: tuple[float, ...] = (0.0, 0.02)
+    conc_steps: int = 5
+    conc_budget_steps: int = 1500
+    conc_two_processes: bool = True
+    # 2. peers: runs at once, each level's blocks alternating the three
+    peer_levels: tuple[int, ...] = (1, 8)
 
 
 FULL = Sizes(
@@ -104,6 +118,15 @@ SMOKE = Sizes(
     notify_trials=2,
     poll_trials=2,
     poll_interval=0.2,
+    takeover_runs=20,
+    takeover_runs_long=200,
+    memory_runs=(20,),
+    conc_levels=(1, 8),
+    conc_latencies=(0.0, 0.02),
+    conc_steps=3,
+    conc_budget_steps=30,
+    conc_two_processes=False,
+    peer_levels=(1, 4),
 )
 
 
@@ -328,3 +351,32 @@ def hot_updates(url: str) -> dict[str, dict[str, int]]:
     with psycopg.connect(url, autocommit=True) as conn:
         return {name: {"updates": int(upd), "hot_updates": int(hot)}
                 for name, upd, hot in conn.execute(HOT_SQL).fetchall()}
+
+
+# -- the server's CPU time, from /proc ---------------------------------------------------
+
+
+def read_cpu(pids: list[int]) -> dict[int, float] | None:
+    """CPU seconds so far of each of the server's processes ``pids``, by pid.
+
+    From ``/proc/<pid>/schedstat`` (time on a CPU, in nanoseconds; ``stat``'s
+    utime + stime count 10 ms ticks, too coarse for a round of short statements),
+    so only when the server runs on this machine; None otherwise.  List the pids
+    with ``select pid from pg_stat_activity``: every backend and background
+    process (the WAL writer, the checkpointer...).
+    """
+    out: dict[int, float] = {}
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/schedstat") as fh:
+                out[pid] = int(fh.read().split()[0]) / 1e9
+        except (OSError, ValueError, IndexError):
+            continue
+    return out or None
+
+
+def cpu_between(before: dict[int, float] | None, after: dict[int, float] | None) -> float | None:
+    """Server CPU seconds spent between two :func:`server_cpu` readings (new pids from 0)."""
+    if before is None or after is None:
+        return None
+    return sum(t - before.get(pid, 0.0) for pid, t in after.items())

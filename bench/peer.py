@@ -1,7 +1,7 @@
-"""2. A peer on the same server: DBOS Transact (the optional ``peers`` extra).
+"""2. Peers on the same server: DBOS Transact and Absurd (the optional ``peers`` extra).
 
 The same work both ways: ``peer_runs`` runs of ``peer_steps`` steps, each
-step one call of the in-process read tool, ``peer_concurrency`` runs at
+step one call of the in-process read tool, ``peer_levels`` runs at
 once, whole runs timed (start, every step, the final answer):
 
 * ours: the Runner; each step a sealed write-ahead checkpoint of the whole
@@ -11,9 +11,15 @@ once, whole runs timed (start, every step, the final answer):
   DBOS records each step's output (and the workflow's status, input and
   output) in its system database, a database of its own on the same server.
 
-The runs go in ``peer_blocks`` blocks alternating ours/DBOS (A/B/A/B).
-Statements per step count every top-level statement each database ran
-(pg_stat_statements), including per-run overhead and DBOS's own pollers.
+* Absurd: a task of ``peer_steps`` ``ctx.step`` calls, on its own database
+  (its schema as ``absurdctl init`` installs it), in its best configuration
+  (:class:`_Absurd`).
+
+At each of ``peer_levels`` runs at once, the runs go in ``peer_blocks``
+blocks alternating ours/DBOS/Absurd (A/B/C/A/B/C).  Statements per step
+count every top-level statement each database ran (pg_stat_statements),
+including per-run overhead and the peers' own pollers; transactions per
+step, each database's commits and rollbacks (pg_stat_database).
 """
 
 from __future__ import annotations
@@ -86,6 +92,103 @@ class _Dbos:
             drop_database(self.admin_url, self.url)
 
 
+class _Absurd:
+    """Absurd (``absurd-sdk``) on a database of its own: ``steps`` read steps a task.
+
+    Its best configuration here: one worker per run at once, each an
+    ``AsyncAbsurd`` on a connection of its own (``start_worker``, concurrency 1,
+    polling every 10 ms when idle); the SDK's default, one client with
+    ``concurrency=N`` on one connection, runs N tasks over that one connection.
+    A block spawns its runs, then waits until all are completed, read every
+    5 ms on a connection of the bench's (those reads are left out of its
+    statement counts).
+    """
+
+    QUEUE = "bench"
+
+    def __init__(self, admin_url: str, steps: int) -> None:
+        import absurdctl
+        import psycopg
+
+        self.admin_url = admin_url
+        self.url = create_database(admin_url, "tiq_bench_absurd")
+        self.dbname = self.url.rsplit("/", 1)[-1]
+        self.steps = steps
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            conn.execute(absurdctl.BUNDLED_SCHEMA_SQL)  # what `absurdctl init` applies
+            conn.execute("select absurd.create_queue(%s)", (self.QUEUE,))
+        self.workers: list[Any] = []
+        self.tasks: list[asyncio.Task[None]] = []
+        self.polls = 0
+
+    def _client(self) -> Any:
+        from absurd_sdk import AsyncAbsurd
+
+        client = AsyncAbsurd(self.url, queue_name=self.QUEUE)
+        steps = self.steps
+
+        @client.register_task("agent_run")
+        async def agent_run(params: Any, ctx: Any) -> str:
+            for step in range(1, steps + 1):
+                async def read(step: int = step) -> Any:
+                    return search_result(f"export timeout connector {step}")
+                await ctx.step(f"read-{step}", read)
+            return f"Known issue KB-1042; workaround sent ({steps} steps)."
+
+        return client
+
+    async def start(self, workers: int) -> None:
+        import psycopg
+
+        await self.stop()
+        self.spawner = self._client()
+        self.poller = await psycopg.AsyncConnection.connect(self.url, autocommit=True)
+        for index in range(workers):
+            client = self._client()
+            self.workers.append(client)
+            self.tasks.append(asyncio.create_task(client.start_worker(
+                worker_id=f"bench-{index}", concurrency=1, poll_interval=0.01)))
+
+    async def block(self, first: int, count: int) -> float:
+        t0 = time.perf_counter()
+        ids = [(await self.spawner.spawn("agent_run", {"run": first + i}))["task_id"]
+               for i in range(count)]
+        while True:
+            self.polls += 1
+            cur = await self.poller.execute(
+                f"select count(*) from absurd.t_{self.QUEUE} where state = 'completed'"
+                " and task_id = any(%s)", (ids,))
+            row = await cur.fetchone()
+            if row is not None and row[0] == count:
+                return time.perf_counter() - t0
+            await asyncio.sleep(0.005)
+
+    async def stop(self) -> None:
+        for client in self.workers:
+            client.stop_worker()
+        if self.tasks:
+            await asyncio.gather(*self.tasks, return_exceptions=True)
+        for client in self.workers:
+            await client.close()
+        self.workers, self.tasks = [], []
+        if getattr(self, "spawner", None) is not None:
+            await self.spawner.close()
+            await self.poller.close()
+            self.spawner = None
+
+    def close(self) -> None:
+        drop_database(self.admin_url, self.url)
+
+
+def absurd_available() -> tuple[bool, str]:
+    try:
+        import absurd_sdk  # noqa: F401
+        import absurdctl  # noqa: F401
+    except ImportError:
+        return False, "absurd-sdk / absurdctl are not installed: pip install -e '.[peers]'"
+    return True, f"absurd-sdk {_version('absurd-sdk')}, absurdctl {_version('absurdctl')}"
+
+
 async def _block(runner_one: Any, first: int, count: int, concurrency: int) -> float:
     gate = asyncio.Semaphore(concurrency)
 
@@ -98,8 +201,18 @@ async def _block(runner_one: Any, first: int, count: int, concurrency: int) -> f
     return time.perf_counter() - t0
 
 
+def _xacts(url: str, dbname: str) -> float:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute("select xact_commit + xact_rollback from pg_stat_database"
+                           " where datname = %s", (dbname,)).fetchone()
+    return float(row[0]) if row else 0.0
+
+
 async def run(bdb: BenchDB, sizes: Sizes, log: Any) -> dict[str, Any]:
     ok, note = dbos_available()
+    a_ok, a_note = absurd_available()
     if not ok:
         log(f"  peer: skipped: {note}")
         return {"skipped": note}
@@ -109,11 +222,17 @@ async def run(bdb: BenchDB, sizes: Sizes, log: Any) -> dict[str, Any]:
         msg = f"DBOS could not start here: {type(exc).__name__}: {exc}"
         log(f"  peer: skipped: {msg}")
         return {"skipped": msg}
-    db = await TicketIQ.connect(bdb.url, min_size=sizes.peer_concurrency + 1,
-                                max_size=sizes.peer_concurrency + 1)
+    steps = sizes.peer_steps
+    absurd: _Absurd | None = None
+    if a_ok:
+        try:
+            absurd = _Absurd(bdb.admin_url, steps)
+        except Exception as exc:  # noqa: BLE001 - report why, measure the others
+            a_ok, a_note = False, f"Absurd could not start here: {type(exc).__name__}: {exc}"
+    top = max(sizes.peer_levels)
+    db = await TicketIQ.connect(bdb.url, min_size=top + 1, max_size=top + 1)
     runner = make_runner(db, "bench-peer", BenchModel())
     runner.leases.start()
-    steps = sizes.peer_steps
 
     async def ours(index: int) -> None:
         outcome = await runner.start_and_run(**start_kwargs(index, "reads", steps))
@@ -124,40 +243,72 @@ async def run(bdb: BenchDB, sizes: Sizes, log: Any) -> dict[str, Any]:
         await peer.run_one(index, steps)
 
     per_block = max(1, sizes.peer_runs // sizes.peer_blocks)
-    times = {"ticketiq": 0.0, "dbos": 0.0}
-    runs = {"ticketiq": 0, "dbos": 0}
+    names = ["ticketiq", "dbos"] + (["absurd"] if absurd is not None else [])
+    dbnames = {"ticketiq": bdb.url.rsplit("/", 1)[-1], "dbos": peer.dbname}
+    if absurd is not None:
+        dbnames["absurd"] = absurd.dbname
+    out: dict[str, Any] = {"peer": note, "absurd": a_note if absurd is not None else None,
+                           "absurd_skipped": None if absurd is not None else a_note,
+                           "runs": per_block * sizes.peer_blocks, "steps_per_run": steps,
+                           "blocks": sizes.peer_blocks, "by_concurrency": {}}
+    seq = 0
     try:
-        # Warm-up (not counted): a few runs each.
-        await _block(ours, 900_000, sizes.peer_concurrency, sizes.peer_concurrency)
-        await _block(theirs, 900_000, sizes.peer_concurrency, sizes.peer_concurrency)
-        ours_before = StatementSnapshot(bdb.url, bdb.pgss)
-        theirs_before = StatementSnapshot(bdb.url, bdb.pgss, peer.dbname)
-        for block in range(sizes.peer_blocks):
-            first = block * per_block
-            times["ticketiq"] += await _block(ours, first, per_block, sizes.peer_concurrency)
-            runs["ticketiq"] += per_block
-            times["dbos"] += await _block(theirs, first, per_block, sizes.peer_concurrency)
-            runs["dbos"] += per_block
-        ours_after = StatementSnapshot(bdb.url, bdb.pgss)
-        theirs_after = StatementSnapshot(bdb.url, bdb.pgss, peer.dbname)
+        for c in sizes.peer_levels:
+            if absurd is not None:
+                await absurd.start(c)
+
+            async def block(name: str, first: int, c: int = c) -> float:
+                if name == "ticketiq":
+                    return await _block(ours, first, per_block, c)
+                if name == "dbos":
+                    return await _block(theirs, first, per_block, c)
+                assert absurd is not None
+                return await absurd.block(first, per_block)
+
+            for name in names:  # warm-up, not counted
+                await block(name, 900_000 + seq)
+            seq += 1000
+            times = dict.fromkeys(names, 0.0)
+            before = {n: StatementSnapshot(bdb.url, bdb.pgss, dbnames[n]) for n in names}
+            xacts = {n: _xacts(bdb.url, dbnames[n]) for n in names}
+            polls = absurd.polls if absurd is not None else 0
+            for index in range(sizes.peer_blocks):
+                for name in names:  # alternating: A/B/C/A/B/C...
+                    times[name] += await block(name, seq + index * per_block)
+            seq += 10 * sizes.peer_blocks * per_block
+            after = {n: StatementSnapshot(bdb.url, bdb.pgss, dbnames[n]) for n in names}
+            xacts = {n: _xacts(bdb.url, dbnames[n]) - xacts[n] for n in names}
+            if absurd is not None:
+                await absurd.stop()
+            level: dict[str, Any] = {}
+            total_steps = sizes.peer_blocks * per_block * steps
+            for name in names:
+                fig: dict[str, Any] = {"seconds": times[name],
+                                       "steps_per_s": total_steps / times[name]}
+                if bdb.pgss:
+                    calls = after[name].calls_since(before[name])
+                    if name == "absurd" and absurd is not None:
+                        calls -= absurd.polls - polls  # the bench's own completion reads
+                    fig["statements_per_step"] = calls / total_steps
+                # each database's own, less the snapshots' reads of pg_stat_statements
+                fig["transactions_per_step"] = xacts[name] / total_steps
+                level[name] = fig
+            for name in names[1:]:
+                level[f"ratio_{name}"] = (level["ticketiq"]["steps_per_s"]
+                                          / level[name]["steps_per_s"])
+            out["by_concurrency"][str(c)] = level
+            log(f"  peer c={c}: ours {level['ticketiq']['steps_per_s']:,.0f} steps/s, "
+                + ", ".join(f"{n} {level[n]['steps_per_s']:,.0f} (x{level['ratio_' + n]:.2f})"
+                            for n in names[1:]))
     finally:
         await runner.leases.stop()
         await db.close()
         peer.close()
-    out: dict[str, Any] = {"peer": note, "runs": runs["ticketiq"], "steps_per_run": steps,
-                           "concurrency": sizes.peer_concurrency, "blocks": sizes.peer_blocks}
-    for name in ("ticketiq", "dbos"):
-        out[name] = {
-            "seconds": times[name],
-            "runs_per_s": runs[name] / times[name],
-            "steps_per_s": runs[name] * steps / times[name],
-        }
-    out["ratio_steps_per_s"] = out["ticketiq"]["steps_per_s"] / out["dbos"]["steps_per_s"]
-    if bdb.pgss:
-        total_steps = runs["ticketiq"] * steps
-        out["ticketiq"]["statements_per_step"] = ours_after.calls_since(ours_before) / total_steps
-        out["dbos"]["statements_per_step"] = (
-            theirs_after.calls_since(theirs_before) / (runs["dbos"] * steps))
-    log(f"  peer: ours {out['ticketiq']['steps_per_s']:,.0f} steps/s, DBOS "
-        f"{out['dbos']['steps_per_s']:,.0f} steps/s, ratio {out['ratio_steps_per_s']:.2f}")
+        if absurd is not None:
+            await absurd.stop()
+            absurd.close()
+    # the figures of the highest level where earlier readers (report, plots) look
+    top_level = out["by_concurrency"][str(top)]
+    out.update(concurrency=top, ticketiq=top_level["ticketiq"], dbos=top_level["dbos"],
+               ratio_steps_per_s=top_level["ratio_dbos"])
     return out

@@ -147,6 +147,68 @@ def recovery(res: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
+def concurrency(res: dict[str, Any], path: Path) -> None:
+    """Steps/s against runs at once, ours and the raw UPDATE, per model latency."""
+    plt = _pyplot()
+    latencies = list(res["by_latency"])
+    fig, axes = plt.subplots(1, len(latencies), figsize=(5.2 * len(latencies), 4.0),
+                             squeeze=False)
+    for ax, latency in zip(axes[0], latencies, strict=True):
+        by_c = res["by_latency"][latency]
+        cs = [int(c) for c in by_c]
+        ours = [by_c[str(c)]["ticketiq_steps_per_s"] for c in cs]
+        raw = [by_c[str(c)]["raw_update_steps_per_s"] for c in cs]
+        ax.plot(cs, raw, marker="s", color="#888888", label="raw single-statement UPDATE")
+        ax.plot(cs, ours, marker="o", color="#3b6ea8", label="ticketiq step (Runner)")
+        ax.plot(cs, [0.8 * r for r in raw], linestyle=":", color="red",
+                label="target at 32 and 128: 0.8 of raw")
+        for c, v, r in zip(cs, ours, raw, strict=True):
+            ax.annotate(f"{v / r:.2f}", (c, v), textcoords="offset points", xytext=(0, 6),
+                        ha="center", fontsize=8)
+        two = [(int(c), f["two_processes_steps_per_s"]) for c, f in by_c.items()
+               if "two_processes_steps_per_s" in f]
+        if two:
+            ax.plot([t[0] for t in two], [t[1] for t in two], marker="^", linestyle="none",
+                    color="#2f8f4e", label="128 over 2 processes")
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(cs, [str(c) for c in cs])
+        ax.set_xlabel("runs (clients) at once")
+        ax.set_ylabel("durable steps per second")
+        ax.set_ylim(bottom=0)
+        ax.set_title(f"model latency {latency} ms (labels: ratio to raw)", fontsize=9)
+        ax.legend(fontsize=7, loc="upper left")
+    fig.suptitle("Throughput against concurrency, side by side in one run", fontsize=10)
+    _save(plt, fig, path)
+
+
+def takeover(res: dict[str, Any], path: Path) -> None:
+    """Kill -> next step written, per run, sorted: the thousand-run takeover."""
+    plt = _pyplot()
+    t = res["takeover"]
+    samples = sorted(t["samples_s"])
+    fig, ax = plt.subplots(figsize=(7.5, 3.8))
+    ax.plot(range(1, len(samples) + 1), samples, color="#3b6ea8",
+            label="kill -> the run's next step written")
+    ax.axhline(t["target_s"], color="red", linestyle="--", label=f"target {t['target_s']:g} s")
+    for key, label, color in (("claimed_s", "all claimed by", "#2f8f4e"),
+                              ("adopted_s", "all adopted by", "#c0782c")):
+        ax.axhline(t[key]["max"], color=color, linestyle=":",
+                   label=f"{label} {t[key]['max']:.2f} s")
+    ax.set_xlabel("runs, sorted by resume time")
+    ax.set_ylabel("seconds after SIGKILL")
+    ax.set_ylim(bottom=0)
+    ax.set_title(f"SIGKILL of a process holding {t['runs']:,} runs: lost {t['lost']}, "
+                 f"duplicates {t['duplicates']}", fontsize=9)
+    ax.legend(fontsize=8, loc="upper left")
+    _save(plt, fig, path)
+
+
+def _save(plt: Any, fig: Any, path: Path) -> None:
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def draw(results: dict[str, Any], folder: Path) -> list[Path]:
     """Draw every plot the results allow into ``folder``; return the files written."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -160,6 +222,12 @@ def draw(results: dict[str, Any], folder: Path) -> list[Path]:
     if (res := ok("throughput")) is not None:
         throughput(res, ok("peer"), folder / "throughput.png")
         written.append(folder / "throughput.png")
+    if (res := ok("concurrency")) is not None:
+        concurrency(res, folder / "throughput_concurrency.png")
+        written.append(folder / "throughput_concurrency.png")
+    if (res := ok("takeover")) is not None:
+        takeover(res, folder / "takeover_1000.png")
+        written.append(folder / "takeover_1000.png")
     if (res := ok("history")) is not None:
         history(res, folder / "sweep_adopt_vs_history.png")
         written.append(folder / "sweep_adopt_vs_history.png")

@@ -86,18 +86,82 @@ def _throughput(res: dict[str, Any]) -> list[dict[str, Any]]:
 def _peer(res: dict[str, Any]) -> list[dict[str, Any]]:
     if "skipped" in res:
         return [_row("2", "DBOS Transact peer", "skipped", res["skipped"], "", "skipped")]
-    ours, theirs = res["ticketiq"], res["dbos"]
+    rows = []
+    if res.get("absurd_skipped"):
+        rows.append(_row("2", "Absurd peer", "skipped", res["absurd_skipped"], "", "skipped"))
+    for c, level in res.get("by_concurrency", {}).items():
+        ours = level["ticketiq"]
+        for name, label, target in (("absurd", "Absurd", 2.0), ("dbos", "DBOS", 6.0)):
+            if name not in level:
+                continue
+            ratio = level[f"ratio_{name}"]
+            rows.append(_row(
+                "2", f"{res['runs']} runs x {res['steps_per_run']} steps, {c} at once, vs {label}",
+                f"{_f(ours['steps_per_s'], 0)} steps/s (x{_f(ratio)})",
+                f"{label} {_f(level[name]['steps_per_s'], 0)} steps/s", f">= {target:g}x",
+                OK if ratio >= target else MISS, f"peer.by_concurrency.{c}.ratio_{name}", ratio))
+        if "statements_per_step" in ours:
+            names = [n for n in ("ticketiq", "absurd", "dbos") if n in level]
+            rows.append(_row(
+                "2", f"  statements / transactions per step at {c} (ours, " +
+                ", ".join(names[1:]) + ")",
+                " / ".join(f"{_f(level[n]['statements_per_step'])}" for n in names),
+                " / ".join(f"{_f(level[n]['transactions_per_step'])}" for n in names)
+                + " transactions"))
+    return rows
+
+
+def _concurrency(res: dict[str, Any]) -> list[dict[str, Any]]:
+    rows = []
+    for latency, by_c in res["by_latency"].items():
+        for c, fig in by_c.items():
+            ratio = fig["ratio"]
+            high = int(c) >= 32
+            target = f">= {0.8:.2f} of raw" if high else ">= 0.54 (the bound)"
+            met = ratio is not None and ratio >= (0.8 if high else 0.54)
+            measured = f"{_f(fig['ticketiq_steps_per_s'], 0)} steps/s (ratio {_f(ratio)})"
+            if "two_processes_ratio" in fig:
+                measured += (f"; 2 processes {_f(fig['two_processes_steps_per_s'], 0)} "
+                             f"({_f(fig['two_processes_ratio'])})")
+            rows.append(_row(
+                "10", f"{c} at once, model {latency} ms", measured,
+                f"raw UPDATE {_f(fig['raw_update_steps_per_s'], 0)}/s", target,
+                OK if met else MISS, f"concurrency.by_latency.{latency}.{c}.ratio", ratio))
+            cpu = fig.get("server_cpu_us_per_step")
+            wal = fig["wal_bytes_per_step"]
+            if cpu:
+                x = fig.get("server_cpu_x")
+                rows.append(_row(
+                    "10", f"  server CPU, WAL per step at {c}, {latency} ms",
+                    f"{_f(cpu['ticketiq'], 0)} us (x{_f(x)}), {_f(wal['ticketiq'], 0)} B",
+                    f"raw {_f(cpu['raw_update'], 0)} us, {_f(wal['raw_update'], 0)} B",
+                    "<= 3x raw" if c == "32" else "",
+                    (OK if x is not None and x <= 3.0 else MISS) if c == "32" else INFO,
+                    f"concurrency.by_latency.{latency}.{c}.server_cpu_x", x))
+    return rows
+
+
+def _takeover(res: dict[str, Any]) -> list[dict[str, Any]]:
+    t = res["takeover"]
+    w = t["next_step_written_s"]
     rows = [_row(
-        "2", f"{res['runs']} runs x {res['steps_per_run']} steps, {res['concurrency']} at once",
-        f"{_f(ours['steps_per_s'], 0)} steps/s (ratio {_f(res['ratio_steps_per_s'])})",
-        f"DBOS {_f(theirs['steps_per_s'], 0)} steps/s", "report the ratio", INFO,
-        "peer.ratio_steps_per_s", res["ratio_steps_per_s"],
-    )]
-    if "statements_per_step" in ours:
+        "8", f"a killed process's {t['runs']:,} runs: kill -> next step written",
+        f"p50 {_f(w['p50'])} / p99 {_f(w['p99'])} / max {_f(w['max'])} s; "
+        f"lost {t['lost']}, duplicates {t['duplicates']}",
+        f"claimed max {_f(t['claimed_s']['max'])} s, adopted max {_f(t['adopted_s']['max'])} s",
+        "all <= 5 s, 0 lost, 0 duplicates", OK if t["met"] else MISS,
+        "takeover.takeover.next_step_written_s.max", w["max"])]
+    rows.append(_row(
+        "8", "  the survivor's peak memory (VmHWM)",
+        f"{_f(t['survivor_kib']['after'].get('VmHWM', 0) / 1024, 0)} MiB",
+        f"{_f(t['survivor_kib']['before_kill'].get('VmRSS', 0) / 1024, 0)} MiB before the kill"))
+    for n, m in res["memory"].items():
         rows.append(_row(
-            "2", "  statements per step (all, incl. per-run)",
-            _f(ours["statements_per_step"]), f"DBOS {_f(theirs['statements_per_step'])}",
-        ))
+            "9", f"worker memory, {int(n):,} runs in flight",
+            f"{_f(m['per_run_kib'], 1)} KiB per run",
+            f"RSS {_f(m['rss_before_kib'] / 1024, 0)} -> "
+            f"{_f(m['rss_in_flight_kib'] / 1024, 0)} MiB",
+            "", INFO, f"takeover.memory.{n}.per_run_kib", m["per_run_kib"]))
     return rows
 
 
@@ -220,11 +284,13 @@ def _resume(res: dict[str, Any]) -> list[dict[str, Any]]:
 
 BUILDERS = {
     "throughput": _throughput,
+    "concurrency": _concurrency,
     "peer": _peer,
     "roundtrips": _roundtrips,
     "lease_scale": _leases,
     "history": _history,
     "wakeup": _wakeup,
+    "takeover": _takeover,
     "recovery": _recovery,
 }
 

@@ -69,8 +69,12 @@ def _checkpoint_statements(db: TicketIQ) -> int:
 
 
 async def ticketiq_round(runner: Any, model: BenchModel, c: int, steps: int, seq: int,
-                         durable: bool = True) -> _Round:
-    """C runs of ``steps`` steps through the Runner; ``durable=False``: arm N (no checkpoint)."""
+                         durable: bool = True, meter: Any = None) -> _Round:
+    """C runs of ``steps`` steps through the Runner; ``durable=False``: arm N (no checkpoint).
+
+    ``meter`` (section 10): its ``open()`` and ``close()`` are called as the window
+    opens and closes, so what it measures leaves out the runs' starts and ends.
+    """
     states: list[RunState] = []
     for i in range(c):
         state = await runner.start(**start_kwargs(seq * 100 + i, "reads", steps),
@@ -80,6 +84,8 @@ async def ticketiq_round(runner: Any, model: BenchModel, c: int, steps: int, seq
     barrier = Barrier(c)
     model.barrier = barrier
     sent0 = _checkpoint_statements(runner.db)
+    if meter is not None:
+        meter.open()
     cpu0, t0 = time.process_time(), time.perf_counter()
     tasks = [asyncio.create_task(runner.run(s)) for s in states]
     waiter = asyncio.create_task(barrier.arrived.wait())
@@ -90,6 +96,8 @@ async def ticketiq_round(runner: Any, model: BenchModel, c: int, steps: int, seq
         outcomes = await asyncio.gather(*tasks)
         raise RuntimeError(f"a run ended early: {outcomes}")
     t1, cpu1 = time.perf_counter(), time.process_time()
+    if meter is not None:
+        meter.close()
     sent = _checkpoint_statements(runner.db) - sent0
     barrier.release()
     model.barrier = None
@@ -100,12 +108,15 @@ async def ticketiq_round(runner: Any, model: BenchModel, c: int, steps: int, seq
     return _Round(c * steps, t1 - t0, cpu1 - cpu0, [s.run_id for s in states], sent)
 
 
-async def raw_round(db: TicketIQ, c: int, payloads: list[Any]) -> _Round:
+async def raw_round(db: TicketIQ, c: int, payloads: list[Any], latency: float = 0.0) -> _Round:
+    """B: C clients, each one UPDATE per step; ``latency``: after the model's wait, as A's."""
     assert db.pool is not None
     pool = db.pool
 
     async def one(row: int) -> None:
         for body in payloads:
+            if latency:
+                await asyncio.sleep(latency)
             async with pool.connection() as conn:
                 await conn.execute(RAW_UPDATE, (Jsonb(body), row))
 

@@ -121,6 +121,21 @@ class BenchModel:
         return ModelStep(text="", calls=tuple(calls))
 
 
+class SlowModel(BenchModel):
+    """The bench model, answering after ``latency`` seconds (a model call's wait)."""
+
+    def __init__(self, latency: float = 0.0) -> None:
+        super().__init__()
+        self.latency = latency
+
+    async def step(self, request: StepRequest) -> ModelStep:
+        spec = request.input if isinstance(request.input, dict) else {}
+        # not before the final answer: a measured window ends when it is asked for
+        if self.latency and request.step <= int(spec.get("steps", 8)):
+            await asyncio.sleep(self.latency)
+        return await super().step(request)
+
+
 async def kb_search(ctx: CallContext) -> Any:
     """The read tool: about 170 bytes of search hits, in process."""
     return search_result(str(ctx.arguments.get("query", "")))

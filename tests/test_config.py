@@ -87,3 +87,15 @@ def test_group_commit() -> None:
         Settings.from_env({"TICKETIQ_GROUP_COMMIT": "1"})
     with pytest.raises(ConfigError, match="TICKETIQ_GROUP_COMMIT='x' is not a whole number"):
         Settings.from_env({"TICKETIQ_GROUP_COMMIT": "x"})
+
+
+def test_runs_in_flight_and_the_pool_are_sized_apart() -> None:
+    """A process drives up to 10,000 runs over a pool of 16 by default; each is set alone."""
+    default = Settings.from_env({})
+    assert (default.max_runs, default.pool_size) == (10_000, 16)
+    both = Settings.from_env({"TICKETIQ_MAX_RUNS": "300", "TICKETIQ_POOL_SIZE": "8"})
+    assert (both.max_runs, both.pool_size) == (300, 8)
+    with pytest.raises(ConfigError, match="TICKETIQ_POOL_SIZE='1' must be at least 2"):
+        Settings.from_env({"TICKETIQ_POOL_SIZE": "1"})
+    with pytest.raises(ConfigError, match="TICKETIQ_MAX_RUNS='0' must be at least 1"):
+        Settings.from_env({"TICKETIQ_MAX_RUNS": "0"})

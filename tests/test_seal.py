@@ -108,12 +108,26 @@ def test_the_fast_encoder_writes_the_canonical_text() -> None:
         assert canonical(value) == "".join(parts)
 
     same()
-    for slow in ({"a": [1, {"b": 1.5}]}, {"a": "x\x00"}, {"x\x00": 1}, {1: "a"}, {10: 1, 9: 2},
+    for slow in ({"a": [1, {"b": 2.0}]}, {"a": "x\x00"}, {"x\x00": 1}, {1: "a"}, {10: 1, 9: 2},
                  [object()], [float("nan")], ("a", 1.0)):
         assert _fast_text(slow) is None, slow
     assert _fast_text({"a": [None, True, 3, ("b",)]}) == '{"a":[null,true,3,["b"]]}'
     assert _fast_text({"a": "x\\u0000"}) is None  # only slower: the slow encoder agrees
     assert canonical({"a": "x\\u0000"}) == '{"a":"x\\\\u0000"}'
+
+
+def test_a_float_with_a_fraction_takes_the_fast_encoder() -> None:
+    """A run's deadline_at (a float with a fraction, in every checkpoint) is written by the
+    C encoder as the canonical encoder writes it; an integral float still is not."""
+    from ticketiq_pg.seal import _encode, _fast_text
+
+    for value in ({"counters": {"deadline_at": 1796173572.2795796}}, [0.1, -2.5e-7, 1e-300],
+                  1.5, {"a": [1, {"b": 1.5}]}):
+        parts: list[str] = []
+        _encode(value, parts)
+        assert _fast_text(value) == "".join(parts), value
+    for integral in (2.0, -0.0, 1e22, {"x": [3.0]}):
+        assert _fast_text(integral) is None, integral
 
 
 def test_the_sealed_text_is_sent_as_it_is_and_verifies(empty_db_url: str) -> None:
@@ -146,8 +160,9 @@ def test_the_sealed_text_is_sent_as_it_is_and_verifies(empty_db_url: str) -> Non
             sealer.verify("checkpoint", RUN, 3, back, seal, key_id)
 
         round_trip()
-    assert isinstance(sealer.seal_encoded("checkpoint", RUN, 1, {"a": [1, "b"]})[2], JsonText)
-    for body in ({"a": 1.0}, {"a": "caf\u00e9"}, {"a": 1.5}):
+    for plain in ({"a": [1, "b"]}, {"a": 1.5}):  # a float with a fraction: its shortest repr
+        assert isinstance(sealer.seal_encoded("checkpoint", RUN, 1, plain)[2], JsonText)
+    for body in ({"a": 1.0}, {"a": "caf\u00e9"}):
         assert sealer.seal_encoded("checkpoint", RUN, 1, body)[2] is body
 
 

@@ -33,6 +33,15 @@ variable                           default   meaning
                                              many are queued (at least 2); ``0``
                                              turns group commit off (one statement
                                              per checkpoint)
+``TICKETIQ_MAX_RUNS``              ``10000`` runs one process drives at once (started
+                                             and adopted); a run waiting on its model
+                                             holds no connection, so this is bounded
+                                             by memory, not by connections
+``TICKETIQ_POOL_SIZE``             ``16``    connections in a worker's pool, shared
+                                             by its runs and jobs (each statement
+                                             takes one for its round trip only),
+                                             besides its lease, LISTEN and liveness
+                                             sessions; at least 2
 =================================  ========  ==========================================
 
 :func:`Settings.from_env` reads them all and raises one ConfigError naming
@@ -109,6 +118,10 @@ class Settings:
     entry_claim_delay: float = 0.0
     liveness_interval: float = 0.1
     group_commit: int = 4
+    #: Runs one process drives at once, and the connections its pool holds: independent,
+    #: since a run holds a connection only for the round trip of each statement.
+    max_runs: int = 10_000
+    pool_size: int = 16
     #: Tries of a failing model step and tool call (the first included).
     model_attempts: int = 6
     tool_attempts: int = 4
@@ -157,6 +170,8 @@ class Settings:
         number("TICKETIQ_TOOL_ATTEMPTS", "tool_attempts", 1, integer=True)
         number("TICKETIQ_MAX_STEPS", "max_steps", 1, integer=True)
         number("TICKETIQ_RUN_DEADLINE", "run_deadline", 0.0)
+        number("TICKETIQ_MAX_RUNS", "max_runs", 1, integer=True)
+        number("TICKETIQ_POOL_SIZE", "pool_size", 2, integer=True)
 
         url = env.get("TICKETIQ_DATABASE_URL")
         if url:

@@ -68,8 +68,8 @@ def _fast_text(value: Any) -> str | None:
     The C encoder runs first: it refuses what is not JSON, NaN and a body
     that contains itself (the slow encoder then says why).  Its text is the
     canonical one unless a NUL hides in it (written as an escape, which
-    ``jsonb`` refuses) or the body holds a float or a key that is not a
-    string, which :func:`_plain` looks for.
+    ``jsonb`` refuses) or the body holds an integral float or a key that is
+    not a string, which :func:`_plain` looks for.
     """
     try:
         text = _FAST.encode(value)
@@ -84,17 +84,26 @@ _CONTAINERS = (dict, list, tuple)
 _SCALARS = (str, int, bool)
 
 
+def _fraction(value: float) -> bool:
+    """A finite float that is not integral: the C encoder writes its shortest repr,
+    exactly what the canonical text writes (an integral one it writes as an integer)."""
+    return math.isfinite(value) and not value.is_integer()
+
+
 def _plain(value: Any) -> bool:
-    """True when ``value`` holds no float, no odd type and only string keys.
+    """True when ``value`` holds no integral float, no odd type and only string keys.
 
     Only for a value the C encoder has taken, so one with no cycle: a loop
     over a stack (it runs on every checkpoint), which looks at the type of
     each member once.  A container shared by two places (the step loop's
-    bodies share messages) is looked at twice, and that is fine.
+    bodies share messages) is looked at twice, and that is fine.  A float
+    with a fraction (a run's ``deadline_at``, in every checkpoint) is plain:
+    without it, every seal and every verify took the slow encoder (about a
+    third of the client's time per step at 32 runs at once, bench section 10).
     """
     kind = type(value)
     if kind not in _CONTAINERS:
-        return kind in _SCALARS or value is None
+        return kind in _SCALARS or value is None or (kind is float and _fraction(value))
     stack: list[Any] = [value]
     pop, push = stack.pop, stack.append
     while stack:
@@ -110,7 +119,8 @@ def _plain(value: Any) -> bool:
             kind = type(member)
             if kind is dict or kind is list or kind is tuple:
                 push(member)
-            elif not (kind is str or kind is int or kind is bool or member is None):
+            elif not (kind is str or kind is int or kind is bool or member is None
+                      or (kind is float and _fraction(member))):
                 return False
     return True
 
@@ -119,8 +129,9 @@ class JsonText:
     """A body with its canonical JSON text, which the driver sends as it is.
 
     :meth:`Sealer.seal_encoded` makes one only where that text is exactly
-    what sending the body would store: a body with no float (the canonical
-    text writes an integral float as an integer) and ASCII only (psycopg
+    what sending the body would store: a body with no integral float (the
+    canonical text writes one as an integer; a float with a fraction is
+    written as its shortest repr, the digits PostgreSQL stores) and ASCII only (psycopg
     sends a JSON text as UTF-8 whatever the connection's client encoding;
     the escapes ``json.dumps`` writes are safe in any).  Then a checkpoint
     is encoded once per step, not twice.

@@ -354,6 +354,19 @@ class TicketIQ(ProcessFunctions, EntryFunctions, KeyFunctions):
         rows = await self.many(models.AdoptedRun, "adopt_run", (holder, ttl, run_id), conn)
         return rows[0] if rows else None
 
+    async def adopt_runs(
+        self,
+        holder: str,
+        ttl: float,
+        limit: int = 100,
+        *,
+        conn: psycopg.AsyncConnection | None = None,
+    ) -> list[models.AdoptedRun]:
+        """``ticketiq.adopt_runs``: Adopt up to ``limit`` claimed runs in one statement, each
+        as ``adopt_run`` does, and return them (a dead peer's many runs in a few round trips).
+        """
+        return await self.many(models.AdoptedRun, "adopt_runs", (holder, ttl, limit), conn)
+
 
     async def release_run(
         self,

@@ -177,6 +177,9 @@ RULES: dict[str, Rule] = {
     "adopt_run": Rule(
         N, "a repeat adopts another run (or none); the one the lost first attempt adopted "
         "would wait for its lease to lapse and be counted a loss"),
+    "adopt_runs": Rule(
+        N, "a repeat adopts other runs (or none); those the lost first attempt adopted "
+        "would wait for their leases to lapse and be counted a loss each"),
     "register_process": Rule(P, "records or refreshes the process (with the newest session)"),
     # -- liveness: always on the liveness connection itself (conn=), never here --------
     "hold_liveness": Rule(

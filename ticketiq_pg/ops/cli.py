@@ -311,7 +311,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="look for the app's module in DIR first (repeat for several); the "
                    "current directory is searched next")
     p.add_argument("--process-id", help="this process's id (default: host:pid:random)")
-    p.add_argument("--max-runs", type=int, default=64, help="runs driven at once (default 64)")
+    p.add_argument("--max-runs", type=int, default=None,
+                   help="runs driven at once (default TICKETIQ_MAX_RUNS, 10000)")
     p.add_argument("--drain-timeout", type=float, default=30.0,
                    help="seconds to wait at shutdown for runs to reach a step boundary")
     p.add_argument("--log-level", help=f"default: ${ENV_LOG_LEVEL} or INFO")

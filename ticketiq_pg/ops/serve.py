@@ -83,7 +83,7 @@ def load_app(ref: str, app_dirs: Sequence[str | Path] = ()) -> Any:
 
 
 async def serve(settings: Settings, app: Any, *, process_id: str | None = None,
-                max_runs: int = 64, http_port: int | None = None,
+                max_runs: int | None = None, http_port: int | None = None,
                 drain_timeout: float = 30.0, http_host: str | None = None) -> int:
     """Run ``app``'s worker until SIGTERM or SIGINT, then shut it down gracefully."""
     from ticketiq_pg.runtime.worker import Worker

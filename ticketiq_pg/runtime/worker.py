@@ -63,6 +63,9 @@ LEADER_NAME = "sweeper"
 #: A follower never waits less than this between two claims of the leader lease.
 MIN_LEADER_WAIT = 0.05
 
+#: Claimed runs adopted per statement at most (``ticketiq.adopt_runs`` caps a call at 1000).
+ADOPT_BATCH = 1000
+
 
 def leader_ttl(settings: Settings) -> float:
     """How long the leader lease lasts: shorter than a run lease, longer than two ticks.
@@ -113,7 +116,7 @@ class Worker:
         app: App,
         *,
         process_id: str | None = None,
-        max_runs: int = 64,
+        max_runs: int | None = None,
         faults: FaultPoints | None = None,
         on_outcome: Callable[[RunOutcome], Awaitable[None] | None] | None = None,
         max_jobs: int = 4,
@@ -126,7 +129,9 @@ class Worker:
         self.process_id = process_id or (
             f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         )
-        self.max_runs = max_runs
+        #: Runs driven at once (``Settings.max_runs`` unless given); the pool is sized
+        #: apart (``Settings.pool_size``): a run waiting on its model holds no connection.
+        self.max_runs = max_runs if max_runs is not None else settings.max_runs
         self.faults = faults or FaultPoints.from_env()
         self.on_outcome = on_outcome
         self.db: TicketIQ | None = None
@@ -152,7 +157,7 @@ class Worker:
         self._runs: dict[uuid.UUID, asyncio.Task[RunOutcome]] = {}
         self._tasks: list[asyncio.Task[Any]] = []
         self._stopping = asyncio.Event()
-        self._slots = asyncio.Semaphore(max_runs)
+        self._slots = asyncio.Semaphore(self.max_runs)
 
     # -- life cycle -------------------------------------------------------
 
@@ -166,7 +171,7 @@ class Worker:
         assert s.database_url
         await self.app.run_startup()
         self.db = await TicketIQ.connect(
-            s.database_url, min_size=2, max_size=self.max_runs + self.max_jobs + 6,
+            s.database_url, min_size=2, max_size=s.pool_size,
             group_commit=s.group_commit > 0, group_size=max(2, s.group_commit),
         )
         await self.db.register_process(self.process_id, socket.gethostname(), os.getpid())
@@ -419,28 +424,39 @@ class Worker:
         return self.liveness is None or self.liveness.may_call()
 
     async def adopt_available(self) -> int:
-        """Adopt claimed runs while this process has room; return how many."""
+        """Adopt claimed runs while this process has room, a batch a statement; return how many.
+
+        Up to :data:`ADOPT_BATCH` runs per ``ticketiq.adopt_runs``, so the thousand runs
+        of a dead peer come back in one statement, before their resumes crowd the pool
+        (bench section 8), not in a thousand queued behind them.
+        """
         assert self.db is not None and self.leases is not None and self.runner is not None
         adopted_count = 0
         while not self._stopping.is_set():
             if self._slots.locked() or not self._may_take_work():
                 break
-            await self._slots.acquire()
+            room = 0
+            while room < ADOPT_BATCH and not self._slots.locked():
+                await self._slots.acquire()
+                room += 1
             sent = self.leases.sent_at()
             try:
-                adopted = await self.db.adopt_run(self.process_id, self.settings.lease_ttl)
+                adopted = await self.db.adopt_runs(self.process_id, self.settings.lease_ttl, room)
             except BaseException:
-                self._slots.release()
+                for _ in range(room):
+                    self._slots.release()
                 raise
-            if adopted is None:
+            for _ in range(room - len(adopted)):
                 self._slots.release()
+            adopted_count += len(adopted)
+            for run in adopted:
+                log.info(
+                    "resuming run %s from step %s (lost %s times)",
+                    run.run_id, run.last_step, run.loss_count,
+                )
+                self._spawn(run.run_id, self.runner.resume(run, sent))
+            if len(adopted) < room:
                 break
-            adopted_count += 1
-            log.info(
-                "resuming run %s from step %s (lost %s times)",
-                adopted.run_id, adopted.last_step, adopted.loss_count,
-            )
-            self._spawn(adopted.run_id, self.runner.resume(adopted, sent))
         return adopted_count
 
     # -- entry points -----------------------------------------------------

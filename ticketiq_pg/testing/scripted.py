@@ -461,8 +461,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="start runs that may wait (suspend for approvals and children)")
     parser.add_argument("--channel", default="playground")
     parser.add_argument("--process-id", default=None)
-    parser.add_argument("--max-runs", type=int, default=64,
-                        help="runs this process drives at once (started and adopted)")
+    parser.add_argument("--max-runs", type=int, default=None,
+                        help="runs this process drives at once (default TICKETIQ_MAX_RUNS)")
     parser.add_argument("--exit-after", type=int, default=0,
                         help="exit after this many runs ended here (0: run until SIGTERM)")
     parser.add_argument("--commands", action="store_true",

@@ -1,0 +1,277 @@
+"""8. A dead process with a thousand runs, and 9. memory per run in flight.
+
+8: a *survivor* worker process starts first; a *victim* worker process starts
+``takeover_runs`` runs at once (``--latency`` 5 s model waits, so every run is
+in flight, waiting on its model, when it dies; longer with more runs) and is SIGKILLed once each run
+has written its first step.  The survivor notices the victim's liveness
+session end, claims its runs (``watch_processes``), adopts them
+(``adopt_runs``), verifies each seal, audits each resume and asks its model
+(20 ms) for the next step.  Measured from the kill, per run: claimed,
+adopted, and the next step's checkpoint written (``checkpoints.written_at``
+at the adopting epoch, on the database clock of the same machine); the
+survivor's peak resident memory (VmHWM); lost runs (not completed) and
+duplicates (a run resumed or adopted more than once).  ``TICKETIQ_BENCH_LONG=1``
+makes it 10,000 runs.
+
+9: a worker process's resident memory (VmRSS) before any run and with N runs
+in flight (each a task waiting on its model), per run, for each N of
+``memory_runs``: the victim's own figure at ``takeover_runs``, and for the
+larger N a process whose runs wait 120 s on their first model call.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from .common import BenchDB, Sizes, StatementSnapshot, percentile, summary
+from .workload import SEAL_KEY, SEAL_KEY_ID
+
+ENV_LONG = "TICKETIQ_BENCH_LONG"
+TARGET_S = 5.0
+#: The victim's model wait: 5 s, or longer with more runs, so that its runs ask for
+#: at most 200 steps/s between them (10,000 runs stepping every 5 s would ask this
+#: machine for 2,000 steps/s, more than it can write: its leases lapsed before the kill).
+VICTIM_LATENCY = 5.0
+VICTIM_STEPS_PER_S = 200.0
+SURVIVOR_LATENCY = 0.02
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class Child:
+    """A bench worker process whose JSON events are read as they come."""
+
+    def __init__(self, url: str, role: str, name: str, *args: str) -> None:
+        import base64
+
+        env = dict(os.environ)
+        env.update(
+            TICKETIQ_DATABASE_URL=url,
+            TICKETIQ_SEAL_KEYS=f"{SEAL_KEY_ID}:{base64.b64encode(SEAL_KEY).decode()}",
+            PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")])),
+        )
+        self.popen = subprocess.Popen(
+            [sys.executable, "-m", "bench.takeover_child", "--role", role, "--process-id", name,
+             *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            cwd=ROOT)
+        self.events: list[dict[str, Any]] = []
+        self._cond = threading.Condition()
+        threading.Thread(target=self._read, daemon=True).start()
+        self._err: list[str] = []
+        threading.Thread(target=self._drain_err, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.popen.stdout is not None
+        for line in self.popen.stdout:
+            try:
+                item = json.loads(line)
+            except ValueError:
+                continue
+            with self._cond:
+                self.events.append(item)
+                self._cond.notify_all()
+
+    def _drain_err(self) -> None:
+        assert self.popen.stderr is not None
+        for line in self.popen.stderr:
+            self._err.append(line)
+            del self._err[:-50]
+
+    def wait(self, kind: str, timeout: float) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                for item in self.events:
+                    if item.get("event") == kind:
+                        return item
+                left = deadline - time.monotonic()
+                if left <= 0 or self.popen.poll() is not None:
+                    raise RuntimeError(f"no {kind!r} from bench child (exit {self.popen.poll()}): "
+                                       + "".join(self._err[-20:]))
+                self._cond.wait(min(left, 0.2))
+
+    def memory(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        with open(f"/proc/{self.popen.pid}/status") as fh:
+            for line in fh:
+                if line.startswith(("VmRSS:", "VmHWM:")):
+                    out[line.split(":")[0]] = int(line.split()[1])
+        return out
+
+    def kill(self) -> None:
+        if self.popen.poll() is None:
+            self.popen.kill()
+            self.popen.wait(10)
+
+    def stop(self) -> None:
+        if self.popen.poll() is None:
+            self.popen.send_signal(signal.SIGTERM)
+            try:
+                self.popen.wait(30)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+def _count(conn: psycopg.Connection[Any], sql: str) -> int:
+    return int(conn.execute(sql).fetchone()[0])  # type: ignore[index]
+
+
+def _wait(what: str, check: Any, timeout: float, interval: float = 0.05) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"timed out after {timeout:g} s waiting for {what}")
+        time.sleep(interval)
+
+
+def takeover(bdb: BenchDB, runs: int, log: Any) -> dict[str, Any]:
+    latency = max(VICTIM_LATENCY, runs / VICTIM_STEPS_PER_S)
+    survivor = Child(bdb.url, "survivor", "survivor", "--latency", str(SURVIVOR_LATENCY))
+    victim: Child | None = None
+    try:
+        survivor_ready = survivor.wait("ready", 60)
+        victim = Child(bdb.url, "victim", "victim", "--runs", str(runs), "--steps", "5",
+                       "--latency", str(latency))
+        ready = victim.wait("ready", 60)
+        started = victim.wait("started", 60 + runs / 50)
+        with bdb.connect() as conn:
+            _wait("every run's first step written", lambda: _count(
+                conn, "select count(distinct run_id) from ticketiq.checkpoints") >= runs,
+                60 + latency + runs / 50)
+            # none lost before the kill: a victim that could not keep its leases would
+            # make every figure below about something else
+            early = _count(conn, "select count(*) from ticketiq.runs where loss_count > 0")
+            if early:
+                raise RuntimeError(f"{early} runs were lost before the kill: the victim "
+                                   "could not keep up with its runs on this machine")
+            held = victim.memory()
+            survivor_before = survivor.memory()
+            pgss_before = StatementSnapshot(bdb.url, bdb.pgss)
+            killed_at = time.time()
+            victim.kill()
+            _wait("every run resumed and completed", lambda: _count(
+                conn, "select count(*) from ticketiq.runs where status in "
+                "('running', 'claimed')") == 0, 60 + runs / 20, 0.02)
+            ended = time.time() - killed_at
+            pgss = StatementSnapshot(bdb.url, bdb.pgss).diff(pgss_before)
+            survivor_after = survivor.memory()
+            rows = conn.execute("""
+                select r.run_id, r.status, r.loss_count,
+                    (select extract(epoch from min(a.at)) from ticketiq.audit as a
+                     where a.run_id = r.run_id and a.event = 'agent.run.lease_lapsed'),
+                    (select extract(epoch from min(a.at)) from ticketiq.audit as a
+                     where a.run_id = r.run_id and a.event = 'agent.run.adopted'),
+                    (select extract(epoch from min(c.written_at)) from ticketiq.checkpoints as c
+                     where c.run_id = r.run_id and c.epoch >= 3),
+                    (select count(*) from ticketiq.audit as a
+                     where a.run_id = r.run_id and a.event = 'agent.run.adopted'),
+                    (select count(*) from ticketiq.audit as a
+                     where a.run_id = r.run_id and a.event = 'agent.run.crash_resumed'),
+                    (select min(a.detail ->> 'reason') from ticketiq.audit as a
+                     where a.run_id = r.run_id and a.event = 'agent.run.lease_lapsed')
+                from ticketiq.runs as r
+            """).fetchall()
+            statements = conn.execute(
+                "select count(*) filter (where event = 'agent.run.adopted') from ticketiq.audit"
+            ).fetchone()
+    finally:
+        if victim is not None:
+            victim.kill()
+        survivor.stop()
+    claimed = [float(r[3]) - killed_at for r in rows if r[3] is not None]
+    adopted = [float(r[4]) - killed_at for r in rows if r[4] is not None]
+    written = [float(r[5]) - killed_at for r in rows if r[5] is not None]
+    lost = sum(1 for r in rows if r[1] != "completed")
+    duplicates = sum(1 for r in rows if r[6] > 1 or r[7] > 1 or r[2] > 1)
+    figures: dict[str, Any] = {
+        "runs": runs,
+        "victim_model_latency_s": latency,
+        "survivor_model_latency_s": SURVIVOR_LATENCY,
+        "taken_over": sum(1 for r in rows if r[2] == 1),
+        "by_session": sum(1 for r in rows if r[8] == "session_ended"),
+        "lost": lost,
+        "duplicates": duplicates,
+        "claimed_s": _dist(claimed),
+        "adopted_s": _dist(adopted),
+        "next_step_written_s": _dist(written),
+        "samples_s": sorted(written),
+        "all_ended_s": ended,
+        "within_target": sum(1 for w in written if w <= TARGET_S),
+        "target_s": TARGET_S,
+        "adoptions": int(statements[0]) if statements else None,  # type: ignore[index]
+        # the database's side of the takeover, kill to the last run ended (pg_stat_statements)
+        "statements": {k: {"calls": v["calls"], "mean_ms": v["mean_ms"], "ms": v["ms"]}
+                       for k, v in pgss.items()},
+        "victim_kib": {"ready": {k: ready[k] for k in ("VmRSS", "VmHWM") if k in ready},
+                       "started": {k: started[k] for k in ("VmRSS", "VmHWM") if k in started},
+                       "held": held},
+        "survivor_kib": {"ready": {k: survivor_ready[k] for k in ("VmRSS",)
+                                   if k in survivor_ready},
+                         "before_kill": survivor_before, "after": survivor_after},
+    }
+    met = (lost == 0 and duplicates == 0 and len(written) == runs
+           and max(written, default=1e9) <= TARGET_S)
+    figures["met"] = met
+    w = figures["next_step_written_s"]
+    log(f"  takeover of {runs} runs: next step written p50 {w['p50']:.2f} s, p99 "
+        f"{w['p99']:.2f} s, max {w['max']:.2f} s; lost {lost}, duplicates {duplicates}; "
+        f"survivor peak {survivor_after.get('VmHWM', 0) / 1024:.0f} MiB")
+    return figures
+
+
+def _dist(values: list[float]) -> dict[str, Any]:
+    out = summary(values)
+    out["p99"] = percentile(values, 99)
+    return out
+
+
+def memory(bdb: BenchDB, runs: int) -> dict[str, Any]:
+    """A worker's VmRSS before any run and with ``runs`` waiting on their first model call."""
+    child = Child(bdb.url, "victim", f"memory-{runs}", "--runs", str(runs), "--steps", "5",
+                  "--latency", "120", "--first", "5000000")
+    try:
+        ready = child.wait("ready", 60)
+        child.wait("started", 60 + runs / 50)
+        time.sleep(0.5)
+        held = child.memory()
+    finally:
+        child.kill()
+    return _per_run(runs, ready, held)
+
+
+def _per_run(runs: int, ready: dict[str, Any], held: dict[str, int]) -> dict[str, Any]:
+    base, now = int(ready.get("VmRSS", 0)), int(held.get("VmRSS", 0))
+    return {"runs": runs, "rss_before_kib": base, "rss_in_flight_kib": now,
+            "per_run_kib": (now - base) / runs if runs else None}
+
+
+async def run(bdb: BenchDB, sizes: Sizes, log: Any) -> dict[str, Any]:
+    long_mode = os.environ.get(ENV_LONG, "") not in ("", "0")
+    runs = sizes.takeover_runs_long if long_mode else sizes.takeover_runs
+    out: dict[str, Any] = {"long_mode": long_mode}
+    out["takeover"] = takeover(bdb, runs, log)
+    victim = out["takeover"]["victim_kib"]
+    out["memory"] = {str(runs): {**_per_run(runs, victim["ready"], victim["held"]),
+                                 "state": "in flight, each stepping every 5 s"}}
+    for n in sizes.memory_runs:
+        if str(n) in out["memory"]:
+            continue
+        fresh = BenchDB.create(bdb.admin_url)
+        try:
+            out["memory"][str(n)] = {**memory(fresh, n),
+                                     "state": "in flight, each waiting on its first model call"}
+        finally:
+            fresh.drop()
+    for n, m in out["memory"].items():
+        log(f"  memory with {n} runs in flight: {m['rss_in_flight_kib'] / 1024:.0f} MiB, "
+            f"{m['per_run_kib']:.1f} KiB per run")
+    return out

@@ -1,0 +1,84 @@
+"""A bench worker process: the victim that holds many runs, or the survivor that takes them.
+
+``python -m bench.takeover_child --role victim --runs 1000 --latency 5``: a real
+:class:`~ticketiq_pg.runtime.worker.Worker` (default settings from ``TICKETIQ_*``:
+8 s leases, liveness every 0.1 s, the pool of ``TICKETIQ_POOL_SIZE``) whose model
+answers after ``--latency`` seconds; the victim starts ``--runs`` runs at once and
+prints ``started`` once every one is in flight.  ``--role survivor`` starts none
+and resumes what it is handed.  Each event is one JSON line on stdout with the
+process's resident memory (``/proc/self/status``: VmRSS, VmHWM, in KiB).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import resource
+import signal
+import sys
+from typing import Any
+
+from ticketiq_pg.config import Settings
+from ticketiq_pg.runtime.app import App
+from ticketiq_pg.runtime.worker import Worker
+
+from .workload import TOOLS, SlowModel, start_kwargs
+
+
+def memory_kib() -> dict[str, int]:
+    """VmRSS and VmHWM of this process, in KiB (ru_maxrss where /proc is absent)."""
+    out: dict[str, int] = {}
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith(("VmRSS:", "VmHWM:")):
+                    out[line.split(":")[0]] = int(line.split()[1])
+    except OSError:
+        out["VmHWM"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return out
+
+
+def event(kind: str, **fields: Any) -> None:
+    print(json.dumps({"event": kind, **fields, **memory_kib()}), flush=True)
+
+
+async def main_async(args: argparse.Namespace) -> int:
+    settings = Settings.from_env()
+    app = App(model=SlowModel(args.latency), tools=TOOLS)
+    worker = Worker(settings, app, process_id=args.process_id)
+    await worker.start()
+    stop = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+    event("ready", pid=os.getpid(), process_id=worker.process_id)
+    if args.runs:
+        sem = asyncio.Semaphore(64)  # start them at once, a few dozen statements in flight
+
+        async def one(index: int) -> None:
+            async with sem:
+                await worker.start_run(**start_kwargs(args.first + index, "reads", args.steps))
+
+        await asyncio.gather(*(one(i) for i in range(args.runs)))
+        event("started", runs=args.runs, running=len(worker.running()))
+    await stop.wait()
+    await worker.shutdown(drain_timeout=5.0)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.takeover_child")
+    parser.add_argument("--role", choices=("victim", "survivor"), required=True)
+    parser.add_argument("--process-id", required=True)
+    parser.add_argument("--runs", type=int, default=0)
+    parser.add_argument("--first", type=int, default=0)
+    parser.add_argument("--steps", type=int, default=5)
+    parser.add_argument("--latency", type=float, default=0.0)
+    args = parser.parse_args(argv)
+    if args.role == "survivor" and args.runs:
+        parser.error("a survivor starts no runs")
+    return asyncio.run(main_async(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,45 @@
+-- ticketiq.adopt_runs(holder, ttl, limit): adopt up to p_limit claimed runs at once.
+--
+-- The batch form of ticketiq.adopt_run, for a process that takes over many
+-- runs together (a dead peer's thousand): each run is adopted by
+-- ticketiq.adopt_run itself (the oldest claimed first, FOR UPDATE SKIP
+-- LOCKED, epoch + 1, the lease to p_holder for p_ttl_seconds, audited),
+-- all in one statement and one commit, so of several resume workers each
+-- claimed run goes to exactly one (I2, I3).  Returns one row per run
+-- adopted, as ticketiq.adopt_run returns it; no row when nothing is
+-- claimed.  At most 1000 runs are adopted by one call, whatever p_limit
+-- says.  The caller verifies each seal before executing anything (I9).
+-- Limits:
+--   p_holder       1..512
+--   p_ttl_seconds  seconds in (0, 1e9]
+--   p_limit        >= 1
+-- SQLSTATEs: TQ004 (bad holder, TTL or limit).
+create or replace function ticketiq.adopt_runs(
+    p_holder text,
+    p_ttl_seconds double precision,
+    p_limit integer default 100
+)
+returns setof ticketiq.adopted_run
+language plpgsql
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+    v_row ticketiq.adopted_run;
+begin
+    perform ticketiq._require_text('holder', p_holder, 512);
+    perform ticketiq._require_positive('ttl', p_ttl_seconds);
+    if p_limit is null or p_limit < 1 then
+        raise exception 'limit must be >= 1' using errcode = 'TQ004';
+    end if;
+
+    for i in 1..least(p_limit, 1000) loop
+        select a.* into v_row from ticketiq.adopt_run(p_holder, p_ttl_seconds) as a;
+        exit when not found;
+        return next v_row;
+    end loop;
+end;
+$$;
+
+comment on function ticketiq.adopt_runs(text, double precision, integer) is
+'Adopt up to p_limit claimed runs in one statement, each as ticketiq.adopt_run does (SKIP LOCKED, epoch + 1, lease to p_holder), and return them.';
