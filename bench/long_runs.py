@@ -155,13 +155,13 @@ def rows(res: dict[str, Any]) -> list[dict[str, Any]]:
         return "ok" if ratio <= res["target_ratio"] else "MISS"
 
     return [
-        _row("8", f"WAL bytes per checkpoint, step {steps} / step 1 ({res['wal_source']})",
+        _row("11", f"WAL bytes per checkpoint, step {steps} / step 1 ({res['wal_source']})",
              f"{res['wal_ratio_last_to_first']:.2f}x "
              f"({res['wal_bytes_per_step'][-1]:.0f} / {res['wal_bytes_per_step'][0]:.0f})",
              f"/ step 2: {res['wal_ratio_last_to_second']:.2f}x; {res['runs']} run(s)", "<= 2x",
              verdict(res["wal_ratio_last_to_first"]), "long_runs.wal_ratio",
              res["wal_ratio_last_to_first"]),
-        _row("8", f"{res['time_source']} per checkpoint, last / first {res['ms_window_steps']}"
+        _row("11", f"{res['time_source']} per checkpoint, last / first {res['ms_window_steps']}"
              " steps (medians)", f"{res['ms_ratio_last_to_first']:.2f}x", "", "<= 2x",
              verdict(res["ms_ratio_last_to_first"]),
              "long_runs.ms_ratio", res["ms_ratio_last_to_first"]),
