@@ -13,7 +13,7 @@ select functions_are(
     array[
         '_claim_lapsed', '_fence', '_fence_job', '_finish_entry', '_require_positive', '_require_text',
         '_checkpoint_ok', '_step_calls', '_validate_checkpoint', '_wake', 'accept_entry',
-        'adopt_run', 'answers_write_once', 'claim_entries', 'claim_leader', 'decide_approval',
+        'adopt_run', 'adopt_runs', 'answers_write_once', 'claim_entries', 'claim_leader', 'decide_approval',
         'delegation_status', 'fail_run', 'fire_due_crons', 'get_answer', 'get_approval', 'get_entry', 'get_run',
         'hand_on_answer', 'mark_delivery', 'mark_in_doubt', 'now', 'purge_answers', 'purge_history', 'record_outcome',
         'record_resume', 'register_process', 'release_run', 'renew_leader', 'renew_leases',
