@@ -46,10 +46,10 @@ async def test_arm_n_takes_the_steps_with_no_seal_and_no_checkpoint(
     sealed: list[int] = []
     seal = workload.SEALER.seal_encoded
 
-    def counting(kind, run_id, step, body):  # type: ignore[no-untyped-def]
-        if kind == "checkpoint":
+    def counting(kind, run_id, step, body, prev=None):  # type: ignore[no-untyped-def]
+        if kind in ("checkpoint", "link"):
             sealed.append(step)
-        return seal(kind, run_id, step, body)
+        return seal(kind, run_id, step, body, prev)
 
     monkeypatch.setattr(workload.SEALER, "seal_encoded", counting)
     db = await TicketIQ.connect(db_url, min_size=2, max_size=2)

@@ -89,7 +89,6 @@ class TicketIQ(ProcessFunctions, EntryFunctions, KeyFunctions):
         #: idempotency_key=key)`` queues a job; ``await tq.jobs.get(job_id)`` reads one.
         self.jobs = JobStore(self)
 
-
     @classmethod
     async def connect(
         cls,
@@ -134,13 +133,11 @@ class TicketIQ(ProcessFunctions, EntryFunctions, KeyFunctions):
         await super().close()
 
 
-
     # -- schema -----------------------------------------------------------
 
     async def schema_version(self, conn: psycopg.AsyncConnection | None = None) -> int | None:
         """``ticketiq.schema_version``: The highest migration applied to this database."""
         return await self.scalar("schema_version", (), conn)
-
 
     async def check_schema(self, conn: psycopg.AsyncConnection | None = None) -> int:
         """Return the schema version, or raise SchemaVersionMismatch if unknown."""
@@ -163,11 +160,9 @@ class TicketIQ(ProcessFunctions, EntryFunctions, KeyFunctions):
             )
         return version
 
-
     async def now(self, conn: psycopg.AsyncConnection | None = None) -> Any:
         """The database clock that decides leases (``ticketiq.now()``)."""
         return await self.scalar("now", (), conn)
-
 
     # -- runs -------------------------------------------------------------
 
@@ -217,7 +212,6 @@ class TicketIQ(ProcessFunctions, EntryFunctions, KeyFunctions):
             conn,
         )
 
-
     async def write_checkpoint(
         self,
         run_id: uuid.UUID,
@@ -242,7 +236,6 @@ class TicketIQ(ProcessFunctions, EntryFunctions, KeyFunctions):
             return await self.checkpoints.write(checkpoint)
         return await self.write_checkpoint_alone(*checkpoint, conn=conn)
 
-
     async def write_checkpoint_alone(
         self,
         run_id: uuid.UUID,
@@ -261,7 +254,6 @@ class TicketIQ(ProcessFunctions, EntryFunctions, KeyFunctions):
             (run_id, epoch, step, json_param(body), seal, seal_key_id),
             conn,
         )
-
 
     async def write_checkpoints(
         self,
@@ -293,7 +285,6 @@ class TicketIQ(ProcessFunctions, EntryFunctions, KeyFunctions):
             for row in rows
         }
 
-
     async def mark_in_doubt(
         self,
         run_id: uuid.UUID,
@@ -316,7 +307,6 @@ class TicketIQ(ProcessFunctions, EntryFunctions, KeyFunctions):
             conn,
         )
 
-
     async def record_outcome(
         self,
         run_id: uuid.UUID,
@@ -338,7 +328,6 @@ class TicketIQ(ProcessFunctions, EntryFunctions, KeyFunctions):
             (run_id, epoch, step, call_id, json_param(outcome), settlement, seal, seal_key_id),
             conn,
         )
-
 
     async def adopt_run(
         self,
@@ -367,7 +356,6 @@ class TicketIQ(ProcessFunctions, EntryFunctions, KeyFunctions):
         """
         return await self.many(models.AdoptedRun, "adopt_runs", (holder, ttl, limit), conn)
 
-
     async def release_run(
         self,
         run_id: uuid.UUID,
@@ -382,7 +370,6 @@ class TicketIQ(ProcessFunctions, EntryFunctions, KeyFunctions):
         """
         args = (run_id, epoch, reason_param(reason), Jsonb(outcomes or {}))
         return await self.one(models.Released, "release_run", args, conn)
-
 
     async def seal_answer(
         self,
@@ -406,7 +393,6 @@ class TicketIQ(ProcessFunctions, EntryFunctions, KeyFunctions):
             conn,
         )
 
-
     async def hand_on_answer(
         self, run_id: uuid.UUID, epoch: int, *, conn: psycopg.AsyncConnection | None = None
     ) -> models.HandedOn:
@@ -414,7 +400,6 @@ class TicketIQ(ProcessFunctions, EntryFunctions, KeyFunctions):
         (transcript, audit, lease released).
         """
         return await self.one(models.HandedOn, "hand_on_answer", (run_id, epoch), conn)
-
 
     async def fail_run(
         self,
@@ -431,7 +416,6 @@ class TicketIQ(ProcessFunctions, EntryFunctions, KeyFunctions):
         args = (run_id, epoch, reason_param(reason), event)
         return await self.one(models.RunEnded, "fail_run", args, conn)
 
-
     async def stop_run(
         self,
         run_id: uuid.UUID,
@@ -446,7 +430,6 @@ class TicketIQ(ProcessFunctions, EntryFunctions, KeyFunctions):
         return await self.one(models.RunEnded, "stop_run", (run_id, epoch, reason_param(reason)),
                               conn)
 
-
     async def request_stop(
         self,
         run_id: uuid.UUID,
@@ -458,7 +441,6 @@ class TicketIQ(ProcessFunctions, EntryFunctions, KeyFunctions):
         """``ticketiq.request_stop``: Record a person's Stop for a run (not fenced)."""
         args = (run_id, actor, reason_param(reason))
         return await self.one(models.StopRequest, "request_stop", args, conn)
-
 
     async def record_resume(
         self,
@@ -478,7 +460,6 @@ class TicketIQ(ProcessFunctions, EntryFunctions, KeyFunctions):
             conn,
         )
 
-
     # -- reading runs -----------------------------------------------------
 
     async def get_run(
@@ -489,14 +470,12 @@ class TicketIQ(ProcessFunctions, EntryFunctions, KeyFunctions):
         """
         return await self.one(models.RunView, "get_run", (run_id,), conn)
 
-
     async def get_answer(
         self, run_id: uuid.UUID, *, conn: psycopg.AsyncConnection | None = None
     ) -> models.AnswerView | None:
         """The run's sealed answer with its seal, or None while it has none (UnknownRun)."""
         rows = await self.many(models.AnswerView, "get_answer", (run_id,), conn)
         return rows[0] if rows else None
-
 
     async def run_transcript(
         self, run_id: uuid.UUID, *, conn: psycopg.AsyncConnection | None = None
