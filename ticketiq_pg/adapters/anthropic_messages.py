@@ -26,7 +26,6 @@ from ticketiq_pg.adapters.base import (
     parse,
     sampling_fields,
     sdk_call,
-    sdk_missing,
     tool_specs,
     usage_of,
 )
@@ -129,14 +128,7 @@ class AnthropicModel(ProviderModel):
     """
 
     sdk = "anthropic"
-
-    def _new_client(self) -> Any:
-        try:
-            from anthropic import AsyncAnthropic
-        except ImportError as exc:
-            raise sdk_missing("anthropic", exc) from exc
-        return AsyncAnthropic(api_key=self.api_key, base_url=self.base_url,
-                              timeout=self.timeout, max_retries=0)
+    client_class = "AsyncAnthropic"
 
     def request_body(self, request: StepRequest) -> tuple[dict[str, Any], ToolNames]:
         """The request step ``request.step`` sends, and the name map it was made with."""

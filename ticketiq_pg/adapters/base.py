@@ -177,8 +177,9 @@ class ProviderModel(abc.ABC):
     settings (None: nowhere).
     """
 
-    #: The SDK module, imported when the model is built.
+    #: The SDK module, imported when the model is built, and its async client class.
     sdk: str = ""
+    client_class: str = ""
 
     def __init__(
         self,
@@ -260,9 +261,14 @@ class ProviderModel(abc.ABC):
             self._client = self._new_client()
         return self._client
 
-    @abc.abstractmethod
     def _new_client(self) -> Any:
-        """The provider SDK's async client."""
+        """The provider SDK's async client, with the SDK's own retries off."""
+        try:
+            module = importlib.import_module(self.sdk)
+        except ImportError as exc:
+            raise sdk_missing(self.sdk, exc) from exc
+        return getattr(module, self.client_class)(
+            api_key=self.api_key, base_url=self.base_url, timeout=self.timeout, max_retries=0)
 
     async def aclose(self) -> None:
         """Close the SDK client (an app's shut-down hook); a later step makes a new one."""

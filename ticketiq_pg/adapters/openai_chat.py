@@ -30,7 +30,6 @@ from ticketiq_pg.adapters.base import (
     parse,
     sampling_fields,
     sdk_call,
-    sdk_missing,
     tool_specs,
     usage_of,
 )
@@ -134,14 +133,7 @@ class OpenAIChatModel(ProviderModel):
         self.system_role = system_role
 
     sdk = "openai"
-
-    def _new_client(self) -> Any:
-        try:
-            from openai import AsyncOpenAI
-        except ImportError as exc:
-            raise sdk_missing("openai", exc) from exc
-        return AsyncOpenAI(api_key=self.api_key, base_url=self.base_url,
-                           timeout=self.timeout, max_retries=0)
+    client_class = "AsyncOpenAI"
 
     def request_body(self, request: StepRequest) -> tuple[dict[str, Any], ToolNames]:
         """The request step ``request.step`` sends, and the name map it was made with."""
