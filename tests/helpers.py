@@ -8,14 +8,17 @@ Not fixtures (conftest.py belongs to someone else): plain functions the test mod
 * :func:`body` / :func:`call`: well-formed checkpoint bodies.
 * :func:`allow_fake_clock`, :func:`set_fake_now`: the tests' fake database clock.
 * :func:`connect_many`: several autocommit connections at once.
+* :func:`send_torn_request`: a POST whose client dies mid-body, as a SIGKILLed worker's.
 """
 
 from __future__ import annotations
 
 import asyncio
+import socket
 import uuid
 from datetime import datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 import psycopg
 from psycopg import sql
@@ -158,3 +161,16 @@ async def rows(conn: psycopg.AsyncConnection, query: str, params: Any = None) ->
 
 def random_name(prefix: str) -> str:
     return f"{prefix}_{uuid.uuid4().hex[:12]}"
+
+
+def send_torn_request(base_url: str, path: str, body: bytes, sent: int,
+                      headers: dict[str, str] | None = None) -> None:
+    """POST ``body`` to ``path`` but send only its first ``sent`` bytes, then hang up:
+    what a server sees of a worker SIGKILLed while its request was on the wire."""
+    url = urlsplit(base_url)
+    head = [f"POST {path} HTTP/1.1", f"Host: {url.netloc}", "Content-Type: application/json",
+            f"Content-Length: {len(body)}", *(f"{k}: {v}" for k, v in (headers or {}).items())]
+    with socket.create_connection((url.hostname, url.port), timeout=5) as sock:
+        sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode() + body[:sent])
+        sock.shutdown(socket.SHUT_WR)
+        sock.recv(1024)  # the server's answer, if any, or its close

@@ -152,6 +152,9 @@ FAST_LEASES = {
     "TICKETIQ_POLL_INTERVAL": "0.2",
 }
 
+SURVIVOR_LEASES = {"TICKETIQ_LEASE_TTL": "8", "TICKETIQ_RENEW_INTERVAL": "1",
+                   "TICKETIQ_SELF_FENCE_MARGIN": "1"}
+
 
 class ThreeSteps:
     """The provider's side of the run: step 1 two calls, step 2 one, step 3 the answer,
@@ -204,8 +207,10 @@ def test_a_killed_run_resumes_without_asking_the_provider_again(
         "select run_id, epoch from ticketiq.checkpoints where step = 1")
     assert [step for step, _ in script.given] == [1], victim.stderr_text()  # asked once, killed
 
+    # The survivor holds its own lease for the default 8 s: a 2 s lease can lapse on a
+    # busy machine, and a run lost again is rightly asked its unwritten step again.
     survivor = spawn_cli_worker(stack, "survivor", "--app-dir", str(TESTS),
-                                app="adapter_app:app", **env)
+                                app="adapter_app:app", **{**env, **SURVIVOR_LEASES})
     ((state, outcome),) = wait_for(
         stack, "select state, outcome from ticketiq.entries where sender_id = %s "
         "and state not in ('pending', 'running')", sender)

@@ -42,6 +42,7 @@ from typing import Any, TypeVar
 import httpx
 import psycopg
 import pytest
+from helpers import send_torn_request
 from procs import KILLED, LiveProc
 
 import ticketiq_pg
@@ -166,6 +167,30 @@ def example(empty_db_url: str, tmp_path: Path) -> Iterator[Example]:
 # -- judging what landed at the ticket service ---------------------------------------
 
 
+@pytest.mark.parametrize("sent", [0, 12], ids=["headers-only", "half-a-body"])
+def test_a_request_torn_by_a_killed_client_is_not_recorded(tmp_path: Path, sent: int) -> None:
+    """A worker killed while its comment was on the wire sent no comment: the record
+    holds only the requests that arrived whole (else the resend looks like a second
+    comment with another body)."""
+    world = Example("", tmp_path)
+    try:
+        world.start_service()
+        made = httpx.post(f"{world.service_url}/tickets", timeout=10,
+                          json={"id": "T-1", "title": "Export fails", "body": "An error."})
+        assert made.status_code == 201, made.text
+        body = json.dumps({"text": "Triage: P2, for support.", "run_id": "r1"}).encode()
+        send_torn_request(world.service_url, "/tickets/T-1/comments", body, sent,
+                          {"Idempotency-Key": "k1"})
+        whole = httpx.post(f"{world.service_url}/tickets/T-1/comments", content=body,
+                           headers={"Idempotency-Key": "k1"}, timeout=10)
+        assert whole.status_code == 201, whole.text
+        assert [(r["effect"], r["body"]) for r in comment_requests(world.requests(), "T-1")
+                ] == [("created", json.loads(body))]
+    finally:
+        world.close()
+
+
+
 def comment_requests(requests: list[dict[str, Any]], ticket_id: str) -> list[dict[str, Any]]:
     return [r for r in requests
             if r["method"] == "POST" and r["path"] == f"/tickets/{ticket_id}/comments"]
@@ -194,7 +219,8 @@ def judge_landed(requests: list[dict[str, Any]], runs: dict[str, str],
         # process died before its request went out.)
         assert 1 <= len(posts) <= 1 + resent[run_id], (ticket_id, posts, resent[run_id])
         assert {r["idempotency_key"] for r in posts} == {step_keys[run_id]}, posts
-        assert all(r["body"] == posts[0]["body"] for r in posts), posts
+        assert all(r["body"] == posts[0]["body"] for r in posts), (
+            ticket_id, [(r["seq"], r["effect"], r["status"], r["body"]) for r in posts])
         # The answer delivery has a reader: made once, never sent twice.
         notes = [r for r in requests
                  if r["method"] == "POST" and r["path"] == f"/tickets/{ticket_id}/triage"]

@@ -20,6 +20,8 @@ A key seen before returns the object it created (status 200, ``"deduped": true``
 creates nothing; a key sent again with a different body is refused (422).  The record
 is a JSON-lines file (``--record``), each line written and fsynced before the answer is
 sent; on start the service replays it, so tickets, comments and keys outlive a restart.
+A request whose body ends before its ``Content-Length`` (its client was killed while
+sending it) never arrived: it is neither served nor recorded.
 
     python ticket_service.py --port 8700 --record ticket-service.jsonl
 
@@ -182,6 +184,11 @@ class Handler(BaseHTTPRequestHandler):
         url = urlsplit(self.path)
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
+        if len(raw) < length:
+            # The client died mid-request (a SIGKILLed worker): no request arrived, so
+            # none is recorded, and nobody is left to answer.
+            self.close_connection = True
+            return
         try:
             body = json.loads(raw) if raw else None
         except ValueError:

@@ -22,7 +22,8 @@ flight, per round (needs matplotlib, the ``bench`` extra).
 Judged from the database and the vendor service's own record (see
 :mod:`ticketiq_pg.testing.trials`): no lost trial, no duplicate write (counted by
 what landed: per run and tool call, read from the content the vendor applied,
-whatever key it carried), recovery within 15 s, from 12 rounds on every kind
+whatever key it carried), recovery within 15 s (to the trial's end; for a long run,
+to its next step after the takeover), from 12 rounds on every kind
 caught in flight (its run running on the victim at the fault) in at least a
 quarter of its trials, in ``stop`` mode no write by the stalled process after the
 takeover, and in ``restart``/``failover`` mode no run of a live process
@@ -151,7 +152,7 @@ def test_kill_trials(pg_server_url: str, tmp_path: Path) -> None:
     if ROUNDS + LEASE_ONLY >= CAUGHT_FROM_ROUNDS and report.rarely_caught(CAUGHT_SHARE):
         found.append(f"kinds caught in flight in under {CAUGHT_SHARE:.0%} of their trials: "
                      f"{report.rarely_caught(CAUGHT_SHARE)}")
-    slow = [t for t in report.trials if (t.recovery_seconds or 0) > RECOVERY_BOUND]
+    slow = [t for t in report.trials if (t.judged_seconds or 0) > RECOVERY_BOUND]
     if slow:
         found.append(f"recovery over {RECOVERY_BOUND}s: {slow}")
     if report.stalled_writes:

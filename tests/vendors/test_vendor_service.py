@@ -8,6 +8,7 @@ never send), and judges by what the service recorded: duplicates are counted whe
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import signal
 import uuid
@@ -17,6 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
+from helpers import send_torn_request
 
 from ticketiq_pg.retries import is_transient, retry_after
 from ticketiq_pg.testing.vendor_sim.process import VendorService, VendorServiceError
@@ -160,6 +162,19 @@ async def test_concurrent_creates_with_one_key_make_one_incident(
 
 
 # --------------------------------------------------------------------------- Jira
+
+
+@pytest.mark.parametrize("sent", [0, 10], ids=["headers-only", "half-a-body"])
+async def test_a_request_torn_by_a_killed_client_is_not_recorded(
+    vendors: VendorService, clients: VendorClients, sent: int
+) -> None:
+    """A worker SIGKILLed mid-request sent nothing: only whole requests are recorded, so
+    what landed is counted from requests that arrived."""
+    body = json.dumps({"body": {"type": "doc", "version": 1, "content": []}}).encode()
+    send_torn_request(vendors.base_url, "/jira/rest/api/3/issue/OPS-9/comment", body, sent)
+    await clients.jira.add_comment("OPS-9", "whole", step_key="sk-9")
+    assert [(r["method"], r["effect"]) for r in vendors.requests("jira")] == [
+        ("POST", "created")]
 
 
 async def test_jira_repeat_is_a_second_comment_and_the_reader_finds_it(

@@ -40,6 +40,13 @@ class Trial:
     failure_reason: str | None = None  # the run's, when it ended failed
 
     @property
+    def judged_seconds(self) -> float | None:
+        """The time held to the recovery bound: from the fault to the trial's end, but
+        for a long run from the fault to its next step after the takeover (its end is
+        30 more steps of its own work away, retries and all, not recovery)."""
+        return self.resume_seconds if self.kind == "long" else self.recovery_seconds
+
+    @property
     def entry_kind(self) -> str:
         """The kind of its inbox entry: a long run comes in as a webhook."""
         return "webhook" if self.kind == "long" else self.kind

@@ -170,7 +170,7 @@ class VendorRequestHandler(BaseHTTPRequestHandler):
                 total += size
                 if total > MAX_BODY:
                     raise _BadRequest("request body too large")
-                chunks.append(self.rfile.read(size))
+                chunks.append(self._read_exactly(size))
                 self.rfile.readline(3)
         length = self.headers.get("Content-Length")
         if not length:
@@ -181,7 +181,15 @@ class VendorRequestHandler(BaseHTTPRequestHandler):
             raise _BadRequest(f"invalid Content-Length {length!r}") from None
         if n < 0 or n > MAX_BODY:
             raise _BadRequest("request body too large")
-        return self.rfile.read(n)
+        return self._read_exactly(n)
+
+    def _read_exactly(self, n: int) -> bytes:
+        # A client killed mid-request leaves a torn body: no request arrived, so none
+        # is recorded (a torn comment is not a second comment with another body).
+        data = self.rfile.read(n)
+        if len(data) < n:
+            raise _BadRequest("the body ended before its length: the client hung up")
+        return data
 
     def _handle(self) -> None:
         wall = time.time()
