@@ -202,3 +202,32 @@ async def test_fenced_errors_are_typed(stack: Stack) -> None:
                                           conn=conn)
     finally:
         await db.close()
+
+
+async def test_a_delivery_failing_after_the_hand_on_leaves_the_run_completed(
+    stack: Stack,
+) -> None:
+    """A delivery without a reader is made after the hand-on, at most once: when it
+    fails, the run is completed with its answer (not reported lost) and it is not sent
+    again."""
+    sent = []
+
+    async def deliver(run, answer):  # type: ignore[no-untyped-def]
+        sent.append(answer)
+        raise ConnectionError("the channel hung up")
+
+    db = await TicketIQ.connect(stack.db_url)
+    try:
+        runner = await make_runner(stack, db)
+        runner.deliver = deliver
+        outcome = await runner.start_and_run(
+            owner="alice", run_as="alice", channel="playground", entry_point="test",
+            input={"seed": 1, "steps": 2, "plan": "reads"},
+        )
+    finally:
+        await db.close()
+    ((status,),) = stack.query("select status from ticketiq.runs where run_id = %s",
+                               outcome.run_id)
+    assert (outcome.status, "delivery failed" in outcome.reason) == ("completed", True)
+    assert outcome.answer is not None and sent == [outcome.answer]
+    assert status == "completed"

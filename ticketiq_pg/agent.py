@@ -324,7 +324,8 @@ class AnswerDelivery:
     — a reader that finds a delivery by its key — the delivery is marked
     before it is sent and read back by a process that replaces a dead one,
     so it is made exactly once (a Teams reply).  Without a reader it is made
-    after the hand-on, at most once.
+    after the hand-on, at most once: a send that raises is logged and not made
+    again, and the run stays completed (``RunOutcome.reason`` says so).
     """
 
     send: Callable[[RunInfo, Any, Any, str], Awaitable[None]]

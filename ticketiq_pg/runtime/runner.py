@@ -472,10 +472,17 @@ class Runner(Attempting, Resuming, Waiting):
         self.leases.drop(info.run_id, epoch)
         self.faults.reach("after_hand_on", step_no)
         if info.entry_point != "delegation":
-            if delivery is not None:
-                await delivery.send(info, request, handed.body, key)
-            elif self.deliver is not None:
-                await self.deliver(info, handed.body)
+            try:
+                if delivery is not None:
+                    await delivery.send(info, request, handed.body, key)
+                elif self.deliver is not None:
+                    await self.deliver(info, handed.body)
+            except Exception as exc:  # noqa: BLE001 - the run is completed; only its delivery failed
+                # At most once: not sent again, and the run is not failed (its answer is
+                # sealed and handed on, for the entry's caller to read).
+                log.exception("run %s: the answer's delivery failed", info.run_id)
+                return RunOutcome(info.run_id, "completed", answer=handed.body,
+                                  reason=f"delivery failed, not retried: {describe(exc)}")
         return RunOutcome(info.run_id, "completed", answer=handed.body)
 
 
