@@ -15,8 +15,13 @@ once, whole runs timed (start, every step, the final answer):
   (its schema as ``absurdctl init`` installs it), in its best configuration
   (:class:`_Absurd`).
 
+* the floor, ``raw``: each run ``peer_steps`` single-statement ``UPDATE``s of the
+  very checkpoint bodies ours wrote (on a database of its own), nothing else: no
+  design that makes each step durable before its calls can beat it at one run at
+  once (one commit a step), so it bounds what a ratio to a peer can reach.
+
 At each of ``peer_levels`` runs at once, the runs go in ``peer_blocks``
-blocks alternating ours/DBOS/Absurd (A/B/C/A/B/C).  Statements per step
+blocks alternating ours/DBOS/Absurd/raw (A/B/C/D/A/B/C/D).  Statements per step
 count every top-level statement each database ran (pg_stat_statements),
 including per-run overhead and the peers' own pollers; transactions per
 step, each database's commits and rollbacks (pg_stat_database).
@@ -180,6 +185,44 @@ class _Absurd:
         drop_database(self.admin_url, self.url)
 
 
+class _RawUpdate:
+    """The floor: each step one ``UPDATE`` of a checkpoint body, on a database of its own."""
+
+    def __init__(self, admin_url: str, rows: int) -> None:
+        import psycopg
+
+        self.admin_url = admin_url
+        self.url = create_database(admin_url, "tiq_bench_raw")
+        self.dbname = self.url.rsplit("/", 1)[-1]
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            conn.execute("create table peer_raw (run_id integer primary key, state jsonb)")
+            conn.execute("insert into peer_raw select g, '{}' from generate_series(0, %s) as g",
+                         (rows - 1,))
+        self.payloads: list[Any] = []
+        self.pool: Any = None
+
+    async def open(self, size: int, payloads: list[Any]) -> None:
+        from psycopg_pool import AsyncConnectionPool
+
+        self.payloads = payloads
+        self.pool = AsyncConnectionPool(self.url, min_size=size, max_size=size, open=False,
+                                        kwargs={"autocommit": True})
+        await self.pool.open(wait=True)
+
+    async def run_one(self, index: int, slots: int) -> None:
+        from psycopg.types.json import Jsonb
+
+        for body in self.payloads:
+            async with self.pool.connection() as conn:
+                await conn.execute("update peer_raw set state = %s where run_id = %s",
+                                   (Jsonb(body), index % slots))
+
+    async def close(self) -> None:
+        if self.pool is not None:
+            await self.pool.close()
+        drop_database(self.admin_url, self.url)
+
+
 def absurd_available() -> tuple[bool, str]:
     try:
         import absurd_sdk  # noqa: F401
@@ -242,9 +285,15 @@ async def run(bdb: BenchDB, sizes: Sizes, log: Any) -> dict[str, Any]:
     async def theirs(index: int) -> None:
         await peer.run_one(index, steps)
 
+    raw = _RawUpdate(bdb.admin_url, top)
+
+    async def floor(index: int) -> None:
+        await raw.run_one(index, top)
+
     per_block = max(1, sizes.peer_runs // sizes.peer_blocks)
-    names = ["ticketiq", "dbos"] + (["absurd"] if absurd is not None else [])
-    dbnames = {"ticketiq": bdb.url.rsplit("/", 1)[-1], "dbos": peer.dbname}
+    names = ["ticketiq", "dbos"] + (["absurd"] if absurd is not None else []) + ["raw"]
+    dbnames = {"ticketiq": bdb.url.rsplit("/", 1)[-1], "dbos": peer.dbname,
+               "raw": raw.dbname}
     if absurd is not None:
         dbnames["absurd"] = absurd.dbname
     out: dict[str, Any] = {"peer": note, "absurd": a_note if absurd is not None else None,
@@ -253,6 +302,13 @@ async def run(bdb: BenchDB, sizes: Sizes, log: Any) -> dict[str, Any]:
                            "blocks": sizes.peer_blocks, "by_concurrency": {}}
     seq = 0
     try:
+        # The floor replays the checkpoints of one of ours: the bytes ours writes a step.
+        sample = await runner.start_and_run(**start_kwargs(800_000, "reads", steps))
+        async with db.pool.connection() as conn:  # type: ignore[union-attr]
+            cur = await conn.execute("select body from ticketiq.checkpoints where run_id = %s"
+                                     " order by step", (sample.run_id,))
+            payloads = [row[0] for row in await cur.fetchall()]
+        await raw.open(top, payloads or [{}] * steps)
         for c in sizes.peer_levels:
             if absurd is not None:
                 await absurd.start(c)
@@ -262,6 +318,8 @@ async def run(bdb: BenchDB, sizes: Sizes, log: Any) -> dict[str, Any]:
                     return await _block(ours, first, per_block, c)
                 if name == "dbos":
                     return await _block(theirs, first, per_block, c)
+                if name == "raw":
+                    return await _block(floor, first, per_block, c)
                 assert absurd is not None
                 return await absurd.block(first, per_block)
 
@@ -296,6 +354,12 @@ async def run(bdb: BenchDB, sizes: Sizes, log: Any) -> dict[str, Any]:
             for name in names[1:]:
                 level[f"ratio_{name}"] = (level["ticketiq"]["steps_per_s"]
                                           / level[name]["steps_per_s"])
+            # The most any design with a durable statement a step could show against each
+            # peer here: the floor's rate over the peer's.
+            for name in ("absurd", "dbos"):
+                if name in level:
+                    level[f"floor_x_{name}"] = (level["raw"]["steps_per_s"]
+                                                / level[name]["steps_per_s"])
             out["by_concurrency"][str(c)] = level
             log(f"  peer c={c}: ours {level['ticketiq']['steps_per_s']:,.0f} steps/s, "
                 + ", ".join(f"{n} {level[n]['steps_per_s']:,.0f} (x{level['ratio_' + n]:.2f})"
@@ -304,6 +368,7 @@ async def run(bdb: BenchDB, sizes: Sizes, log: Any) -> dict[str, Any]:
         await runner.leases.stop()
         await db.close()
         peer.close()
+        await raw.close()
         if absurd is not None:
             await absurd.stop()
             absurd.close()

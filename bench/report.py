@@ -100,8 +100,15 @@ def _peer(res: dict[str, Any]) -> list[dict[str, Any]]:
                 f"{_f(ours['steps_per_s'], 0)} steps/s (x{_f(ratio)})",
                 f"{label} {_f(level[name]['steps_per_s'], 0)} steps/s", f">= {target:g}x",
                 OK if ratio >= target else MISS, f"peer.by_concurrency.{c}.ratio_{name}", ratio))
+            if f"floor_x_{name}" in level:
+                rows.append(_row(
+                    "2", f"  the floor (one UPDATE a step) vs {label}, {c} at once",
+                    f"x{_f(level[f'floor_x_{name}'])}",
+                    f"raw UPDATE {_f(level['raw']['steps_per_s'], 0)} steps/s",
+                    "", INFO, f"peer.by_concurrency.{c}.floor_x_{name}",
+                    level[f"floor_x_{name}"]))
         if "statements_per_step" in ours:
-            names = [n for n in ("ticketiq", "absurd", "dbos") if n in level]
+            names = [n for n in ("ticketiq", "absurd", "dbos", "raw") if n in level]
             rows.append(_row(
                 "2", f"  statements / transactions per step at {c} (ours, " +
                 ", ".join(names[1:]) + ")",

@@ -1,11 +1,12 @@
 """Where a step's client time goes with C runs at once: cProfile of the bench's rounds.
 
-    python scripts/profile_steps.py [--runs 32] [--rounds 6] [--steps 5] [--top 25]
+    python scripts/profile_steps.py [--runs 32] [--rounds 6] [--steps 5] [--top 25] [--cpu]
 
 Starts a private durable cluster (or uses ``TICKETIQ_BENCH_DATABASE_URL``), runs
 one warm-up round and then ``--rounds`` rounds of ``--runs`` runs at once through
 the Runner (bench section 10's arm A, model latency 0) under cProfile, and prints
-the functions by their own time.  Found the slow seal encoder (issue 24).
+the functions by their own time (``--cpu``: this process's CPU time, so waits and a
+busy machine's preemption count nothing).  Found the slow seal encoder (issue 24).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import cProfile
 import io
 import pstats
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -33,7 +35,7 @@ async def profile(url: str, args: argparse.Namespace) -> str:
     runner.leases.start()
     try:
         await ticketiq_round(runner, model, args.runs, args.steps, 1)
-        profiler = cProfile.Profile()
+        profiler = cProfile.Profile(time.process_time) if args.cpu else cProfile.Profile()
         profiler.enable()
         for index in range(args.rounds):
             await ticketiq_round(runner, model, args.runs, args.steps, 10 + index)
@@ -52,6 +54,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--cpu", action="store_true", help="profile CPU time, not wall time")
     args = parser.parse_args()
     server = open_server()
     try:
