@@ -105,6 +105,30 @@ async def test_a_model_that_fails_transiently_within_its_budget_finishes_with_no
                        "where run_id = %s", outcome.run_id) == [(1, "model", 3)]
 
 
+class Hangs(Flaky):
+    """A model whose first ask never answers (a hung connection); then as Flaky."""
+
+    async def step(self, request: StepRequest) -> ModelStep:
+        if not self.asks:
+            self.asks.append(request.step)
+            await asyncio.sleep(3600)
+        return await super().step(request)
+
+
+async def test_a_model_that_hangs_is_cut_off_at_its_timeout_and_asked_again(
+    stack: Stack,
+) -> None:
+    model = Hangs()
+    policy = RetryPolicy(attempts=3, first_delay=0.01, max_delay=0.05, timeout=0.3)
+    async with await TicketIQ.connect(stack.db_url) as db:
+        runner = await runner_for(stack, db, model, Tools([read_tool()]), model_retry=policy)
+        outcome = await asyncio.wait_for(runner.start_and_run(**START, input={}), 30)
+    assert outcome.status == "completed", outcome
+    assert model.asks == [1, 1, 2]
+    assert stack.query("select step, target, attempts, last_error from ticketiq.attempts "
+                       "where run_id = %s", outcome.run_id) == [(1, "model", 1, "TimeoutError")]
+
+
 @pytest.mark.parametrize(("error", "fail", "expect"), [
     (TransientError("503 Service Unavailable", status=503), 99, "the model failed 4 times"),
     (ValueError("the prompt is too long"), 1, "the model failed: ValueError"),

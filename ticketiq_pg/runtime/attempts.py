@@ -220,7 +220,9 @@ class Attempting:
 async def _bounded(awaitable: Awaitable[T], seconds: float | None) -> T:
     if seconds is None:
         return await awaitable
-    return await asyncio.wait_for(awaitable, seconds)
+    # asyncio.timeout runs the call in this task; wait_for (3.11) made a task a call.
+    async with asyncio.timeout(seconds):
+        return await awaitable
 
 
 def _json_result(tool: Tool, result: Any) -> None:
