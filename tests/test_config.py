@@ -80,7 +80,7 @@ def test_liveness_interval() -> None:
 
 def test_group_commit() -> None:
     """Group commit on by default (groups of 4); 0 turns it off; 1 would group nothing."""
-    assert Settings.from_env({}).group_commit == 4
+    assert Settings.from_env({}).group_commit == 16
     assert Settings.from_env({"TICKETIQ_GROUP_COMMIT": "0"}).group_commit == 0
     assert Settings.from_env({"TICKETIQ_GROUP_COMMIT": "8"}).group_commit == 8
     with pytest.raises(ConfigError, match="TICKETIQ_GROUP_COMMIT=1 groups nothing"):

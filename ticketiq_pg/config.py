@@ -28,7 +28,7 @@ variable                           default   meaning
                                              three of them of grace); ``0`` turns
                                              liveness off (lease expiry alone, e.g.
                                              behind a transaction-mode pooler)
-``TICKETIQ_GROUP_COMMIT``          ``4``     checkpoints of runs that step together
+``TICKETIQ_GROUP_COMMIT``          ``16``    checkpoints of runs that step together
                                              sent in one statement as soon as this
                                              many are queued (at least 2); ``0``
                                              turns group commit off (one statement
@@ -117,7 +117,7 @@ class Settings:
     crash_resume_entries: bool = True
     entry_claim_delay: float = 0.0
     liveness_interval: float = 0.1
-    group_commit: int = 4
+    group_commit: int = 16
     #: Runs one process drives at once, and the connections its pool holds: independent,
     #: since a run holds a connection only for the round trip of each statement.
     max_runs: int = 10_000

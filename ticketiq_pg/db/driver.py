@@ -35,7 +35,7 @@ from ticketiq_pg import errors
 from ticketiq_pg.db import retry
 from ticketiq_pg.db import rows as models
 from ticketiq_pg.db.entries import EntryFunctions
-from ticketiq_pg.db.group_commit import CheckpointBatcher
+from ticketiq_pg.db.group_commit import DEFAULT_GROUP, CheckpointBatcher
 from ticketiq_pg.db.jobs import JobStore
 from ticketiq_pg.db.keys import KeyFunctions
 from ticketiq_pg.db.processes import ProcessFunctions
@@ -77,7 +77,7 @@ class TicketIQ(ProcessFunctions, EntryFunctions, KeyFunctions):
         *,
         retry_policy: retry.RetryPolicy | None = None,
         group_commit: bool = True,
-        group_size: int = 4,
+        group_size: int = DEFAULT_GROUP,
     ) -> None:
         super().__init__(pool, retry_policy=retry_policy)
         #: Pooled checkpoints of runs that step at the same moment share one
@@ -99,7 +99,7 @@ class TicketIQ(ProcessFunctions, EntryFunctions, KeyFunctions):
         check_schema: bool = True,
         retry_policy: retry.RetryPolicy | None = None,
         group_commit: bool = True,
-        group_size: int = 4,
+        group_size: int = DEFAULT_GROUP,
         **pool_kwargs: Any,
     ) -> TicketIQ:
         """Open a pool on ``conninfo`` and check the schema version (SchemaVersionMismatch)."""
