@@ -16,7 +16,10 @@ makes it 10,000 runs.
 9: a worker process's resident memory (VmRSS) before any run and with N runs
 in flight (each a task waiting on its model), per run, for each N of
 ``memory_runs``: the victim's own figure at ``takeover_runs``, and for the
-larger N a process whose runs wait 120 s on their first model call.
+larger N a process whose runs wait 120 s on their first model call.  Then, for
+each N, a process whose N runs have all *suspended* (a write held for approval,
+``may_wait``): its VmRSS and the Python heap the suspended runs left in it
+(``tracemalloc``), per run.
 """
 
 from __future__ import annotations
@@ -248,6 +251,29 @@ def memory(bdb: BenchDB, runs: int) -> dict[str, Any]:
     return _per_run(runs, ready, held)
 
 
+def memory_suspended(bdb: BenchDB, runs: int) -> dict[str, Any]:
+    """A worker's VmRSS and retained Python heap once ``runs`` runs have all suspended."""
+    child = Child(bdb.url, "victim", f"suspended-{runs}", "--runs", str(runs), "--steps", "5",
+                  "--suspend", "--first", "6000000")
+    try:
+        ready = child.wait("ready", 60)
+        done = child.wait("suspended", 120 + runs / 20)
+        held = child.memory()
+    finally:
+        child.stop()
+    with bdb.connect() as conn:
+        suspended = _count(conn, "select count(*) from ticketiq.runs where status = 'suspended'")
+    out = _per_run(runs, ready, held)
+    out.update(
+        suspended_in_db=suspended,
+        outcomes=done.get("outcomes"),
+        heap_retained_bytes=done.get("heap_bytes"),
+        heap_per_run_bytes=done["heap_bytes"] / runs if runs and "heap_bytes" in done else None,
+        state="suspended: each waiting for an approval, its lease given back, its task ended",
+    )
+    return out
+
+
 def _per_run(runs: int, ready: dict[str, Any], held: dict[str, int]) -> dict[str, Any]:
     base, now = int(ready.get("VmRSS", 0)), int(held.get("VmRSS", 0))
     return {"runs": runs, "rss_before_kib": base, "rss_in_flight_kib": now,
@@ -274,4 +300,15 @@ async def run(bdb: BenchDB, sizes: Sizes, log: Any) -> dict[str, Any]:
     for n, m in out["memory"].items():
         log(f"  memory with {n} runs in flight: {m['rss_in_flight_kib'] / 1024:.0f} MiB, "
             f"{m['per_run_kib']:.1f} KiB per run")
+    out["memory_suspended"] = {}
+    for n in sizes.memory_runs:
+        fresh = BenchDB.create(bdb.admin_url)
+        try:
+            m = out["memory_suspended"][str(n)] = memory_suspended(fresh, n)
+        finally:
+            fresh.drop()
+        log(f"  memory with {n} runs suspended ({m['suspended_in_db']} in the database): RSS "
+            f"{m['rss_before_kib'] / 1024:.0f} -> {m['rss_in_flight_kib'] / 1024:.0f} MiB, "
+            f"{m['per_run_kib']:.1f} KiB per run; Python heap kept "
+            f"{m['heap_per_run_bytes']:.0f} B per run")
     return out
