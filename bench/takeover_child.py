@@ -31,7 +31,7 @@ from ticketiq_pg.agent import AllowAll, RunInfo, ToolCall, Verdict, is_changing
 from ticketiq_pg.config import Settings
 from ticketiq_pg.retries import MODEL_RETRY
 from ticketiq_pg.runtime.app import App
-from ticketiq_pg.runtime.worker import RunHandle, Worker
+from ticketiq_pg.runtime.worker import Worker
 
 from .workload import TOOLS, SlowModel, start_kwargs
 
@@ -73,7 +73,14 @@ async def main_async(args: argparse.Namespace) -> int:
     app = App(model=SlowModel(args.latency), tools=TOOLS,
               model_retry=replace(retry, attempts=settings.model_attempts),
               gates=HoldWrites() if args.suspend else None)
-    worker = Worker(settings, app, process_id=args.process_id)
+    ended = asyncio.Event()
+
+    def count(_outcome: object) -> None:
+        if len(worker.outcomes) >= args.runs:  # a run's task is forgotten before this
+            ended.set()
+
+    # The child keeps no handle on its runs: what the suspended runs leave is the worker's.
+    worker = Worker(settings, app, process_id=args.process_id, on_outcome=count)
     await worker.start()
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
@@ -84,17 +91,17 @@ async def main_async(args: argparse.Namespace) -> int:
     if args.runs:
         sem = asyncio.Semaphore(64)  # start them at once, a few dozen statements in flight
 
-        async def one(index: int) -> RunHandle:
+        async def one(index: int) -> None:
             async with sem:
                 kwargs = start_kwargs(args.first + index, plan, args.steps)
-                return await worker.start_run(**kwargs, may_wait=args.suspend)
+                await worker.start_run(**kwargs, may_wait=args.suspend)
 
         plan = "mixed" if args.suspend else "reads"
-        handles = await asyncio.gather(*(one(i) for i in range(args.runs)))
+        await asyncio.gather(*(one(i) for i in range(args.runs)))
         event("started", runs=args.runs, running=len(worker.running()))
         if args.suspend:
-            await asyncio.gather(*(handle.outcome() for handle in handles))
-            del handles
+            await ended.wait()
+            await asyncio.sleep(0.1)  # the last tasks return
             gc.collect()
             heap, _peak = tracemalloc.get_traced_memory()
             tracemalloc.stop()
