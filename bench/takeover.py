@@ -285,6 +285,12 @@ async def run(bdb: BenchDB, sizes: Sizes, log: Any) -> dict[str, Any]:
     runs = sizes.takeover_runs_long if long_mode else sizes.takeover_runs
     out: dict[str, Any] = {"long_mode": long_mode}
     out["takeover"] = takeover(bdb, runs, log)
+    if long_mode:
+        # The 5 s target is the thousand runs'; at 10,000 the verdict is 0 lost, 0 duplicates.
+        t = out["takeover"]
+        t["target"] = "0 lost, 0 duplicates (5 s is the 1,000 runs' target)"
+        t["met"] = (t["lost"] == 0 and t["duplicates"] == 0
+                    and t["next_step_written_s"]["n"] == runs)
     victim = out["takeover"]["victim_kib"]
     out["memory"] = {str(runs): {**_per_run(runs, victim["ready"], victim["held"]),
                                  "state": "in flight, each stepping every 5 s"}}
