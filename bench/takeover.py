@@ -293,7 +293,8 @@ async def run(bdb: BenchDB, sizes: Sizes, log: Any) -> dict[str, Any]:
                     and t["next_step_written_s"]["n"] == runs)
     victim = out["takeover"]["victim_kib"]
     out["memory"] = {str(runs): {**_per_run(runs, victim["ready"], victim["held"]),
-                                 "state": "in flight, each stepping every 5 s"}}
+                                 "state": "in flight, each stepping every "
+                                          f"{out['takeover']['victim_model_latency_s']:g} s"}}
     for n in sizes.memory_runs:
         if str(n) in out["memory"]:
             continue
