@@ -155,6 +155,13 @@ def _takeover(res: dict[str, Any]) -> list[dict[str, Any]]:
         "8", "  the survivor's peak memory (VmHWM)",
         f"{_f(t['survivor_kib']['after'].get('VmHWM', 0) / 1024, 0)} MiB",
         f"{_f(t['survivor_kib']['before_kill'].get('VmRSS', 0) / 1024, 0)} MiB before the kill"))
+    g = t.get("survivor_gc") or {}
+    if "pause_s" in g:
+        rows.append(_row(
+            "8", "  the survivor's full garbage collections (loop stopped)",
+            f"{g['full_collections']}, {_f(g['pause_s'])} s in all",
+            f"longest {_f(g['longest_s'])} s; from ready to the end",
+            "", INFO, "takeover.takeover.survivor_gc.pause_s", g["pause_s"]))
     for n, m in res["memory"].items():
         rows.append(_row(
             "9", f"worker memory, {int(n):,} runs in flight",

@@ -68,7 +68,8 @@ class Child:
             cwd=ROOT)
         self.events: list[dict[str, Any]] = []
         self._cond = threading.Condition()
-        threading.Thread(target=self._read, daemon=True).start()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
         self._err: list[str] = []
         threading.Thread(target=self._drain_err, daemon=True).start()
 
@@ -109,6 +110,10 @@ class Child:
                 if line.startswith(("VmRSS:", "VmHWM:")):
                     out[line.split(":")[0]] = int(line.split()[1])
         return out
+
+    def drained(self, timeout: float = 5.0) -> None:
+        """Wait until every line the (exited) process printed has been read."""
+        self._reader.join(timeout)
 
     def kill(self) -> None:
         if self.popen.poll() is None:
@@ -190,6 +195,9 @@ def takeover(bdb: BenchDB, runs: int, log: Any) -> dict[str, Any]:
         if victim is not None:
             victim.kill()
         survivor.stop()
+        survivor.drained()
+    # the survivor's full garbage collections, from ready to the end (printed at SIGTERM)
+    survivor_gc = next((e for e in survivor.events if e.get("event") == "gc"), {})
     claimed = [float(r[3]) - killed_at for r in rows if r[3] is not None]
     adopted = [float(r[4]) - killed_at for r in rows if r[4] is not None]
     written = [float(r[5]) - killed_at for r in rows if r[5] is not None]
@@ -217,6 +225,8 @@ def takeover(bdb: BenchDB, runs: int, log: Any) -> dict[str, Any]:
         "victim_kib": {"ready": {k: ready[k] for k in ("VmRSS", "VmHWM") if k in ready},
                        "started": {k: started[k] for k in ("VmRSS", "VmHWM") if k in started},
                        "held": held},
+        "survivor_gc": {k: survivor_gc[k] for k in ("full_collections", "pause_s", "longest_s")
+                        if k in survivor_gc},
         "survivor_kib": {"ready": {k: survivor_ready[k] for k in ("VmRSS",)
                                    if k in survivor_ready},
                          "before_kill": survivor_before, "after": survivor_after},

@@ -9,8 +9,10 @@ and resumes what it is handed.  ``--suspend``: each run's write call is held for
 person's approval and the run may wait, so it suspends (its lease given back, its
 task ended) at its first step; ``suspended`` is printed once none is in flight, with
 the Python heap the suspended runs left behind (``tracemalloc``, traced from
-``ready``) and the worker's ``outcomes`` kept.  Each event is one JSON line on stdout with the
-process's resident memory (``/proc/self/status``: VmRSS, VmHWM, in KiB).
+``ready``) and the worker's ``outcomes`` kept.  On SIGTERM it prints ``gc``: the garbage
+collector's full collections since ``ready`` and their pauses.  Each event is one
+JSON line on stdout with the process's resident memory (``/proc/self/status``:
+VmRSS, VmHWM, in KiB).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import os
 import resource
 import signal
 import sys
+import time
 import tracemalloc
 from dataclasses import replace
 from typing import Any
@@ -58,6 +61,36 @@ def memory_kib() -> dict[str, int]:
     return out
 
 
+class GcPauses:
+    """The cyclic garbage collector's full collections (generation 2): how many, how long.
+
+    Each one stops the event loop; their cost grows with the objects the process holds,
+    so with thousands of runs in flight they are part of what a takeover waits on.
+    """
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.total = 0.0
+        self.longest = 0.0
+        self._started = 0.0
+        gc.callbacks.append(self._callback)
+
+    def _callback(self, phase: str, info: dict[str, Any]) -> None:
+        if info["generation"] != 2:
+            return
+        if phase == "start":
+            self._started = time.perf_counter()
+            return
+        took = time.perf_counter() - self._started
+        self.count += 1
+        self.total += took
+        self.longest = max(self.longest, took)
+
+    def figures(self) -> dict[str, Any]:
+        return {"full_collections": self.count, "pause_s": round(self.total, 3),
+                "longest_s": round(self.longest, 3)}
+
+
 def event(kind: str, **fields: Any) -> None:
     print(json.dumps({"event": kind, **fields, **memory_kib()}), flush=True)
 
@@ -85,6 +118,7 @@ async def main_async(args: argparse.Namespace) -> int:
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     event("ready", pid=os.getpid(), process_id=worker.process_id)
+    pauses = GcPauses()
     if args.suspend:
         gc.collect()
         tracemalloc.start()
@@ -110,6 +144,7 @@ async def main_async(args: argparse.Namespace) -> int:
                 statuses[outcome.status] = statuses.get(outcome.status, 0) + 1
             event("suspended", heap_bytes=heap, outcomes=statuses)
     await stop.wait()
+    event("gc", **pauses.figures())  # from ready until asked to stop
     await worker.shutdown(drain_timeout=5.0)
     return 0
 
