@@ -156,12 +156,19 @@ def _takeover(res: dict[str, Any]) -> list[dict[str, Any]]:
         f"p50 {_f(w['p50'])} / p99 {_f(w['p99'])} / max {_f(w['max'])} s; "
         f"lost {t['lost']}, duplicates {t['duplicates']}",
         f"claimed max {_f(t['claimed_s']['max'])} s, adopted max {_f(t['adopted_s']['max'])} s",
-        "all <= 5 s, 0 lost, 0 duplicates", OK if t["met"] else MISS,
+        t.get("target", "all <= 5 s, 0 lost, 0 duplicates"), OK if t["met"] else MISS,
         "takeover.takeover.next_step_written_s.max", w["max"])]
     rows.append(_row(
         "8", "  the survivor's peak memory (VmHWM)",
         f"{_f(t['survivor_kib']['after'].get('VmHWM', 0) / 1024, 0)} MiB",
         f"{_f(t['survivor_kib']['before_kill'].get('VmRSS', 0) / 1024, 0)} MiB before the kill"))
+    g = t.get("survivor_gc") or {}
+    if "pause_s" in g:
+        rows.append(_row(
+            "8", "  the survivor's full garbage collections (loop stopped)",
+            f"{g['full_collections']}, {_f(g['pause_s'])} s in all",
+            f"longest {_f(g['longest_s'])} s; from ready to the end",
+            "", INFO, "takeover.takeover.survivor_gc.pause_s", g["pause_s"]))
     for n, m in res["memory"].items():
         rows.append(_row(
             "9", f"worker memory, {int(n):,} runs in flight",
@@ -169,6 +176,15 @@ def _takeover(res: dict[str, Any]) -> list[dict[str, Any]]:
             f"RSS {_f(m['rss_before_kib'] / 1024, 0)} -> "
             f"{_f(m['rss_in_flight_kib'] / 1024, 0)} MiB",
             "", INFO, f"takeover.memory.{n}.per_run_kib", m["per_run_kib"]))
+    for n, m in res.get("memory_suspended", {}).items():
+        rows.append(_row(
+            "9", f"worker memory, {int(n):,} runs suspended",
+            f"{_f(m['heap_per_run_bytes'], 0)} B of Python heap per run",
+            f"RSS {_f(m['rss_before_kib'] / 1024, 0)} -> "
+            f"{_f(m['rss_in_flight_kib'] / 1024, 0)} MiB ({_f(m['per_run_kib'], 1)} KiB per "
+            f"run, the allocator's high water); {m['suspended_in_db']:,} suspended",
+            "", INFO, f"takeover.memory_suspended.{n}.heap_per_run_bytes",
+            m["heap_per_run_bytes"]))
     return rows
 
 

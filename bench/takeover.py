@@ -16,7 +16,10 @@ makes it 10,000 runs.
 9: a worker process's resident memory (VmRSS) before any run and with N runs
 in flight (each a task waiting on its model), per run, for each N of
 ``memory_runs``: the victim's own figure at ``takeover_runs``, and for the
-larger N a process whose runs wait 120 s on their first model call.
+larger N a process whose runs wait 120 s on their first model call.  Then, for
+each N, a process whose N runs have all *suspended* (a write held for approval,
+``may_wait``): its VmRSS and the Python heap the suspended runs left in it
+(``tracemalloc``), per run.
 """
 
 from __future__ import annotations
@@ -65,7 +68,8 @@ class Child:
             cwd=ROOT)
         self.events: list[dict[str, Any]] = []
         self._cond = threading.Condition()
-        threading.Thread(target=self._read, daemon=True).start()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
         self._err: list[str] = []
         threading.Thread(target=self._drain_err, daemon=True).start()
 
@@ -106,6 +110,10 @@ class Child:
                 if line.startswith(("VmRSS:", "VmHWM:")):
                     out[line.split(":")[0]] = int(line.split()[1])
         return out
+
+    def drained(self, timeout: float = 5.0) -> None:
+        """Wait until every line the (exited) process printed has been read."""
+        self._reader.join(timeout)
 
     def kill(self) -> None:
         if self.popen.poll() is None:
@@ -187,6 +195,9 @@ def takeover(bdb: BenchDB, runs: int, log: Any) -> dict[str, Any]:
         if victim is not None:
             victim.kill()
         survivor.stop()
+        survivor.drained()
+    # the survivor's full garbage collections, from ready to the end (printed at SIGTERM)
+    survivor_gc = next((e for e in survivor.events if e.get("event") == "gc"), {})
     claimed = [float(r[3]) - killed_at for r in rows if r[3] is not None]
     adopted = [float(r[4]) - killed_at for r in rows if r[4] is not None]
     written = [float(r[5]) - killed_at for r in rows if r[5] is not None]
@@ -214,6 +225,8 @@ def takeover(bdb: BenchDB, runs: int, log: Any) -> dict[str, Any]:
         "victim_kib": {"ready": {k: ready[k] for k in ("VmRSS", "VmHWM") if k in ready},
                        "started": {k: started[k] for k in ("VmRSS", "VmHWM") if k in started},
                        "held": held},
+        "survivor_gc": {k: survivor_gc[k] for k in ("full_collections", "pause_s", "longest_s")
+                        if k in survivor_gc},
         "survivor_kib": {"ready": {k: survivor_ready[k] for k in ("VmRSS",)
                                    if k in survivor_ready},
                          "before_kill": survivor_before, "after": survivor_after},
@@ -248,6 +261,29 @@ def memory(bdb: BenchDB, runs: int) -> dict[str, Any]:
     return _per_run(runs, ready, held)
 
 
+def memory_suspended(bdb: BenchDB, runs: int) -> dict[str, Any]:
+    """A worker's VmRSS and retained Python heap once ``runs`` runs have all suspended."""
+    child = Child(bdb.url, "victim", f"suspended-{runs}", "--runs", str(runs), "--steps", "5",
+                  "--suspend", "--first", "6000000")
+    try:
+        ready = child.wait("ready", 60)
+        done = child.wait("suspended", 120 + runs / 20)
+        held = child.memory()
+    finally:
+        child.stop()
+    with bdb.connect() as conn:
+        suspended = _count(conn, "select count(*) from ticketiq.runs where status = 'suspended'")
+    out = _per_run(runs, ready, held)
+    out.update(
+        suspended_in_db=suspended,
+        outcomes=done.get("outcomes"),
+        heap_retained_bytes=done.get("heap_bytes"),
+        heap_per_run_bytes=done["heap_bytes"] / runs if runs and "heap_bytes" in done else None,
+        state="suspended: each waiting for an approval, its lease given back, its task ended",
+    )
+    return out
+
+
 def _per_run(runs: int, ready: dict[str, Any], held: dict[str, int]) -> dict[str, Any]:
     base, now = int(ready.get("VmRSS", 0)), int(held.get("VmRSS", 0))
     return {"runs": runs, "rss_before_kib": base, "rss_in_flight_kib": now,
@@ -259,9 +295,16 @@ async def run(bdb: BenchDB, sizes: Sizes, log: Any) -> dict[str, Any]:
     runs = sizes.takeover_runs_long if long_mode else sizes.takeover_runs
     out: dict[str, Any] = {"long_mode": long_mode}
     out["takeover"] = takeover(bdb, runs, log)
+    if long_mode:
+        # The 5 s target is the thousand runs'; at 10,000 the verdict is 0 lost, 0 duplicates.
+        t = out["takeover"]
+        t["target"] = "0 lost, 0 duplicates (5 s is the 1,000 runs' target)"
+        t["met"] = (t["lost"] == 0 and t["duplicates"] == 0
+                    and t["next_step_written_s"]["n"] == runs)
     victim = out["takeover"]["victim_kib"]
     out["memory"] = {str(runs): {**_per_run(runs, victim["ready"], victim["held"]),
-                                 "state": "in flight, each stepping every 5 s"}}
+                                 "state": "in flight, each stepping every "
+                                          f"{out['takeover']['victim_model_latency_s']:g} s"}}
     for n in sizes.memory_runs:
         if str(n) in out["memory"]:
             continue
@@ -274,4 +317,15 @@ async def run(bdb: BenchDB, sizes: Sizes, log: Any) -> dict[str, Any]:
     for n, m in out["memory"].items():
         log(f"  memory with {n} runs in flight: {m['rss_in_flight_kib'] / 1024:.0f} MiB, "
             f"{m['per_run_kib']:.1f} KiB per run")
+    out["memory_suspended"] = {}
+    for n in sizes.memory_runs:
+        fresh = BenchDB.create(bdb.admin_url)
+        try:
+            m = out["memory_suspended"][str(n)] = memory_suspended(fresh, n)
+        finally:
+            fresh.drop()
+        log(f"  memory with {n} runs suspended ({m['suspended_in_db']} in the database): RSS "
+            f"{m['rss_before_kib'] / 1024:.0f} -> {m['rss_in_flight_kib'] / 1024:.0f} MiB, "
+            f"{m['per_run_kib']:.1f} KiB per run; Python heap kept "
+            f"{m['heap_per_run_bytes']:.0f} B per run")
     return out

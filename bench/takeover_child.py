@@ -5,26 +5,47 @@
 8 s leases, liveness every 0.1 s, the pool of ``TICKETIQ_POOL_SIZE``) whose model
 answers after ``--latency`` seconds; the victim starts ``--runs`` runs at once and
 prints ``started`` once every one is in flight.  ``--role survivor`` starts none
-and resumes what it is handed.  Each event is one JSON line on stdout with the
-process's resident memory (``/proc/self/status``: VmRSS, VmHWM, in KiB).
+and resumes what it is handed.  ``--suspend``: each run's write call is held for a
+person's approval and the run may wait, so it suspends (its lease given back, its
+task ended) at its first step; ``suspended`` is printed once none is in flight, with
+the Python heap the suspended runs left behind (``tracemalloc``, traced from
+``ready``) and the worker's ``outcomes`` kept.  On SIGTERM it prints ``gc``: the garbage
+collector's full collections since ``ready`` and their pauses.  Each event is one
+JSON line on stdout with the process's resident memory (``/proc/self/status``:
+VmRSS, VmHWM, in KiB).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import resource
 import signal
 import sys
+import time
+import tracemalloc
+from dataclasses import replace
 from typing import Any
 
+from ticketiq_pg.agent import AllowAll, RunInfo, ToolCall, Verdict, is_changing
 from ticketiq_pg.config import Settings
+from ticketiq_pg.retries import MODEL_RETRY
 from ticketiq_pg.runtime.app import App
 from ticketiq_pg.runtime.worker import Worker
 
 from .workload import TOOLS, SlowModel, start_kwargs
+
+
+class HoldWrites(AllowAll):
+    """Gates that hold every changing call for a person's approval (reads go on)."""
+
+    async def check_call(self, run: RunInfo, call: ToolCall, classification: str) -> Verdict:
+        if is_changing(classification):
+            return Verdict.hold("a person approves ticket changes")
+        return Verdict.allow()
 
 
 def memory_kib() -> dict[str, int]:
@@ -40,28 +61,90 @@ def memory_kib() -> dict[str, int]:
     return out
 
 
+class GcPauses:
+    """The cyclic garbage collector's full collections (generation 2): how many, how long.
+
+    Each one stops the event loop; their cost grows with the objects the process holds,
+    so with thousands of runs in flight they are part of what a takeover waits on.
+    """
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.total = 0.0
+        self.longest = 0.0
+        self._started = 0.0
+        gc.callbacks.append(self._callback)
+
+    def _callback(self, phase: str, info: dict[str, Any]) -> None:
+        if info["generation"] != 2:
+            return
+        if phase == "start":
+            self._started = time.perf_counter()
+            return
+        took = time.perf_counter() - self._started
+        self.count += 1
+        self.total += took
+        self.longest = max(self.longest, took)
+
+    def figures(self) -> dict[str, Any]:
+        return {"full_collections": self.count, "pause_s": round(self.total, 3),
+                "longest_s": round(self.longest, 3)}
+
+
 def event(kind: str, **fields: Any) -> None:
     print(json.dumps({"event": kind, **fields, **memory_kib()}), flush=True)
 
 
 async def main_async(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
-    app = App(model=SlowModel(args.latency), tools=TOOLS)
-    worker = Worker(settings, app, process_id=args.process_id)
+    # Each model attempt is bounded (MODEL_RETRY.timeout, 30 s): a wait at least that
+    # long would time out and be tried again for ever, never writing a step (the
+    # 10,000-run victim waits 50 s).  The bound is lifted above the wait.
+    retry = MODEL_RETRY
+    if retry.timeout is not None and args.latency * 2 > retry.timeout:
+        retry = replace(retry, timeout=args.latency * 2)
+    app = App(model=SlowModel(args.latency), tools=TOOLS,
+              model_retry=replace(retry, attempts=settings.model_attempts),
+              gates=HoldWrites() if args.suspend else None)
+    ended = asyncio.Event()
+
+    def count(_outcome: object) -> None:
+        if len(worker.outcomes) >= args.runs:  # a run's task is forgotten before this
+            ended.set()
+
+    # The child keeps no handle on its runs: what the suspended runs leave is the worker's.
+    worker = Worker(settings, app, process_id=args.process_id, on_outcome=count)
     await worker.start()
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     event("ready", pid=os.getpid(), process_id=worker.process_id)
+    pauses = GcPauses()
+    if args.suspend:
+        gc.collect()
+        tracemalloc.start()
     if args.runs:
         sem = asyncio.Semaphore(64)  # start them at once, a few dozen statements in flight
 
         async def one(index: int) -> None:
             async with sem:
-                await worker.start_run(**start_kwargs(args.first + index, "reads", args.steps))
+                kwargs = start_kwargs(args.first + index, plan, args.steps)
+                await worker.start_run(**kwargs, may_wait=args.suspend)
 
+        plan = "mixed" if args.suspend else "reads"
         await asyncio.gather(*(one(i) for i in range(args.runs)))
         event("started", runs=args.runs, running=len(worker.running()))
+        if args.suspend:
+            await ended.wait()
+            await asyncio.sleep(0.1)  # the last tasks return
+            gc.collect()
+            heap, _peak = tracemalloc.get_traced_memory()
+            tracemalloc.stop()
+            statuses: dict[str, int] = {}
+            for outcome in worker.outcomes:
+                statuses[outcome.status] = statuses.get(outcome.status, 0) + 1
+            event("suspended", heap_bytes=heap, outcomes=statuses)
     await stop.wait()
+    event("gc", **pauses.figures())  # from ready until asked to stop
     await worker.shutdown(drain_timeout=5.0)
     return 0
 
@@ -74,6 +157,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--first", type=int, default=0)
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--latency", type=float, default=0.0)
+    parser.add_argument("--suspend", action="store_true",
+                        help="hold each run's write call for approval: the runs suspend")
     args = parser.parse_args(argv)
     if args.role == "survivor" and args.runs:
         parser.error("a survivor starts no runs")

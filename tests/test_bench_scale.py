@@ -3,7 +3,8 @@
 ``python -m bench --smoke --only concurrency,takeover``: throughput against
 concurrency with the server's CPU and WAL per step for both arms, and a worker
 process holding runs SIGKILLed and taken over: every run resumed once, none
-lost, each figure in the JSON and the table.
+lost, each figure in the JSON and the table; and a worker whose runs all
+suspended, with the memory they left in it.
 """
 
 from __future__ import annotations
@@ -51,5 +52,10 @@ def test_the_smoke_bench_measures_concurrency_and_a_takeover(pg_server_url: str,
         <= take["next_step_written_s"]["max"]
     memory = sections["takeover"]["memory"][str(runs)]
     assert memory["rss_in_flight_kib"] > memory["rss_before_kib"] > 0
+    suspended = sections["takeover"]["memory_suspended"][str(runs)]
+    assert suspended["suspended_in_db"] == runs
+    assert suspended["outcomes"] == {"suspended": runs}
+    assert suspended["heap_per_run_bytes"] > 0
+    assert "worker memory, 20 runs suspended" in done.stdout
     assert "a killed process's 20 runs: kill -> next step written" in done.stdout
     assert "8 at once, model 20 ms" in done.stdout

@@ -23,9 +23,9 @@ pytestmark = pytest.mark.slow
 
 RUNS = 300
 POOL = 8
-#: Sessions of a worker besides its pool: lease renewal, LISTEN, liveness, and the
-#: connection psycopg_pool may be opening while another closes.
-OWN_SESSIONS = 4
+#: Sessions of a worker besides its pool: lease renewal, LISTEN, liveness, adoption,
+#: and the connection psycopg_pool may be opening while another closes.
+OWN_SESSIONS = 5
 
 
 def statuses(stack: Stack) -> dict[str, int]:

@@ -9,6 +9,16 @@
 -- (in run id order) and the clock read after: a renewal that waited for a
 -- row past the lease's expiry answers held=false (I1, I11).  Also records
 -- the process as seen.
+--
+-- Planned afresh on each call, never by a nested loop: a process holds
+-- thousands of leases, and a cached generic plan does not know how many
+-- run ids are listed (it guesses 10), while a new holder's runs are not in
+-- the statistics yet (1 row guessed).  With those guesses the planner
+-- joined the runs to the listed ids by a nested loop, comparing every held
+-- run with every listed one: 10,000 leases took 20 s (held x listed =
+-- 10^8 comparisons), longer than the TTL, so every lease lapsed.  A custom
+-- plan sees the arrays' length, and a hash or merge join keeps the cost
+-- linear whatever the statistics say (bench section 8, docs/performance.md).
 -- Limits:
 --   p_holder       1..512
 --   p_run_ids      a one-dimensional array without nulls, as long as p_epochs
@@ -30,6 +40,8 @@ returns table (
 language plpgsql
 security definer
 set search_path = pg_catalog, pg_temp
+set plan_cache_mode = force_custom_plan
+set enable_nestloop = off
 as $$
 #variable_conflict use_column
 declare
