@@ -25,7 +25,7 @@ from typing import Protocol
 import psycopg
 
 from ticketiq_pg.db.driver import TicketIQ
-from ticketiq_pg.db.listener import KEEPALIVE_KWARGS
+from ticketiq_pg.db.sessions import OwnSession
 from ticketiq_pg.errors import LeaseLost
 
 log = logging.getLogger(__name__)
@@ -94,7 +94,7 @@ class LeaseBook:
         #: With ``conninfo``, renewals use a connection of their own, so a burst of other
         #: work cannot starve them of a pooled connection.
         self.conninfo = conninfo
-        self._conn: psycopg.AsyncConnection | None = None
+        self._session = OwnSession(conninfo, connect_timeout=renew_interval) if conninfo else None
         self._task: asyncio.Task[None] | None = None
         self.renewals = 0
         self.failed_renewals = 0
@@ -199,7 +199,7 @@ class LeaseBook:
         live = [held for held in self.entries.values() if held.lost is None]
         if not live:
             return []
-        conn = await self._connection()
+        conn = await self._session.get() if self._session is not None else None
         sent = self.clock()
         rows = await self._renew([(held.key, held.epoch) for held in live], conn)
         self.renewals += 1
@@ -217,23 +217,9 @@ class LeaseBook:
                     self.on_lost(held)
         return lost
 
-    async def _connection(self) -> psycopg.AsyncConnection | None:
-        if self.conninfo is None:
-            return None
-        if self._conn is None or self._conn.closed:
-            self._conn = await psycopg.AsyncConnection.connect(
-                self.conninfo, autocommit=True, connect_timeout=max(1, int(self.renew_interval)),
-                **KEEPALIVE_KWARGS,
-            )
-        return self._conn
-
     async def _drop_connection(self) -> None:
-        if self._conn is not None:
-            try:
-                await self._conn.close()
-            except Exception:  # noqa: BLE001 - it is broken anyway
-                pass
-            self._conn = None
+        if self._session is not None:
+            await self._session.drop()
 
     async def run_forever(self) -> None:
         while True:

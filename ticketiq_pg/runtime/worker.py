@@ -42,13 +42,12 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-import psycopg
-
 from ticketiq_pg.agent import AllowAll
 from ticketiq_pg.config import Settings
 from ticketiq_pg.db.driver import ENTRY_CHANNEL, LEADER_CHANNEL, RESUME_CHANNEL, TicketIQ
 from ticketiq_pg.db.jobs import JOB_CHANNEL, JobStore
-from ticketiq_pg.db.listener import KEEPALIVE_KWARGS, Listener, Wakeup
+from ticketiq_pg.db.listener import Listener, Wakeup
+from ticketiq_pg.db.sessions import OwnSession
 from ticketiq_pg.retries import MODEL_RETRY, TOOL_RETRY
 from ticketiq_pg.runtime.app import App
 from ticketiq_pg.runtime.entries import EntryPump
@@ -159,7 +158,9 @@ class Worker:
         self._runs: dict[uuid.UUID, asyncio.Task[RunOutcome]] = {}
         self._tasks: list[asyncio.Task[Any]] = []
         #: Adoption's own session (lease renewal has one too): see :meth:`adopt_available`.
-        self._adopt_conn: psycopg.AsyncConnection | None = None
+        self._adopt_session = OwnSession(
+            self.settings.database_url or "", name=f"ticketiq-adopt:{self.process_id}",
+            connect_timeout=self.settings.renew_interval)
         self._stopping = asyncio.Event()
         self._slots = asyncio.Semaphore(self.max_runs)
 
@@ -292,7 +293,7 @@ class Worker:
         if self.jobs is not None:
             await self.jobs.stop(drain_timeout=drain_timeout)
         await self.listener.stop()
-        await self._drop_adoption_connection()
+        await self._adopt_session.drop()
         if self.liveness is not None:
             # A clean exit, not a death, once every run was released; before the
             # lease keeper stops, since the watch loop may renew leases.
@@ -435,13 +436,9 @@ class Worker:
         of a dead peer come back in one statement, before their resumes crowd the pool
         (bench section 8), not in a thousand queued behind them.
 
-        On a session of its own, not the pool: the resumes of one batch queue thousands
-        of statements on the pool, and the next batch's adoption queued behind them
-        (10,000 runs: the last adopted 54 s after the kill).  The adopted leases' deadline
-        counts from when the statement was sent (:meth:`LeaseBook.sent_at`); taken before
-        a wait in the pool's queue, it had passed by the time a batch was adopted, and
-        every run of the batch stopped at once as possibly lapsed, to be swept and adopted
-        again (3,000 of 10,000 runs lost twice, some three times).
+        On a session of its own, not behind the resumes' statements in the pool's queue:
+        there the adopted leases' deadline (counted from the send) had passed on arrival,
+        and 3,000 of 10,000 runs were lost again (bench section 8).
         """
         assert self.db is not None and self.leases is not None and self.runner is not None
         adopted_count = 0
@@ -453,7 +450,7 @@ class Worker:
                 await self._slots.acquire()
                 room += 1
             try:
-                conn = await self._adoption_connection()
+                conn = await self._adopt_session.get()
                 sent = self.leases.sent_at()
                 adopted = await self.db.adopt_runs(
                     self.process_id, self.settings.lease_ttl, room, conn=conn
@@ -461,10 +458,8 @@ class Worker:
             except BaseException:
                 for _ in range(room):
                     self._slots.release()
-                if self._adopt_conn is not None and (
-                    self._adopt_conn.closed or self._adopt_conn.broken
-                ):
-                    await self._drop_adoption_connection()
+                if self._adopt_session.broken:
+                    await self._adopt_session.drop()
                 raise
             for _ in range(room - len(adopted)):
                 self._slots.release()
@@ -478,24 +473,6 @@ class Worker:
             if len(adopted) < room:
                 break
         return adopted_count
-
-    async def _adoption_connection(self) -> psycopg.AsyncConnection:
-        if self._adopt_conn is None or self._adopt_conn.closed:
-            assert self.settings.database_url
-            self._adopt_conn = await psycopg.AsyncConnection.connect(
-                self.settings.database_url, autocommit=True,
-                application_name=f"ticketiq-adopt:{self.process_id}"[:63],
-                connect_timeout=max(1, int(self.settings.renew_interval)), **KEEPALIVE_KWARGS,
-            )
-        return self._adopt_conn
-
-    async def _drop_adoption_connection(self) -> None:
-        conn, self._adopt_conn = self._adopt_conn, None
-        if conn is not None:
-            try:
-                await conn.close()
-            except Exception:  # noqa: BLE001 - it is broken anyway
-                pass
 
     # -- entry points -----------------------------------------------------
 
