@@ -219,6 +219,20 @@ class BenchDB:
         return psycopg.connect(self.url, autocommit=True)
 
 
+@contextmanager
+def bench_database() -> Iterator[BenchDB]:
+    """A :class:`BenchDB` on :func:`open_server`'s server, both gone at the end (scripts)."""
+    server = open_server()
+    try:
+        bdb = BenchDB.create(server.admin_url)
+        try:
+            yield bdb
+        finally:
+            bdb.drop()
+    finally:
+        server.stop()
+
+
 def _enable_pgss(conn: psycopg.Connection[Any]) -> tuple[bool, str]:
     try:
         conn.execute("create extension if not exists pg_stat_statements")

@@ -19,7 +19,7 @@ import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import BenchDB, open_server  # noqa: E402
+from bench.common import bench_database  # noqa: E402
 from bench.throughput import raw_round, ticketiq_round  # noqa: E402
 from bench.workload import BenchModel, make_runner  # noqa: E402
 from ticketiq_pg.db.driver import TicketIQ  # noqa: E402
@@ -80,15 +80,8 @@ def main() -> int:
     parser.add_argument("--groups", default="4,8,16")
     args = parser.parse_args()
     groups = [int(g) for g in args.groups.split(",")]
-    server = open_server()
-    try:
-        bdb = BenchDB.create(server.admin_url)
-        try:
-            asyncio.run(compare(bdb.url, args.runs, args.rounds, groups))
-        finally:
-            bdb.drop()
-    finally:
-        server.stop()
+    with bench_database() as bdb:
+        asyncio.run(compare(bdb.url, args.runs, args.rounds, groups))
     return 0
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import BenchDB, open_server  # noqa: E402
+from bench.common import bench_database  # noqa: E402
 from bench.throughput import ticketiq_round  # noqa: E402
 from bench.workload import SlowModel, make_runner  # noqa: E402
 from ticketiq_pg.db.driver import TicketIQ  # noqa: E402
@@ -56,15 +56,8 @@ def main() -> int:
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--cpu", action="store_true", help="profile CPU time, not wall time")
     args = parser.parse_args()
-    server = open_server()
-    try:
-        bdb = BenchDB.create(server.admin_url)
-        try:
-            print(asyncio.run(profile(bdb.url, args)))
-        finally:
-            bdb.drop()
-    finally:
-        server.stop()
+    with bench_database() as bdb:
+        print(asyncio.run(profile(bdb.url, args)))
     return 0
 
 
