@@ -42,9 +42,15 @@ class Trial:
     @property
     def judged_seconds(self) -> float | None:
         """The time held to the recovery bound: from the fault to the trial's end, but
-        for a long run from the fault to its next step after the takeover (its end is
-        30 more steps of its own work away, retries and all, not recovery)."""
-        return self.resume_seconds if self.kind == "long" else self.recovery_seconds
+        from the fault to the run's next step after the takeover for a long run (its
+        end is 30 more steps of its own work away) and for a taken-over run that met
+        injected errors (flaky): the rest of such a run is its own work, retries and
+        their backoff included, not recovery."""
+        if self.kind == "long":
+            return self.resume_seconds
+        if (self.model_errors or self.vendor_errors) and self.resume_seconds is not None:
+            return self.resume_seconds
+        return self.recovery_seconds
 
     @property
     def entry_kind(self) -> str:
