@@ -109,7 +109,7 @@ async def main_async(args: argparse.Namespace) -> int:
     ended = asyncio.Event()
 
     def count(_outcome: object) -> None:
-        if len(worker.outcomes) >= args.runs:  # a run's task is forgotten before this
+        if worker.ended.total() >= args.runs:  # a run's task is forgotten before this
             ended.set()
 
     # The child keeps no handle on its runs: what the suspended runs leave is the worker's.
@@ -139,10 +139,7 @@ async def main_async(args: argparse.Namespace) -> int:
             gc.collect()
             heap, _peak = tracemalloc.get_traced_memory()
             tracemalloc.stop()
-            statuses: dict[str, int] = {}
-            for outcome in worker.outcomes:
-                statuses[outcome.status] = statuses.get(outcome.status, 0) + 1
-            event("suspended", heap_bytes=heap, outcomes=statuses)
+            event("suspended", heap_bytes=heap, outcomes=dict(worker.ended))
     await stop.wait()
     event("gc", **pauses.figures())  # from ready until asked to stop
     await worker.shutdown(drain_timeout=5.0)

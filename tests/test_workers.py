@@ -553,3 +553,26 @@ def test_listener_reconnects_after_its_session_is_terminated(stack: Stack) -> No
     assert worker.terminate() == 0
     assert worker.stderr_text().count("LISTEN connection lost") == 2, worker.stderr_text()
 
+
+
+async def test_a_worker_keeps_only_its_newest_outcomes_and_counts_them_all(
+        db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process that ends millions of runs must not keep each one's outcome (and answer)."""
+    from test_liveness import _answering_worker
+
+    from ticketiq_pg.runtime import worker as worker_module
+
+    monkeypatch.setattr(worker_module, "RECENT_OUTCOMES", 2)
+    worker = _answering_worker(db_url, "keeper-of-two")
+    await worker.start()
+    try:
+        handles = [await worker.start_run(owner="u", run_as="u", channel="api",
+                                          entry_point="api", input={"n": n})
+                   for n in range(5)]
+        ended = [await h.outcome() for h in handles]
+        assert [o.status for o in ended] == ["completed"] * 5
+        assert len(worker.outcomes) == 2
+        assert {o.run_id for o in worker.outcomes} <= {o.run_id for o in ended}
+        assert worker.ended == Counter(completed=5)
+    finally:
+        await worker.shutdown()

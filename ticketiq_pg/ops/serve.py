@@ -122,7 +122,6 @@ async def serve(settings: Settings, app: Any, *, process_id: str | None = None,
         await stop.wait()
     finally:
         await worker.shutdown(drain_timeout=drain_timeout)
-    released = sum(1 for o in worker.outcomes if o.status == "released")
     log.info("worker %s exited: %d runs ended here, %d released", worker.process_id,
-             len(worker.outcomes), released)
+             worker.ended.total(), worker.ended["released"])
     return 0

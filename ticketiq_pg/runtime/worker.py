@@ -38,6 +38,7 @@ import logging
 import os
 import socket
 import uuid
+from collections import Counter, deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
@@ -64,6 +65,9 @@ LEADER_NAME = "sweeper"
 #: A follower never waits less than this between two claims of the leader lease.
 MIN_LEADER_WAIT = 0.05
 
+#: The outcomes of ended runs a worker keeps, the newest (``Worker.ended`` counts them all).
+RECENT_OUTCOMES = 1000
+
 #: Claimed runs adopted per statement at most (``ticketiq.adopt_runs`` caps a call at 1000).
 ADOPT_BATCH = 1000
 
@@ -78,8 +82,6 @@ def leader_ttl(settings: Settings) -> float:
     """
     ttl, tick = settings.lease_ttl, settings.sweep_interval
     return min(ttl, max(2 * tick, ttl - tick))
-
-
 
 
 class Service(Protocol):
@@ -153,7 +155,9 @@ class Worker:
         )
         self.is_leader = False
         self.leader_epoch: int | None = None
-        self.outcomes: list[RunOutcome] = []
+        #: The newest outcomes of runs ended here (answers and all); ``ended`` counts all.
+        self.outcomes: deque[RunOutcome] = deque(maxlen=RECENT_OUTCOMES)
+        self.ended: Counter[str] = Counter()
         self.swept = 0
         self._runs: dict[uuid.UUID, asyncio.Task[RunOutcome]] = {}
         self._tasks: list[asyncio.Task[Any]] = []
@@ -181,13 +185,8 @@ class Worker:
         )
         await self.db.register_process(self.process_id, socket.gethostname(), os.getpid())
         self.leases = LeaseKeeper(
-            self.db,
-            self.process_id,
-            ttl=s.lease_ttl,
-            renew_interval=s.renew_interval,
-            margin=s.self_fence_margin,
-            conninfo=s.database_url,
-        )
+            self.db, self.process_id, ttl=s.lease_ttl, renew_interval=s.renew_interval,
+            margin=s.self_fence_margin, conninfo=s.database_url)
         self.runner = Runner(
             self.db,
             self.leases,
@@ -328,6 +327,7 @@ class Worker:
                 if self._runs.get(run_id) is task:
                     del self._runs[run_id]
             self.outcomes.append(outcome)
+            self.ended[outcome.status] += 1
             if self.on_outcome is not None:
                 maybe = self.on_outcome(outcome)
                 if asyncio.iscoroutine(maybe):

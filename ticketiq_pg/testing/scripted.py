@@ -435,7 +435,7 @@ async def _main(args: argparse.Namespace) -> int:
         await start_one({"seed": args.seed + index})
     commands = asyncio.create_task(_read_commands(start_one)) if args.commands else None
     while not stop.is_set():
-        if args.exit_after and len(worker.outcomes) >= args.exit_after:
+        if args.exit_after and worker.ended.total() >= args.exit_after:
             break
         try:
             await asyncio.wait_for(stop.wait(), 0.05)
@@ -445,7 +445,7 @@ async def _main(args: argparse.Namespace) -> int:
         commands.cancel()
         await asyncio.gather(commands, return_exceptions=True)
     await worker.shutdown()
-    _event("stopped", outcomes=len(worker.outcomes))
+    _event("stopped", outcomes=worker.ended.total())
     return 0
 
 
