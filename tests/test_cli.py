@@ -206,3 +206,14 @@ def test_worker_takes_app_dirs() -> None:
         ["worker", "--app", "m:f", "--app-dir", "one", "--app-dir", "two"])
     assert opts.app_dir == ["one", "two"]
     assert build_parser().parse_args(["worker"]).app_dir is None
+
+
+@pytest.mark.parametrize("port", ["eighty", "0", "70000", "-1"])
+def test_a_bad_http_port_in_the_environment_is_named_not_a_traceback(
+        port: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from ticketiq_pg.ops.cli import main
+
+    monkeypatch.setenv("TICKETIQ_HTTP_PORT", port)
+    assert main(["worker", "--app", "no_such_module:app"]) == 1
+    assert capsys.readouterr().err.strip() == (
+        f"ticketiq-pg: TICKETIQ_HTTP_PORT must be a port number (1-65535), not {port!r}")

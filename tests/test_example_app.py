@@ -34,10 +34,10 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import httpx
 import psycopg
@@ -45,9 +45,7 @@ import pytest
 from helpers import send_torn_request
 from procs import KILLED, LiveProc
 
-import ticketiq_pg
-
-T = TypeVar("T")
+from ticketiq_pg.testing import wait_for as wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -63,17 +61,6 @@ def command(name: str) -> list[str]:
     """``ticketiq-pg`` as installed next to this Python (else its module)."""
     script = Path(sys.executable).parent / name
     return [str(script)] if script.exists() else [sys.executable, "-m", "ticketiq_pg.ops.cli"]
-
-
-def wait_until(what: str, check: Callable[[], T], timeout: float, interval: float = 0.05) -> T:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:g}s waiting for {what}")
-        time.sleep(interval)
 
 
 @dataclass
@@ -255,7 +242,12 @@ def test_judge_catches_a_comment_posted_twice() -> None:
 
 
 def test_example_imports_only_the_public_api() -> None:
-    """``from ticketiq_pg import ...`` of names in ``ticketiq_pg.__all__``, nothing deeper."""
+    """``from ticketiq_pg import ...`` of names in ``ticketiq_pg.__all__``, nothing deeper
+    (its test: ``from ticketiq_pg.testing import ...`` of names in that ``__all__``)."""
+    import ticketiq_pg.testing
+
+    public = {"ticketiq_pg": set(ticketiq_pg.__all__),
+              "ticketiq_pg.testing": set(ticketiq_pg.testing.__all__)}
     for path in sorted(EXAMPLE.glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             if isinstance(node, ast.Import):
@@ -264,9 +256,12 @@ def test_example_imports_only_the_public_api() -> None:
                             and n != "ticketiq_pg"], (path.name, names)
             elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
                     "ticketiq_pg"):
-                assert node.module == "ticketiq_pg", (path.name, node.module)
+                module = node.module or ""
+                allowed = module == "ticketiq_pg" or (
+                    module == "ticketiq_pg.testing" and path.name.startswith("test_"))
+                assert allowed, (path.name, module)
                 names = {alias.name for alias in node.names}
-                assert names <= set(ticketiq_pg.__all__), (path.name, names)
+                assert names <= public[module], (path.name, names)
 
 
 # -- the guide quotes the example ---------------------------------------------------
@@ -511,3 +506,18 @@ def test_asgi_app_serves_its_route_the_front_and_the_gates(example: Example) -> 
     assert server.terminate(60) in (0, -signal.SIGTERM)
     assert "Application shutdown complete" in server.stderr_text()
     assert example.query("select count(*) from ticketiq.runs where status = 'running'") == [(0,)]
+
+
+# -- the example's own test (ticketiq_pg.testing, as the guide teaches) -----------------
+
+
+def test_the_examples_own_test_passes(pg_server_url: str, tmp_path: Path) -> None:
+    """``examples/triage/test_triage.py`` passes as an app author runs it, from its folder
+    with a server URL, on a database it makes itself."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TICKETIQ_")}
+    env["TICKETIQ_TEST_DATABASE_URL"] = pg_server_url
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           "--basetemp", str(tmp_path / "pytest"), "test_triage.py"],
+                          cwd=EXAMPLE, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
+    assert re.search(r"^1 passed", done.stdout.splitlines()[-1]), done.stdout[-2000:]

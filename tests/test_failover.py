@@ -39,6 +39,7 @@ from ticketiq_pg.db.listener import Listener, Wakeup
 from ticketiq_pg.db.migrate import install_sync
 from ticketiq_pg.db.sqlfiles import sql_dir
 from ticketiq_pg.seal import Sealer
+from ticketiq_pg.testing import wait_for
 from ticketiq_pg.testing.cluster import temporary_database
 from ticketiq_pg.testing.replicated import ReplicatedCluster
 
@@ -79,14 +80,7 @@ def db(pair: ReplicatedCluster) -> Iterator[str]:
 
 
 def wait_until(what: str, check: Callable[[], T], timeout: float = 60.0) -> T:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
+    return wait_for(what, check, timeout, interval=0.02)
 
 
 def query(url: str, sql: str, *params: Any) -> list[tuple[Any, ...]]:

@@ -26,7 +26,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import psycopg
 import pytest
@@ -38,8 +38,6 @@ from ticketiq_pg.db.driver import TicketIQ
 from ticketiq_pg.db.jobs import JobStore
 from ticketiq_pg.runtime.jobs import JobContext, JobWorker
 from ticketiq_pg.testing.scripted_jobs import scripted_handlers
-
-T = TypeVar("T")
 
 pytestmark = pytest.mark.slow
 
@@ -53,17 +51,6 @@ FAST = {
 
 
 # -- helpers -------------------------------------------------------------------------
-
-
-def wait_until(what: str, check: Callable[[], T], timeout: float, interval: float = 0.05) -> T:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(interval)
 
 
 def spawn_jobs(stack: Stack, name: str, *args: str, **extra: str) -> LiveProc:

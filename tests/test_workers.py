@@ -22,16 +22,14 @@ import json
 import signal
 import time
 from collections import Counter
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import psycopg
 import pytest
 from procs import KILLED, LiveProc, Stack, requester, spawn_cli_worker, spawn_worker
 
+from ticketiq_pg.testing import wait_for as wait_until
 from ticketiq_pg.testing.scripted import read_model_log
-
-T = TypeVar("T")
 
 pytestmark = pytest.mark.slow
 
@@ -50,17 +48,6 @@ RECOVERY_BOUND = 15.0
 
 
 # -- helpers -------------------------------------------------------------------------
-
-
-def wait_until(what: str, check: Callable[[], T], timeout: float, interval: float = 0.05) -> T:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:g}s waiting for {what}")
-        time.sleep(interval)
 
 
 def run_row(stack: Stack, run_id: str) -> dict[str, Any]:

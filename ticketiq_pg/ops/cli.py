@@ -40,7 +40,7 @@ from ticketiq_pg.db.inspect import (
     snapshot,
 )
 from ticketiq_pg.db.migrate import InstallError, install_sync, schema_version_sync
-from ticketiq_pg.errors import TicketIQError
+from ticketiq_pg.errors import ConfigError, TicketIQError
 from ticketiq_pg.ops import views as operator_view
 from ticketiq_pg.ops.args import (
     age_arg,
@@ -132,17 +132,25 @@ def cmd_worker(opts: argparse.Namespace) -> int:
     ref = opts.app or os.environ.get(ENV_APP)
     if not ref:
         raise SystemExit(f"ticketiq-pg worker: pass --app module:function or set {ENV_APP}")
+    port = opts.http_port if opts.http_port is not None else _env_port()
     settings = Settings.from_env()
     url = _url(opts)
     settings = dataclasses.replace(settings, database_url=url)
     settings.sealer()  # fail now, not at the first checkpoint, without seal keys
     app = load_app(ref, opts.app_dir or ())
-    port = opts.http_port
-    if port is None and os.environ.get("TICKETIQ_HTTP_PORT"):
-        port = int(os.environ["TICKETIQ_HTTP_PORT"])
     return asyncio.run(serve(settings, app, process_id=opts.process_id, max_runs=opts.max_runs,
                              http_port=port, drain_timeout=opts.drain_timeout,
                              http_host=opts.http_host))
+
+
+def _env_port() -> int | None:
+    """``TICKETIQ_HTTP_PORT``: a port number, or None when unset."""
+    text = os.environ.get("TICKETIQ_HTTP_PORT", "").strip()
+    if not text:
+        return None
+    if not text.isdigit() or not 0 < int(text) < 65536:
+        raise ConfigError(f"TICKETIQ_HTTP_PORT must be a port number (1-65535), not {text!r}")
+    return int(text)
 
 
 # -- the operator's view (ticketiq_pg/ops/views.py, docs/operators.md) ------------------------

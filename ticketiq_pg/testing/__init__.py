@@ -1,1 +1,34 @@
-"""Test infrastructure shared by pytest, scripts and benchmarks."""
+"""Test helpers: for an app's own tests (:mod:`ticketiq_pg.testing.apps`, exported here),
+and the harness the library's tests, kill trials, benchmarks and demo share (the
+submodules; internal).
+
+::
+
+    from ticketiq_pg.testing import WorkerProcess, fresh_database, wait_for_runs
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ticketiq_pg.testing.apps import (
+        WorkerProcess,
+        crash_resumes,
+        fresh_database,
+        make_api_key,
+        runs,
+        wait_for,
+        wait_for_runs,
+    )
+
+__all__ = ["WorkerProcess", "crash_resumes", "fresh_database", "make_api_key", "runs",
+           "wait_for", "wait_for_runs"]
+
+
+def __getattr__(name: str) -> Any:
+    # Imported on use: the harness's child processes import submodules of this package.
+    if name in __all__:
+        return getattr(importlib.import_module("ticketiq_pg.testing.apps"), name)
+    raise AttributeError(f"module 'ticketiq_pg.testing' has no attribute {name!r}")
