@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Check for the system packages the test suite needs and install the missing ones
 # (Debian, as root).  Needed: PostgreSQL server binaries (initdb), pgTAP, pg_prove,
-# plpgsql_check, all for the same major version as the server binaries, and psql.
+# plpgsql_check, all for the same major version as the server binaries, and psql;
+# chromium and chromedriver for the console's browser test.
 set -euo pipefail
 
 # Major version: the highest installed server, else Debian bookworm's default.
@@ -21,17 +22,20 @@ check() {
     [[ -f /usr/share/postgresql/$PGVER/extension/plpgsql_check.control ]] ||
         missing+=("plpgsql_check for PostgreSQL $PGVER")
     command -v psql >/dev/null 2>&1 || missing+=("psql")
+    [[ -x /usr/bin/chromium ]] || missing+=("chromium")
+    [[ -x /usr/bin/chromedriver ]] || missing+=("chromedriver")
     return 0
 }
 
 PGVER=$(server_version)
 check
 if ((${#missing[@]} == 0)); then
-    echo "system deps: ok (PostgreSQL $PGVER server, pgTAP, pg_prove, plpgsql_check)"
+    echo "system deps: ok (PostgreSQL $PGVER server, pgTAP, pg_prove, plpgsql_check, chromium)"
     exit 0
 fi
 
-pkgs=(postgresql-$PGVER postgresql-$PGVER-pgtap libtap-parser-sourcehandler-pgtap-perl postgresql-$PGVER-plpgsql-check)
+pkgs=(postgresql-$PGVER postgresql-$PGVER-pgtap libtap-parser-sourcehandler-pgtap-perl postgresql-$PGVER-plpgsql-check
+      chromium chromium-driver)
 if [[ $PGVER == 15 ]]; then
     pkgs=(postgresql postgresql-contrib "${pkgs[@]}")
 fi
@@ -53,4 +57,4 @@ if ((${#missing[@]})); then
     printf 'system deps still missing after apt-get install: %s\n' "$(printf '%s; ' "${missing[@]}")"
     exit 1
 fi
-echo "system deps: installed (PostgreSQL $PGVER server, pgTAP, pg_prove, plpgsql_check)"
+echo "system deps: installed (PostgreSQL $PGVER server, pgTAP, pg_prove, plpgsql_check, chromium)"

@@ -7,7 +7,8 @@ webhook delivery id, Teams activity id, A2A task id or idempotency key —
 finds the entry already there and starts no second run.  An entry pump in
 every process claims the entry and runs it, under the run id answered here.
 
-Every route but ``/healthz`` needs a verified caller (:mod:`.auth`); bodies over
+Every route but ``/healthz`` needs a verified caller (:mod:`.auth`; the console at
+``/console`` signs its admins in with the same credentials, :mod:`.console`); bodies over
 the limit get 413 (:mod:`.limits`).  The routes, the credentials and how to embed
 the front are in docs/front.md; the OpenAPI description is at ``/openapi.json``.
 """
@@ -28,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ticketiq_pg.db.driver import TicketIQ
 from ticketiq_pg.errors import InvalidPayload
 from ticketiq_pg.front.auth import Authenticator, AuthError, Identity, auth_first
+from ticketiq_pg.front.console import console_app
 from ticketiq_pg.front.limits import BodyLimit
 from ticketiq_pg.front.runs_api import runs_router
 from ticketiq_pg.front.settings import FrontSettings
@@ -267,6 +269,8 @@ def create_app(db: TicketIQ | None = None, *, worker: Worker | None = None,
 
     app.include_router(runs_router(store, kinds, caller, waiter, resume_entries,
                                    route_class=app.router.route_class))
+    # Its own login and cookie (admins only): outside the API's credential check.
+    app.mount("/console", console_app(auth, store, waiter.conninfo))
 
     @app.post("/a2a")
     async def a2a(request: Request, who: Identity = Depends(caller)) -> JSONResponse:

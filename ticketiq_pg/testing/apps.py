@@ -55,9 +55,11 @@ def fresh_database(server_url: str | None = None) -> Iterator[str]:
             handle.stop()
 
 
-def make_api_key(database_url: str, identity: str, run_as: Sequence[str] = ()) -> str:
-    """A front API key for ``identity`` (as ``ticketiq-pg api-key create`` makes one)."""
-    return create_api_key_sync(database_url, identity, run_as)
+def make_api_key(database_url: str, identity: str, run_as: Sequence[str] = (),
+                 scopes: Sequence[str] = ()) -> str:
+    """A front API key for ``identity`` (as ``ticketiq-pg api-key create`` makes one;
+    ``scopes=["admin"]`` for the console)."""
+    return create_api_key_sync(database_url, identity, run_as, scopes)
 
 
 def wait_for(what: str, check: Callable[[], T], timeout: float = 30.0,

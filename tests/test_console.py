@@ -1,0 +1,237 @@
+"""The operator's console (``/console`` on the front, ticketiq_pg/front/console.py).
+
+Over HTTP: only an admin's credential gets in, a form from another origin is refused,
+and a refusal writes nothing (checked from the database).  In a real browser (Debian's
+chromium, driven by selenium): the triage example's worker holding a security ticket's
+comment for approval is SIGKILLed; the other worker takes the run over, and on its
+console a person signs in, sees the approval, approves it, and the run ends there with
+its comment landed once.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+import pytest
+from helpers import body, call, fingerprint_sync, start
+
+from ticketiq_pg import new_seal_key
+from ticketiq_pg.db.driver import TicketIQ
+from ticketiq_pg.db.keys import create_api_key
+from ticketiq_pg.front.app import create_app
+from ticketiq_pg.front.console import COOKIE
+from ticketiq_pg.testing import (
+    WorkerProcess,
+    crash_resumes,
+    fresh_database,
+    make_api_key,
+    runs,
+    wait_for,
+)
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "triage"
+ORIGIN = {"Origin": "http://app"}
+
+
+@pytest.fixture
+async def console(db_url: str) -> AsyncIterator[dict[str, Any]]:
+    db = await TicketIQ.connect(db_url)
+    user, _ = await create_api_key(db, "alice")
+    admin, _ = await create_api_key(db, "ops", scopes=["admin"])
+    run = await start(db, holder="p1", ttl=3600, may_wait=True)
+    await db.write_checkpoint(run.run_id, 1, 1, body(call("w-app")), "s", "key-a")
+    approval = await db.request_approval(run.run_id, 1, 1, "w-app", {"title": "close"})
+    await db.suspend_run(run.run_id, 1, f"approval:{approval.approval_id}")
+    app = create_app(db)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://app") as http:
+        yield {"http": http, "user": user, "admin": admin, "run_id": run.run_id,
+               "approval_id": approval.approval_id, "url": db_url}
+    await app.state.waiter.stop()
+    await db.close()
+
+
+def tables(url: str) -> dict[str, tuple[int, str]]:
+    with psycopg.connect(url) as conn:
+        return fingerprint_sync(conn)
+
+
+async def sign_in(http: httpx.AsyncClient, token: str) -> httpx.Response:
+    return await http.post("/console/login", content=f"token={token}", headers={
+        **ORIGIN, "Content-Type": "application/x-www-form-urlencoded"})
+
+
+async def test_without_an_admin_credential_the_console_shows_nothing_and_writes_nothing(
+        console: dict[str, Any]) -> None:
+    http, before = console["http"], tables(console["url"])
+    approve = f"/console/approvals/{console['approval_id']}"
+    for path in ("/console/", f"/console/runs/{console['run_id']}"):
+        got = await http.get(path)
+        assert (got.status_code, got.headers["location"]) == (303, "/console/login"), path
+    got = await http.post(approve, content="decision=approve", headers=ORIGIN)
+    assert (got.status_code, got.headers["location"]) == (303, "/console/login")
+    # A bad key, and a good key without the admin scope: refused, no cookie.
+    assert (await sign_in(http, "tiq_nope_nope")).status_code == 401
+    refused = await sign_in(http, console["user"])
+    assert refused.status_code == 403 and "has no admin scope" in refused.text
+    assert COOKIE not in http.cookies
+    # The cookie of a user without the scope gets no page either.
+    http.cookies.set(COOKIE, console["user"], path="/console")
+    assert (await http.get("/console/")).status_code == 403
+    got = await http.post(approve, content="decision=approve", headers=ORIGIN)
+    assert got.status_code == 403
+    assert tables(console["url"]) == before
+
+
+async def test_an_admin_signs_in_sees_the_approval_and_decides_it(
+        console: dict[str, Any]) -> None:
+    http = console["http"]
+    signed = await sign_in(http, console["admin"])
+    assert (signed.status_code, signed.headers["location"]) == (303, "/console/")
+    cookie = signed.headers["set-cookie"]
+    assert all(part in cookie for part in ("HttpOnly", "SameSite=strict", "Path=/console"))
+    page = await http.get("/console/")
+    assert page.status_code == 200
+    assert str(console["approval_id"]) in page.text and "Signed in as <b>ops</b>" in page.text
+    shown = await http.get(f"/console/runs/{console['run_id']}")
+    assert shown.status_code == 200 and "suspended" in shown.text
+
+    approve = f"/console/approvals/{console['approval_id']}"
+    before = tables(console["url"])
+    # From another origin, or with no origin at all: refused, nothing written.
+    for headers in ({"Origin": "http://evil.example"}, {}):
+        got = await http.post(approve, content="decision=approve", headers=headers)
+        assert got.status_code == 403, headers
+    assert (await http.post(approve, content="decision=maybe", headers=ORIGIN)
+            ).status_code == 422
+    assert (await http.post("/console/approvals/not-a-uuid", content="decision=approve",
+                            headers=ORIGIN)).status_code == 404
+    assert (await http.get("/console/runs/00000000-0000-0000-0000-000000000000")
+            ).status_code == 404
+    assert tables(console["url"]) == before
+
+    got = await http.post(approve, content="decision=approve", headers=ORIGIN)
+    assert (got.status_code, got.headers["location"]) == (303, "/console/")
+    with psycopg.connect(console["url"]) as conn:
+        assert conn.execute("select state, decided_by from ticketiq.approval_requests"
+                            " where approval_id = %s", (console["approval_id"],)
+                            ).fetchone() == ("approved", "ops")
+    again = await http.post(approve, content="decision=reject", headers=ORIGIN)
+    assert again.status_code == 409
+    # Signed out: the cookie is gone and the pages with it.
+    await http.post("/console/logout", headers=ORIGIN)
+    assert (await http.get("/console/")).status_code == 303
+
+
+# -- in a real browser, across a SIGKILL ----------------------------------------------
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    found = {name: shutil.which(name) for name in ("chromium", "chromedriver")}
+    assert all(found.values()), f"make deps installs Debian's chromium: {found}"
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(found["chromium"])
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage"):
+        options.add_argument(arg)
+    driver = webdriver.Chrome(service=Service(str(found["chromedriver"])), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+@pytest.fixture
+def ticket_service(tmp_path: Path) -> Iterator[str]:
+    proc = subprocess.Popen([sys.executable, "ticket_service.py", "--port", "0", "--record",
+                             str(tmp_path / "record.jsonl")], cwd=EXAMPLE,
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        yield json.loads(proc.stdout.readline())["url"]
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def shows(browser: Any, text: str, timeout: float = 15.0) -> None:
+    """Wait until the page the browser shows (after a click's navigation) holds ``text``."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(browser, timeout).until(
+        expected_conditions.text_to_be_present_in_element((By.TAG_NAME, "body"), text))
+
+
+def waiting(db: str) -> list[dict[str, Any]]:
+    """The runs with an approval waiting (as the console lists them)."""
+    with psycopg.connect(db) as conn:
+        rows = conn.execute("select distinct run_id from ticketiq.approvals_waiting").fetchall()
+    return [{"run_id": run_id} for (run_id,) in rows]
+
+
+@pytest.mark.slow
+def test_a_person_approves_in_the_browser_after_the_holding_worker_was_killed(
+        pg_server_url: str, browser: Any, ticket_service: str, tmp_path: Path) -> None:
+    from selenium.webdriver.common.by import By
+
+    keys = new_seal_key()
+    with fresh_database(pg_server_url) as db:
+        client = make_api_key(db, "triage-client")
+        admin = make_api_key(db, "dana", scopes=["admin"])
+
+        def worker(name: str) -> WorkerProcess:
+            return WorkerProcess("app:app", db, seal_keys=keys, name=name, app_dir=EXAMPLE,
+                                 http=True, log_dir=tmp_path,
+                                 env={"TRIAGE_SERVICE_URL": ticket_service,
+                                      "TRIAGE_THINK_SECONDS": "0.1"})
+
+        httpx.post(f"{ticket_service}/tickets", json={
+            "id": "S-1", "title": "Phishing mail",
+            "body": "A mail pretending to be us asks for passwords."}).raise_for_status()
+        with worker("first") as first:
+            httpx.post(f"{first.url}/ticket-events", json={
+                "event_id": "created:S-1", "ticket_id": "S-1", "type": "ticket.created"},
+                headers={"Authorization": f"Bearer {client}"}).raise_for_status()
+            # A ticket event's run may not suspend: it waits for the decision on its lease.
+            (run,) = wait_for("the comment held for approval", lambda: waiting(db), 30)
+            assert first.kill() < 0  # SIGKILL, while it waited
+
+        with worker("second") as second:
+            browser.get(f"{second.url}/console/")
+            assert browser.current_url.endswith("/console/login")
+            browser.find_element(By.NAME, "token").send_keys(admin)
+            browser.find_element(By.TAG_NAME, "button").click()
+            shows(browser, "Signed in as dana")
+            assert str(run["run_id"]) in browser.page_source
+            browser.find_element(By.XPATH, "//button[@value='approve']").click()
+            shows(browser, "Approvals waiting (0)")
+
+            ended = wait_for("the run to end on the second worker",
+                             lambda: runs(db, statuses=["completed", "failed"]), 30)
+            assert [(r["run_id"], r["status"], r["loss_count"]) for r in ended] == [
+                (run["run_id"], "completed", 1)]
+            assert [r["actor"] for r in crash_resumes(db)] == ["second"]
+            browser.refresh()
+            shows(browser, "Runs ended lately")
+            browser.find_element(By.LINK_TEXT, str(run["run_id"])).click()
+            shows(browser, f"Run {run['run_id']}")
+            page = browser.find_element(By.TAG_NAME, "body").text
+            assert "completed" in page and "dana" in page
+
+        record = httpx.get(f"{ticket_service}/requests").json()["requests"]
+        comments = [r for r in record if r["method"] == "POST"
+                    and r["path"] == "/tickets/S-1/comments" and r["effect"] == "created"]
+        assert len(comments) == 1
