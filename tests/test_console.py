@@ -50,6 +50,7 @@ async def console(db_url: str) -> AsyncIterator[dict[str, Any]]:
     await db.write_checkpoint(run.run_id, 1, 1, body(call("w-app")), "s", "key-a")
     approval = await db.request_approval(run.run_id, 1, 1, "w-app", {"title": "close"})
     await db.suspend_run(run.run_id, 1, f"approval:{approval.approval_id}")
+    await start(db, holder="p1", ttl=3600, owner="<script>alert(1)</script>")
     app = create_app(db)
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://app") as http:
@@ -79,9 +80,14 @@ async def test_without_an_admin_credential_the_console_shows_nothing_and_writes_
     got = await http.post(approve, content="decision=approve", headers=ORIGIN)
     assert (got.status_code, got.headers["location"]) == (303, "/console/login")
     # A bad key, and a good key without the admin scope: refused, no cookie.
-    assert (await sign_in(http, "tiq_nope_nope")).status_code == 401
+    assert (await sign_in(http, "tiq_0123456789abcdef_no-such-secret")).status_code == 401
+    assert (await sign_in(http, "not a key")).status_code == 401
     refused = await sign_in(http, console["user"])
     assert refused.status_code == 403 and "has no admin scope" in refused.text
+    # An admin's key, from another origin's form: refused too.
+    elsewhere = await http.post("/console/login", content=f"token={console['admin']}",
+                                headers={"Origin": "http://evil.example"})
+    assert elsewhere.status_code == 403
     assert COOKIE not in http.cookies
     # The cookie of a user without the scope gets no page either.
     http.cookies.set(COOKIE, console["user"], path="/console")
@@ -101,6 +107,8 @@ async def test_an_admin_signs_in_sees_the_approval_and_decides_it(
     page = await http.get("/console/")
     assert page.status_code == 200
     assert str(console["approval_id"]) in page.text and "Signed in as <b>ops</b>" in page.text
+    # What the database holds is shown as text, never as markup.
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page.text and "<script>" not in page.text
     shown = await http.get(f"/console/runs/{console['run_id']}")
     assert shown.status_code == 200 and "suspended" in shown.text
 
@@ -129,6 +137,46 @@ async def test_an_admin_signs_in_sees_the_approval_and_decides_it(
     # Signed out: the cookie is gone and the pages with it.
     await http.post("/console/logout", headers=ORIGIN)
     assert (await http.get("/console/")).status_code == 303
+
+
+async def test_a_revoked_key_is_out_at_once(console: dict[str, Any]) -> None:
+    http = console["http"]
+    await sign_in(http, console["admin"])
+    assert (await http.get("/console/")).status_code == 200
+    key_id = console["admin"].split("_")[1]
+    with psycopg.connect(console["url"], autocommit=True) as conn:
+        conn.execute("select ticketiq.revoke_api_key(%s)", (key_id,))
+    gone = await http.get("/console/")
+    assert (gone.status_code, gone.headers["location"]) == (303, "/console/login")
+
+
+async def test_under_a_prefix_and_behind_a_proxy_the_console_keeps_to_its_mount(
+        console: dict[str, Any], db_url: str) -> None:
+    from fastapi import FastAPI
+
+    db = await TicketIQ.connect(db_url)
+    outer = FastAPI()
+    outer.mount("/ticketiq", create_app(db))
+    try:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=outer),
+                                     base_url="http://backend:8080") as http:
+            got = await http.get("/ticketiq/console/")
+            assert got.headers["location"] == "/ticketiq/console/login"
+            # The browser's origin is the proxy's; the proxy names it in X-Forwarded-Host.
+            signed = await http.post("/ticketiq/console/login",
+                                     content=f"token={console['admin']}", headers={
+                                         "Origin": "https://ops.example",
+                                         "X-Forwarded-Host": "ops.example",
+                                         "X-Forwarded-Proto": "https"})
+            assert signed.headers["location"] == "/ticketiq/console/"
+            assert "Path=/ticketiq/console" in signed.headers["set-cookie"]
+            assert "Secure" in signed.headers["set-cookie"]
+            http.cookies.set(COOKIE, console["admin"], path="/ticketiq/console")
+            page = await http.get("/ticketiq/console/")
+            assert f'href="/ticketiq/console/runs/{console["run_id"]}"' in page.text
+            assert f'action="/ticketiq/console/approvals/{console["approval_id"]}"' in page.text
+    finally:
+        await db.close()
 
 
 # -- in a real browser, across a SIGKILL ----------------------------------------------
@@ -229,7 +277,7 @@ def test_a_person_approves_in_the_browser_after_the_holding_worker_was_killed(
             browser.find_element(By.LINK_TEXT, str(run["run_id"])).click()
             shows(browser, f"Run {run['run_id']}")
             page = browser.find_element(By.TAG_NAME, "body").text
-            assert "completed" in page and "dana" in page
+            assert "completed" in page and "approved" in page
 
         record = httpx.get(f"{ticket_service}/requests").json()["requests"]
         comments = [r for r in record if r["method"] == "POST"

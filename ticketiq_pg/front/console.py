@@ -1,11 +1,13 @@
 """The operator's console: ``ticketiq-pg status``, ``runs``, ``show`` and ``audit`` in a
 browser, and the approvals waiting with a button each (docs/front.md, *Console*).
 
-Mounted at ``/console`` by :func:`ticketiq_pg.front.app.create_app`.  Only a caller
-with the ``admin`` scope gets in: the login form takes an API key or a JWT, verified
-like an ``Authorization`` header on every request, and keeps it in an HttpOnly,
-SameSite=Strict cookie scoped to ``/console``; a form posted from another origin is
-refused (403), writing nothing.
+Mounted at ``/console`` by :func:`ticketiq_pg.front.app.create_app` (its links follow
+the mount, under a prefix too).  Only a caller with the ``admin`` scope gets in: the
+login form takes an API key or a JWT, verified like an ``Authorization`` header on
+every request, and keeps it in an HttpOnly, SameSite=Strict cookie scoped to the
+console; a form posted from another origin (its ``Origin`` or ``Referer`` naming
+neither the ``Host`` nor the ``X-Forwarded-Host`` the request came by, which a
+cross-site form cannot set) is refused (403), writing nothing.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+import psycopg
+from psycopg.conninfo import make_conninfo
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
@@ -29,6 +33,7 @@ from ticketiq_pg.front.auth import Authenticator, AuthError, Identity
 from ticketiq_pg.ops.render import render_audit, render_show, render_status
 
 COOKIE = "ticketiq_console"
+READ_TIMEOUT = 5  # seconds to connect for a page's read
 IN_FLIGHT = ("running", "claimed", "suspended")
 ENDED = ("completed", "failed", "stopped")
 EVENTS = ("agent.run.crash_resumed", "agent.run.lease_lapsed", "process.*",
@@ -44,12 +49,17 @@ def _e(value: Any) -> str:
     return html.escape("" if value is None else str(value))
 
 
-def _page(title: str, body: str, status_code: int = 200,
+def _base(request: Request) -> str:
+    """Where the console is mounted (``/console``, or under the app's own prefix)."""
+    return str(request.scope.get("root_path", "")).rstrip("/")
+
+
+def _page(request: Request, title: str, body: str, status_code: int = 200,
           who: Identity | None = None) -> HTMLResponse:
-    bar = ""
+    bar, base = "", _e(_base(request))
     if who is not None:
-        bar = (f'<p>Signed in as <b>{_e(who.subject)}</b> · <a href="/console/">overview</a> · '
-               '<form method="post" action="/console/logout"><button>Sign out</button></form></p>')
+        bar = (f'<p>Signed in as <b>{_e(who.subject)}</b> · <a href="{base}/">overview</a> · '
+               f'<form method="post" action="{base}/logout"><button>Sign out</button></form></p>')
     return HTMLResponse(
         f"<!doctype html><html><head><meta charset='utf-8'><title>{_e(title)} · ticketiq-pg"
         f"</title><style>{STYLE}</style></head><body><h1>{_e(title)}</h1>{bar}{body}"
@@ -57,24 +67,23 @@ def _page(title: str, body: str, status_code: int = 200,
         headers={"Cache-Control": "no-store", "X-Frame-Options": "DENY"})
 
 
-def _table(rows: list[dict[str, Any]], columns: list[str],
-           cell: Callable[[dict[str, Any], str], str] | None = None) -> str:
+def _table(base: str, rows: list[dict[str, Any]], columns: list[str]) -> str:
     if not rows:
         return "<p>none</p>"
     head = "".join(f"<th>{_e(c)}</th>" for c in columns)
     body = "".join(
-        "<tr>" + "".join(f"<td>{cell(r, c) if cell else _e(r.get(c))}</td>" for c in columns)
-        + "</tr>" for r in rows)
+        "<tr>" + "".join(f"<td>{_cell(base, r, c)}</td>" for c in columns) + "</tr>"
+        for r in rows)
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
-def _run_cell(row: dict[str, Any], column: str) -> str:
+def _cell(base: str, row: dict[str, Any], column: str) -> str:
     if column == "run_id":
-        return f'<a href="/console/runs/{_e(row["run_id"])}">{_e(row["run_id"])}</a>'
+        return f'<a href="{_e(base)}/runs/{_e(row["run_id"])}">{_e(row["run_id"])}</a>'
     if column == "decide":
-        form = ('<form method="post" action="/console/approvals/{id}">'
+        form = ('<form method="post" action="{base}/approvals/{id}">'
                 '<button name="decision" value="{v}">{label}</button></form>')
-        return "".join(form.format(id=_e(row["approval_id"]), v=v, label=label)
+        return "".join(form.format(base=_e(base), id=_e(row["approval_id"]), v=v, label=label)
                        for v, label in (("approve", "Approve"), ("reject", "Reject")))
     return _e(row.get(column))
 
@@ -85,29 +94,34 @@ def console_app(auth: Authenticator, store: Any, conninfo: Callable[[], str | No
     async def read(query: Callable[[Any], Any]) -> Any:
         url = conninfo()
         if not url:
-            raise TicketIQError("the worker is not started")
+            raise TicketIQError("the front's database URL is not known (is the worker started?)")
 
         def run() -> Any:
-            with snapshot(url) as conn:
+            with snapshot(make_conninfo(url, connect_timeout=READ_TIMEOUT)) as conn:
                 return query(conn)
         return await asyncio.to_thread(run)
 
     def admin_only(page: Page) -> Callable[[Request], Awaitable[Response]]:
         async def endpoint(request: Request) -> Response:
             if request.method == "POST" and not _same_origin(request):
-                return _page("Refused", "<p>A form from another origin.</p>", 403)
+                return _page(request, "Refused", "<p>A form from another origin.</p>", 403)
             token = request.cookies.get(COOKIE)
             if not token:
-                return RedirectResponse("/console/login", 303)
+                return RedirectResponse(f"{_base(request)}/login", 303)
             try:
                 who = await auth.caller({"authorization": f"Bearer {token}"})
             except AuthError:
-                response = RedirectResponse("/console/login", 303)
-                response.delete_cookie(COOKIE, path="/console")
+                response = RedirectResponse(f"{_base(request)}/login", 303)
+                response.delete_cookie(COOKIE, path=_base(request) or "/")
                 return response
             if not who.admin:
-                return _page("Forbidden", "<p>The console needs the admin scope.</p>", 403)
-            return await page(request, who)
+                return _page(request, "Forbidden", "<p>The console needs the admin scope.</p>",
+                             403)
+            try:
+                return await page(request, who)
+            except (TicketIQError, psycopg.Error) as exc:
+                return _page(request, "Unavailable",
+                             f"<p>The database cannot be read now: {_e(exc)}</p>", 503, who)
         return endpoint
 
     async def overview(request: Request, who: Identity) -> Response:
@@ -116,67 +130,78 @@ def console_app(auth: Authenticator, store: Any, conninfo: Callable[[], str | No
                     runs(conn, statuses=ENDED, limit=20)["runs"], status(conn),
                     audit(conn, events=EVENTS, limit=20))
         waiting, in_flight, ended, report, events = await read(query)
+        base = _base(request)
         body = (
             f"<h2>Approvals waiting ({len(waiting)})</h2>"
-            + _table(waiting, ["approval_id", "run_id", "step", "tool", "requested_at",
-                               "decide"], _run_cell)
+            + _table(base, waiting, ["approval_id", "run_id", "step", "tool", "requested_at",
+                                     "decide"])
             + f"<h2>Runs in flight ({len(in_flight)})</h2>"
-            + _table(in_flight, ["run_id", "status", "entry_point", "owner", "lease_holder",
-                                 "last_step", "loss_count"], _run_cell)
+            + _table(base, in_flight, ["run_id", "status", "entry_point", "owner",
+                                       "lease_holder", "last_step", "loss_count"])
             + "<h2>Runs ended lately</h2>"
-            + _table(ended, ["run_id", "status", "entry_point", "owner", "last_step",
-                             "loss_count", "finished_at", "failure_reason"], _run_cell)
+            + _table(base, ended, ["run_id", "status", "entry_point", "owner", "last_step",
+                                   "loss_count", "finished_at", "failure_reason"])
             + f"<h2>Status</h2><pre>{_e(render_status(report))}</pre>"
             + f"<h2>Resumes, lapses and processes</h2><pre>{_e(render_audit(events))}</pre>")
-        return _page("ticketiq-pg console", body, who=who)
+        return _page(request, "ticketiq-pg console", body, who=who)
 
     async def run_page(request: Request, who: Identity) -> Response:
+        run_id = _uuid(request.path_params["run_id"])
         try:
-            run_id = uuid.UUID(request.path_params["run_id"])
-            report = await read(lambda conn: show(conn, run_id))
-        except (ValueError, UnknownRun):
-            return _page("Unknown run", "<p>No run has that id.</p>", 404, who)
-        return _page(f"Run {run_id}", f"<pre>{_e(render_show(report))}</pre>", who=who)
+            report = None if run_id is None else await read(lambda conn: show(conn, run_id))
+        except UnknownRun:
+            report = None
+        if report is None:
+            return _page(request, "Unknown run", "<p>No run has that id.</p>", 404, who)
+        return _page(request, f"Run {run_id}", f"<pre>{_e(render_show(report))}</pre>",
+                     who=who)
 
     async def decide(request: Request, who: Identity) -> Response:
         form = parse_qs((await request.body()).decode("utf-8", "replace"))
         decision = form.get("decision", [""])[0]
         if decision not in ("approve", "reject"):
-            return _page("Bad request", "<p>decision must be approve or reject</p>", 422, who)
+            return _page(request, "Bad request", "<p>decision must be approve or reject</p>",
+                         422, who)
+        approval_id = _uuid(request.path_params["approval_id"])
         try:
-            approval_id = uuid.UUID(request.path_params["approval_id"])
+            if approval_id is None:
+                raise UnknownApproval("not an approval id")
             await store.decide_approval(approval_id, decision == "approve", who.subject,
                                         "from the console")
-        except (ValueError, UnknownApproval):
-            return _page("Unknown approval", "<p>No approval has that id.</p>", 404, who)
+        except UnknownApproval:
+            return _page(request, "Unknown approval", "<p>No approval has that id.</p>", 404,
+                         who)
         except TicketIQError as exc:
-            return _page("Not decided", f"<p>{_e(exc)}</p>", 409, who)
-        return RedirectResponse("/console/", 303)
+            return _page(request, "Not decided", f"<p>{_e(exc)}</p>", 409, who)
+        return RedirectResponse(f"{_base(request)}/", 303)
 
     async def login(request: Request) -> Response:
-        form = ('<form method="post" action="/console/login"><label>API key or JWT of an '
+        base = _base(request)
+        form = (f'<form method="post" action="{_e(base)}/login"><label>API key or JWT of an '
                 'admin: <input type="password" name="token" size="60" autofocus></label> '
                 '<button>Sign in</button></form>')
         if request.method == "GET":
-            return _page("Sign in", form)
+            return _page(request, "Sign in", form)
         if not _same_origin(request):
-            return _page("Refused", "<p>A form from another origin.</p>", 403)
+            return _page(request, "Refused", "<p>A form from another origin.</p>", 403)
         token = parse_qs((await request.body()).decode("utf-8", "replace")).get("token", [""])[0]
         try:
             who = await auth.caller({"authorization": f"Bearer {token.strip()}"})
         except AuthError as exc:
-            return _page("Sign in", f"<p>{_e(exc.detail)}</p>{form}", 401)
+            return _page(request, "Sign in", f"<p>{_e(exc.detail)}</p>{form}", 401)
         if not who.admin:
-            return _page("Sign in", f"<p>{_e(who.subject)} has no admin scope.</p>{form}", 403)
-        response = RedirectResponse("/console/", 303)
-        response.set_cookie(COOKIE, token.strip(), path="/console", httponly=True,
-                            samesite="strict", secure=request.url.scheme == "https")
+            return _page(request, "Sign in",
+                         f"<p>{_e(who.subject)} has no admin scope.</p>{form}", 403)
+        https = "https" in (request.url.scheme, request.headers.get("x-forwarded-proto"))
+        response = RedirectResponse(f"{base}/", 303)
+        response.set_cookie(COOKIE, token.strip(), path=base or "/", httponly=True,
+                            samesite="strict", secure=https)
         return response
 
     async def logout(request: Request) -> Response:
-        response = RedirectResponse("/console/login", 303)
+        response = RedirectResponse(f"{_base(request)}/login", 303)
         if _same_origin(request):
-            response.delete_cookie(COOKIE, path="/console")
+            response.delete_cookie(COOKIE, path=_base(request) or "/")
         return response
 
     return Starlette(routes=[
@@ -189,6 +214,14 @@ def console_app(auth: Authenticator, store: Any, conninfo: Callable[[], str | No
 
 
 def _same_origin(request: Request) -> bool:
-    """A browser's form post names its origin: it must be this console's host."""
+    """A browser's form post names its origin: it must be the host the request came to."""
     origin = request.headers.get("origin") or request.headers.get("referer") or ""
-    return bool(origin) and urlsplit(origin).netloc == request.headers.get("host")
+    hosts = {request.headers.get("host"), request.headers.get("x-forwarded-host")} - {None}
+    return bool(origin) and urlsplit(origin).netloc in hosts
+
+
+def _uuid(text: str) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(text)
+    except ValueError:
+        return None

@@ -107,6 +107,22 @@ def wait_for_runs(database_url: str, count: int, timeout: float = 60.0) -> list[
         raise TimeoutError(f"{exc}; not ended: {open_runs}") from None
 
 
+def _front_url(stdout: str) -> str | None:
+    """The front's URL, from the ``{"event": "http", ...}`` line a worker prints."""
+    for line in stdout.splitlines(keepends=True):
+        if not (line.startswith("{") and line.endswith("\n")):
+            continue  # not an event, or one not yet written whole
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if event.get("event") == "http":
+            host = str(event["host"])
+            host = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+            return f"http://{f'[{host}]' if ':' in host else host}:{event['port']}"
+    return None
+
+
 class WorkerProcess:
     """``ticketiq-pg worker --app APP`` in a child process of its own, to stop or kill.
 
@@ -146,6 +162,7 @@ class WorkerProcess:
         if self.max_runs is not None:
             argv += ["--max-runs", str(self.max_runs)]
         out, err = self.log_dir / f"{self.name}.out", self.log_dir / f"{self.name}.log"
+        self.url = None
         with open(out, "wb") as stdout, open(err, "wb") as stderr:
             self.popen = subprocess.Popen(argv, cwd=self.app_dir, env=self.env,
                                           stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr)
@@ -155,14 +172,18 @@ class WorkerProcess:
                 raise RuntimeError(f"worker {self.name} exited {self.popen.returncode}:\n"
                                    + self.log()[-4000:])
             if self.http:
-                for line in out.read_text().splitlines():
-                    event = json.loads(line) if line.startswith("{") else {}
-                    if event.get("event") == "http":
-                        self.url = f"http://{event['host']}:{event['port']}"
+                self.url = _front_url(out.read_text())
                 return self.url is not None
             return f"worker {self.name} serving" in self.log()
 
-        wait_for(f"worker {self.name} to serve", serving, timeout)
+        try:
+            wait_for(f"worker {self.name} to serve", serving, timeout)
+        except TimeoutError as exc:
+            self.kill()
+            raise TimeoutError(f"{exc}; its log:\n{self.log()[-4000:]}") from None
+        except BaseException:
+            self.kill()
+            raise
         return self
 
     def held_runs(self) -> list[dict[str, Any]]:
