@@ -50,11 +50,12 @@ async def console(db_url: str) -> AsyncIterator[dict[str, Any]]:
     await db.write_checkpoint(run.run_id, 1, 1, body(call("w-app")), "s", "key-a")
     approval = await db.request_approval(run.run_id, 1, 1, "w-app", {"title": "close"})
     await db.suspend_run(run.run_id, 1, f"approval:{approval.approval_id}")
-    await start(db, holder="p1", ttl=3600, owner="<script>alert(1)</script>")
+    other = await start(db, holder="p1", ttl=3600, owner="<script>alert(1)</script>")
     app = create_app(db)
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://app") as http:
         yield {"http": http, "user": user, "admin": admin, "run_id": run.run_id,
+               "running": other.run_id,
                "approval_id": approval.approval_id, "url": db_url}
     await app.state.waiter.stop()
     await db.close()
@@ -137,6 +138,26 @@ async def test_an_admin_signs_in_sees_the_approval_and_decides_it(
     # Signed out: the cookie is gone and the pages with it.
     await http.post("/console/logout", headers=ORIGIN)
     assert (await http.get("/console/")).status_code == 303
+
+
+async def test_an_admin_stops_a_run_from_its_page(console: dict[str, Any]) -> None:
+    http, run_id = console["http"], console["running"]
+    stop = f"/console/runs/{run_id}/stop"
+    assert (await http.post(stop, headers=ORIGIN)).status_code == 303  # to sign in
+    await sign_in(http, console["admin"])
+    page = await http.get(f"/console/runs/{run_id}")
+    assert f'action="{stop}"' in page.text
+    before = tables(console["url"])
+    assert (await http.post(stop, headers={"Origin": "http://evil.example"})).status_code == 403
+    assert tables(console["url"]) == before
+    stopped = await http.post(stop, headers=ORIGIN)
+    assert (stopped.status_code, stopped.headers["location"]) == (303, f"/console/runs/{run_id}")
+    with psycopg.connect(console["url"]) as conn:
+        assert conn.execute("select stop_requested_at is not null, stop_requested_by"
+                            " from ticketiq.runs where run_id = %s", (run_id,)
+                            ).fetchone() == (True, "ops")
+    unknown = "/console/runs/00000000-0000-0000-0000-000000000000/stop"
+    assert (await http.post(unknown, headers=ORIGIN)).status_code == 404
 
 
 async def test_a_revoked_key_is_out_at_once(console: dict[str, Any]) -> None:

@@ -153,8 +153,24 @@ def console_app(auth: Authenticator, store: Any, conninfo: Callable[[], str | No
             report = None
         if report is None:
             return _page(request, "Unknown run", "<p>No run has that id.</p>", 404, who)
-        return _page(request, f"Run {run_id}", f"<pre>{_e(render_show(report))}</pre>",
-                     who=who)
+        stop = ""
+        if report["run"]["status"] not in ENDED:
+            stop = (f'<form method="post" action="{_e(_base(request))}/runs/{run_id}/stop">'
+                    '<button name="stop" value="1">Stop this run</button></form>')
+        return _page(request, f"Run {run_id}",
+                     f"{stop}<pre>{_e(render_show(report))}</pre>", who=who)
+
+    async def stop_run(request: Request, who: Identity) -> Response:
+        run_id = _uuid(request.path_params["run_id"])
+        try:
+            if run_id is None:
+                raise UnknownRun("not a run id")
+            await store.request_stop(run_id, who.subject, "from the console")
+        except UnknownRun:
+            return _page(request, "Unknown run", "<p>No run has that id.</p>", 404, who)
+        except TicketIQError as exc:
+            return _page(request, "Not stopped", f"<p>{_e(exc)}</p>", 409, who)
+        return RedirectResponse(f"{_base(request)}/runs/{run_id}", 303)
 
     async def decide(request: Request, who: Identity) -> Response:
         form = parse_qs((await request.body()).decode("utf-8", "replace"))
@@ -207,6 +223,7 @@ def console_app(auth: Authenticator, store: Any, conninfo: Callable[[], str | No
     return Starlette(routes=[
         Route("/", admin_only(overview)),
         Route("/runs/{run_id}", admin_only(run_page)),
+        Route("/runs/{run_id}/stop", admin_only(stop_run), methods=["POST"]),
         Route("/approvals/{approval_id}", admin_only(decide), methods=["POST"]),
         Route("/login", login, methods=["GET", "POST"]),
         Route("/logout", logout, methods=["POST"]),
