@@ -135,6 +135,8 @@ async def test_an_admin_signs_in_sees_the_approval_and_decides_it(
                             ).fetchone() == ("approved", "ops")
     again = await http.post(approve, content="decision=reject", headers=ORIGIN)
     assert again.status_code == 409
+    # The decision is in the audit the overview shows.
+    assert "approval.approved" in (await http.get("/console/")).text
     # Signed out: the cookie is gone and the pages with it.
     await http.post("/console/logout", headers=ORIGIN)
     assert (await http.get("/console/")).status_code == 303

@@ -36,8 +36,8 @@ COOKIE = "ticketiq_console"
 READ_TIMEOUT = 5  # seconds to connect for a page's read
 IN_FLIGHT = ("running", "claimed", "suspended")
 ENDED = ("completed", "failed", "stopped")
-EVENTS = ("agent.run.crash_resumed", "agent.run.lease_lapsed", "process.*",
-          "agent.run.approval_*")
+EVENTS = ("agent.run.crash_resumed", "agent.run.lease_lapsed", "agent.run.stop_requested",
+          "process.*", "approval.*")
 STYLE = ("body{font:14px system-ui,sans-serif;margin:1.5em}table{border-collapse:collapse}"
          "td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left}"
          "pre{background:#f6f6f6;padding:.5em;overflow:auto}form{display:inline}")
