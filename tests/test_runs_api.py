@@ -84,15 +84,21 @@ def test_the_long_poll_returns_the_answer_and_a_stop_is_heard(stack: Stack) -> N
     only.terminate()
 
 
-def test_a_running_run_is_stopped_by_its_caller(stack: Stack) -> None:
-    only, url = worker(stack, "only")
-    slow = {"seed": 43, "steps": 6, "plan": "mixed", "model_delay": 1.0}
+def start_slow_run(url: str, key: str, seed: int) -> str:
+    """A run of six 1 s model steps through ``POST /runs``; its id once it runs."""
+    slow = {"seed": seed, "steps": 6, "plan": "mixed", "model_delay": 1.0}
     run_id = post(url + "/runs", timeout=10, json={"input": slow},
-                  headers={"Idempotency-Key": "stop-1"}).json()["run_id"]
+                  headers={"Idempotency-Key": key}).json()["run_id"]
     deadline = time.monotonic() + 30
     while get(f"{url}/runs/{run_id}", timeout=10).json()["status"] != "running":
         assert time.monotonic() < deadline, "the run never started"
         time.sleep(0.1)
+    return str(run_id)
+
+
+def test_a_running_run_is_stopped_by_its_caller(stack: Stack) -> None:
+    only, url = worker(stack, "only")
+    run_id = start_slow_run(url, "stop-1", 43)
     asked = post(f"{url}/runs/{run_id}/stop", timeout=10)
     assert asked.status_code == 200, asked.text
     done = get(f"{url}/runs/{run_id}?wait=30", timeout=40).json()
@@ -143,3 +149,24 @@ def test_the_front_mounted_in_an_apps_own_asgi_process(stack: Stack) -> None:
     assert code in (0, -signal.SIGTERM)
     assert stack.query("select stopped_at is not null from ticketiq.processes where "
                        "process_id = 'embedded'") == [(True,)]
+
+
+def test_an_operator_stops_a_running_run_with_the_cli(
+        stack: Stack, capsys: pytest.CaptureFixture[str]) -> None:
+    """``ticketiq-pg stop RUN``: the run's process stops it at its next step boundary."""
+    from ticketiq_pg.ops.cli import main
+
+    only, url = worker(stack, "only")
+    run_id = start_slow_run(url, "stop-cli", 44)
+    args = ["stop", run_id, "--actor", "dana", "--reason", "wrong ticket",
+            "--database-url", stack.db_url]
+    assert main(args) == 0
+    assert capsys.readouterr().out.startswith(f"run {run_id} asked to stop by dana")
+    done = get(f"{url}/runs/{run_id}?wait=30", timeout=40).json()
+    assert done["status"] == "stopped" and done["answer"] is None
+    assert stack.query("select stop_requested_by from ticketiq.runs where run_id = %s",
+                       run_id) == [("dana",)]
+    # Once it ended: a clear error, exit 1.
+    assert main(args) == 1
+    assert "ticketiq-pg:" in capsys.readouterr().err
+    only.terminate()

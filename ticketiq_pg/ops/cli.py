@@ -9,7 +9,8 @@ so another process adopts it at once.  ``function`` returns the
 scripted one), found in the ``--app-dir`` folders, the current directory or the
 installed packages; the settings come from the ``TICKETIQ_*`` variables
 (:mod:`ticketiq_pg.config`).  It logs to stderr.  The operator's commands (status,
-runs, show, audit, approvals, approve, reject, purge, seal-key) are in docs/operators.md.
+runs, show, audit, approvals, approve, reject, stop, purge, seal-key) are in
+docs/operators.md.
 """
 
 from __future__ import annotations
@@ -210,6 +211,25 @@ def cmd_decide(opts: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_stop(opts: argparse.Namespace) -> int:
+    """Ask a run to stop at its next step boundary (ticketiq.request_stop)."""
+    from ticketiq_pg.db.driver import TicketIQ
+
+    async def ask() -> Any:
+        db = await TicketIQ.connect(str(_url(opts)), min_size=1, max_size=1)
+        try:
+            return await db.request_stop(opts.run_id, opts.actor, opts.reason)
+        finally:
+            await db.close()
+
+    asked = asyncio.run(ask())
+    if opts.json:
+        print(json.dumps({"run_id": str(asked.run_id), "status": asked.status}))
+    else:
+        print(f"run {asked.run_id} asked to stop by {opts.actor} (now {asked.status})")
+    return 0
+
+
 def cmd_approvals(opts: argparse.Namespace) -> int:
     """The writes held for approval that nobody decided yet (view approvals_waiting)."""
     with snapshot(str(_url(opts))) as conn:
@@ -382,15 +402,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--database-url", help=f"default: ${ENV_URL}")
     p.add_argument("--json", action="store_true", help="JSON for scripts")
     p.set_defaults(func=cmd_approvals)
-    for name, verb in (("approve", "approve"), ("reject", "reject")):
-        p = sub.add_parser(name, help=f"{verb} a write held for approval")
-        p.add_argument("approval_id", type=run_id_arg, metavar="APPROVAL_ID")
+    # A person's act on one thing: approve, reject, stop.
+    for name, what, subject, func in (
+            ("approve", "approve a write held for approval", "approval_id", cmd_decide),
+            ("reject", "reject a write held for approval", "approval_id", cmd_decide),
+            ("stop", "ask a run to stop at its next step boundary", "run_id", cmd_stop)):
+        p = sub.add_parser(name, help=what)
+        p.add_argument(subject, type=run_id_arg, metavar=subject.upper())
         p.add_argument("--actor", default=os.environ.get("USER") or "operator",
-                       help="who decides (default: $USER)")
+                       help="who does it (default: $USER)")
         p.add_argument("--reason", help="why")
         p.add_argument("--database-url", help=f"default: ${ENV_URL}")
         p.add_argument("--json", action="store_true", help="JSON for scripts")
-        p.set_defaults(func=cmd_decide)
+        p.set_defaults(func=func)
 
     p = sub.add_parser("purge", help="retention: sealed answers past retain_until, then the "
                        "history of runs finished --older-than ago (audit rows that old too)")
