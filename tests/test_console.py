@@ -10,10 +10,7 @@ its comment landed once.
 
 from __future__ import annotations
 
-import json
 import shutil
-import subprocess
-import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +19,7 @@ import httpx
 import psycopg
 import pytest
 from helpers import body, call, fingerprint_sync, start
+from test_example_app import EXAMPLE, Example, comment_requests
 
 from ticketiq_pg import new_seal_key
 from ticketiq_pg.db.driver import TicketIQ
@@ -37,7 +35,6 @@ from ticketiq_pg.testing import (
     wait_for,
 )
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "triage"
 ORIGIN = {"Origin": "http://app"}
 
 
@@ -224,16 +221,14 @@ def browser() -> Iterator[Any]:
 
 
 @pytest.fixture
-def ticket_service(tmp_path: Path) -> Iterator[str]:
-    proc = subprocess.Popen([sys.executable, "ticket_service.py", "--port", "0", "--record",
-                             str(tmp_path / "record.jsonl")], cwd=EXAMPLE,
-                            stdout=subprocess.PIPE, text=True)
+def service(tmp_path: Path) -> Iterator[Example]:
+    """The example's ticket service (with its own record of every request)."""
+    world = Example("", tmp_path)
     try:
-        assert proc.stdout is not None
-        yield json.loads(proc.stdout.readline())["url"]
+        world.start_service()
+        yield world
     finally:
-        proc.kill()
-        proc.wait()
+        world.close()
 
 
 def shows(browser: Any, text: str, timeout: float = 15.0) -> None:
@@ -255,7 +250,7 @@ def waiting(db: str) -> list[dict[str, Any]]:
 
 @pytest.mark.slow
 def test_a_person_approves_in_the_browser_after_the_holding_worker_was_killed(
-        pg_server_url: str, browser: Any, ticket_service: str, tmp_path: Path) -> None:
+        pg_server_url: str, browser: Any, service: Example, tmp_path: Path) -> None:
     from selenium.webdriver.common.by import By
 
     keys = new_seal_key()
@@ -266,10 +261,10 @@ def test_a_person_approves_in_the_browser_after_the_holding_worker_was_killed(
         def worker(name: str) -> WorkerProcess:
             return WorkerProcess("app:app", db, seal_keys=keys, name=name, app_dir=EXAMPLE,
                                  http=True, log_dir=tmp_path,
-                                 env={"TRIAGE_SERVICE_URL": ticket_service,
+                                 env={"TRIAGE_SERVICE_URL": service.service_url,
                                       "TRIAGE_THINK_SECONDS": "0.1"})
 
-        httpx.post(f"{ticket_service}/tickets", json={
+        httpx.post(f"{service.service_url}/tickets", json={
             "id": "S-1", "title": "Phishing mail",
             "body": "A mail pretending to be us asks for passwords."}).raise_for_status()
         with worker("first") as first:
@@ -302,7 +297,6 @@ def test_a_person_approves_in_the_browser_after_the_holding_worker_was_killed(
             page = browser.find_element(By.TAG_NAME, "body").text
             assert "completed" in page and "approved" in page
 
-        record = httpx.get(f"{ticket_service}/requests").json()["requests"]
-        comments = [r for r in record if r["method"] == "POST"
-                    and r["path"] == "/tickets/S-1/comments" and r["effect"] == "created"]
-        assert len(comments) == 1
+        landed = [r for r in comment_requests(service.requests(), "S-1")
+                  if r["effect"] == "created"]
+        assert len(landed) == 1

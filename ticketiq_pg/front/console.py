@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import html
-import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -146,12 +145,10 @@ def console_app(auth: Authenticator, store: Any, conninfo: Callable[[], str | No
         return _page(request, "ticketiq-pg console", body, who=who)
 
     async def run_page(request: Request, who: Identity) -> Response:
-        run_id = _uuid(request.path_params["run_id"])
+        run_id = request.path_params["run_id"]
         try:
-            report = None if run_id is None else await read(lambda conn: show(conn, run_id))
+            report = await read(lambda conn: show(conn, run_id))
         except UnknownRun:
-            report = None
-        if report is None:
             return _page(request, "Unknown run", "<p>No run has that id.</p>", 404, who)
         stop = ""
         if report["run"]["status"] not in ENDED:
@@ -160,17 +157,20 @@ def console_app(auth: Authenticator, store: Any, conninfo: Callable[[], str | No
         return _page(request, f"Run {run_id}",
                      f"{stop}<pre>{_e(render_show(report))}</pre>", who=who)
 
-    async def stop_run(request: Request, who: Identity) -> Response:
-        run_id = _uuid(request.path_params["run_id"])
+    async def act(request: Request, who: Identity, call: Awaitable[Any], then: str) -> Response:
+        """A person's act (a stop, a decision) as ``who``; back to ``then`` once done."""
         try:
-            if run_id is None:
-                raise UnknownRun("not a run id")
-            await store.request_stop(run_id, who.subject, "from the console")
-        except UnknownRun:
-            return _page(request, "Unknown run", "<p>No run has that id.</p>", 404, who)
+            await call
+        except (UnknownRun, UnknownApproval):
+            return _page(request, "Not found", "<p>No such run or approval.</p>", 404, who)
         except TicketIQError as exc:
-            return _page(request, "Not stopped", f"<p>{_e(exc)}</p>", 409, who)
-        return RedirectResponse(f"{_base(request)}/runs/{run_id}", 303)
+            return _page(request, "Not done", f"<p>{_e(exc)}</p>", 409, who)
+        return RedirectResponse(f"{_base(request)}{then}", 303)
+
+    async def stop_run(request: Request, who: Identity) -> Response:
+        run_id = request.path_params["run_id"]
+        return await act(request, who, store.request_stop(run_id, who.subject,
+                                                          "from the console"), f"/runs/{run_id}")
 
     async def decide(request: Request, who: Identity) -> Response:
         form = parse_qs((await request.body()).decode("utf-8", "replace"))
@@ -178,18 +178,9 @@ def console_app(auth: Authenticator, store: Any, conninfo: Callable[[], str | No
         if decision not in ("approve", "reject"):
             return _page(request, "Bad request", "<p>decision must be approve or reject</p>",
                          422, who)
-        approval_id = _uuid(request.path_params["approval_id"])
-        try:
-            if approval_id is None:
-                raise UnknownApproval("not an approval id")
-            await store.decide_approval(approval_id, decision == "approve", who.subject,
-                                        "from the console")
-        except UnknownApproval:
-            return _page(request, "Unknown approval", "<p>No approval has that id.</p>", 404,
-                         who)
-        except TicketIQError as exc:
-            return _page(request, "Not decided", f"<p>{_e(exc)}</p>", 409, who)
-        return RedirectResponse(f"{_base(request)}/", 303)
+        return await act(request, who, store.decide_approval(
+            request.path_params["approval_id"], decision == "approve", who.subject,
+            "from the console"), "/")
 
     async def login(request: Request) -> Response:
         base = _base(request)
@@ -222,9 +213,10 @@ def console_app(auth: Authenticator, store: Any, conninfo: Callable[[], str | No
 
     return Starlette(routes=[
         Route("/", admin_only(overview)),
-        Route("/runs/{run_id}", admin_only(run_page)),
-        Route("/runs/{run_id}/stop", admin_only(stop_run), methods=["POST"]),
-        Route("/approvals/{approval_id}", admin_only(decide), methods=["POST"]),
+        # A path that is no UUID matches nothing: 404 before any credential is looked at.
+        Route("/runs/{run_id:uuid}", admin_only(run_page)),
+        Route("/runs/{run_id:uuid}/stop", admin_only(stop_run), methods=["POST"]),
+        Route("/approvals/{approval_id:uuid}", admin_only(decide), methods=["POST"]),
         Route("/login", login, methods=["GET", "POST"]),
         Route("/logout", logout, methods=["POST"]),
     ])
@@ -236,9 +228,3 @@ def _same_origin(request: Request) -> bool:
     hosts = {request.headers.get("host"), request.headers.get("x-forwarded-host")} - {None}
     return bool(origin) and urlsplit(origin).netloc in hosts
 
-
-def _uuid(text: str) -> uuid.UUID | None:
-    try:
-        return uuid.UUID(text)
-    except ValueError:
-        return None

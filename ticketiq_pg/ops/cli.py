@@ -25,9 +25,10 @@ import json
 import logging
 import os
 import sys
+from collections.abc import Awaitable, Callable
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import psycopg
 
@@ -186,20 +187,27 @@ def cmd_audit(opts: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_decide(opts: argparse.Namespace) -> int:
-    """Approve or reject a write held for approval (ticketiq.decide_approval)."""
+T = TypeVar("T")
+
+
+def _with_driver(opts: argparse.Namespace, work: Callable[[Any], Awaitable[T]]) -> T:
+    """``work(driver)`` on a one-connection driver of the command's database, closed after."""
     from ticketiq_pg.db.driver import TicketIQ
 
-    async def decide() -> Any:
+    async def run() -> T:
         db = await TicketIQ.connect(str(_url(opts)), min_size=1, max_size=1)
         try:
-            return await db.decide_approval(
-                opts.approval_id, opts.command == "approve", opts.actor, opts.reason
-            )
+            return await work(db)
         finally:
             await db.close()
 
-    decided = asyncio.run(decide())
+    return asyncio.run(run())
+
+
+def cmd_decide(opts: argparse.Namespace) -> int:
+    """Approve or reject a write held for approval (ticketiq.decide_approval)."""
+    decided = _with_driver(opts, lambda db: db.decide_approval(
+        opts.approval_id, opts.command == "approve", opts.actor, opts.reason))
     result = {"approval_id": str(decided.approval_id), "run_id": str(decided.run_id),
               "state": decided.state, "decided_by": decided.decided_by,
               "decided_at": decided.decided_at.isoformat() if decided.decided_at else None}
@@ -213,16 +221,7 @@ def cmd_decide(opts: argparse.Namespace) -> int:
 
 def cmd_stop(opts: argparse.Namespace) -> int:
     """Ask a run to stop at its next step boundary (ticketiq.request_stop)."""
-    from ticketiq_pg.db.driver import TicketIQ
-
-    async def ask() -> Any:
-        db = await TicketIQ.connect(str(_url(opts)), min_size=1, max_size=1)
-        try:
-            return await db.request_stop(opts.run_id, opts.actor, opts.reason)
-        finally:
-            await db.close()
-
-    asked = asyncio.run(ask())
+    asked = _with_driver(opts, lambda db: db.request_stop(opts.run_id, opts.actor, opts.reason))
     if opts.json:
         print(json.dumps({"run_id": str(asked.run_id), "status": asked.status}))
     else:
@@ -252,28 +251,22 @@ def cmd_approvals(opts: argparse.Namespace) -> int:
 
 def cmd_purge(opts: argparse.Namespace) -> int:
     """Sealed answers past retain_until, then the history of runs finished --older-than ago."""
-    from ticketiq_pg.db.driver import TicketIQ
-
-    async def purge() -> dict[str, int]:
-        db = await TicketIQ.connect(str(_url(opts)), min_size=1, max_size=1)
+    async def purge(db: Any) -> dict[str, int]:
         totals: dict[str, int] = {"answers_purged": 0}
-        try:
-            while True:
-                deleted = await db.purge_answers(opts.limit)
-                totals["answers_purged"] += deleted
-                if opts.once or deleted < opts.limit:
-                    break
-            while True:
-                counts = await db.purge_history(opts.older_than, opts.limit)
-                for name, value in counts.items():
-                    totals[name] = totals.get(name, 0) + value
-                if opts.once or not any(counts.values()):
-                    break
-        finally:
-            await db.close()
+        while True:
+            deleted = await db.purge_answers(opts.limit)
+            totals["answers_purged"] += deleted
+            if opts.once or deleted < opts.limit:
+                break
+        while True:
+            counts = await db.purge_history(opts.older_than, opts.limit)
+            for name, value in counts.items():
+                totals[name] = totals.get(name, 0) + value
+            if opts.once or not any(counts.values()):
+                break
         return totals
 
-    totals = asyncio.run(purge())
+    totals = _with_driver(opts, purge)
     if opts.json:
         print(json.dumps(totals))
     else:
