@@ -139,6 +139,28 @@ async def test_a_function_model_is_shown_what_the_agent_shows_and_asked_each_ste
     assert len(keyed) == 1 and keyed[0].step_key and keyed[0].state == "done"
 
 
+async def test_a_lost_connection_to_the_model_is_tried_again_within_the_budget(
+        db_url: str) -> None:
+    from pydantic_ai.exceptions import ModelConnectionError, UserError
+
+    tries: list[int] = []
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        tries.append(len(messages))
+        if len(tries) == 1:
+            raise ModelConnectionError("test", "connection reset")
+        return ModelResponse(parts=[TextPart("fine")])
+
+    outcome = await run(db_url, agent_app(ticket_agent(FunctionModel(model), [])), "T-1")
+    assert (outcome.status, outcome.answer["text"], tries) == ("completed", "fine", [1, 1])
+
+    def broken(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        raise UserError("a bug in the agent: not tried again")
+
+    outcome = await run(db_url, agent_app(ticket_agent(FunctionModel(broken), [])), "T-2")
+    assert outcome.status == "failed" and "a bug in the agent" in outcome.reason
+
+
 def test_tools_keep_their_schemas_and_routes_are_checked() -> None:
     agent = ticket_agent(TestModel(), [])
     tools = agent_tools(agent, {"get_ticket": read()})

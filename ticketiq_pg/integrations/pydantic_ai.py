@@ -32,6 +32,13 @@ from typing import Any
 
 from pydantic_ai import Agent, ModelRetry, RunContext
 from pydantic_ai.direct import model_request
+from pydantic_ai.exceptions import (
+    ModelConnectionError,
+    ModelRateLimitError,
+    ModelRequestTimeout,
+    ModelServerError,
+    ModelUnavailableError,
+)
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
@@ -51,11 +58,16 @@ from pydantic_core import ValidationError, to_jsonable_python
 
 from ticketiq_pg.adapters.base import turns
 from ticketiq_pg.agent import CallContext, ModelStep, StepRequest, Tool, ToolCall, Tools
+from ticketiq_pg.errors import TransientError
+from ticketiq_pg.retries import retry_after, status_of
 from ticketiq_pg.runtime.app import App
 
 __all__ = ["AgentModel", "Route", "agent_app", "agent_tools", "current_call", "read", "write"]
 
 _CALL: contextvars.ContextVar[CallContext] = contextvars.ContextVar("ticketiq_call")
+# Pydantic AI's errors that trying again later may mend: tried again within the run's budget.
+_TRANSIENT = (ModelConnectionError, ModelRateLimitError, ModelRequestTimeout, ModelServerError,
+              ModelUnavailableError)
 
 
 def current_call() -> CallContext:
@@ -217,9 +229,14 @@ class AgentModel:
             self._shown = await self._read_agent(
                 first if isinstance(first, str) else json.dumps(first, default=str))
         shown = self._shown
-        response = await model_request(self._bridge.model, self._messages(request, shown),
-                                       model_settings=shown.settings,
-                                       model_request_parameters=shown.parameters)
+        try:
+            response = await model_request(self._bridge.model, self._messages(request, shown),
+                                           model_settings=shown.settings,
+                                           model_request_parameters=shown.parameters)
+        except _TRANSIENT as exc:
+            cause = exc.__cause__ or exc
+            raise TransientError(f"{type(exc).__name__}: {exc}", status=status_of(exc),
+                                 retry_after=retry_after(cause)) from exc
         text = "".join(p.content for p in response.parts if isinstance(p, TextPart))
         outputs = {t.name for t in shown.parameters.output_tools}
         called = [p for p in response.parts if isinstance(p, ToolCallPart)]
