@@ -117,13 +117,13 @@ def landed(service: str, kind: str) -> Counter[str]:
 def test_a_sigkilled_worker_asks_no_finished_step_again_and_doubles_no_write(
         service: str, tmp_path: Path) -> None:
     with ProviderServer.start() as sim, fresh_database() as db:
-        sim.respond("openai", provider(think=0.5))
+        sim.respond("openai", provider(think=1.0))
         key = make_api_key(db, "triage-client")
         victim, survivor = workers(db, service, sim, tmp_path)
         with victim, survivor:
             run_of = {f"T-{n}": start((victim, survivor)[n % 2].url, key, f"T-{n}", service)
                       for n in range(1, TICKETS + 1)}
-            # Step 1 written, step 2 being asked (0.5 s): the kill lands mid-run.
+            # Step 1 written, step 2 being asked (1 s): the kill lands mid-run.
             caught = wait_for("the victim to hold a run in flight",
                               lambda: [r for r in victim.held_runs() if r["last_step"] == 1], 30)
             assert victim.kill() == -signal.SIGKILL
