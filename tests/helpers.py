@@ -174,3 +174,21 @@ def send_torn_request(base_url: str, path: str, body: bytes, sent: int,
         sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode() + body[:sent])
         sock.shutdown(socket.SHUT_WR)
         sock.recv(1024)  # the server's answer, if any, or its close
+
+
+def run_example_test(folder: Any, test_file: str, server_url: str, basetemp: Any,
+                     passed: int) -> None:
+    """An example's own test file, run as an app author runs it: pytest from its folder,
+    on a server URL (no other ``TICKETIQ_*`` setting); every test passed."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TICKETIQ_")}
+    env["TICKETIQ_TEST_DATABASE_URL"] = server_url
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           "--basetemp", str(basetemp), test_file],
+                          cwd=folder, env=env, capture_output=True, text=True, timeout=400)
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
+    assert re.search(rf"^{passed} passed", done.stdout.splitlines()[-1]), done.stdout[-2000:]

@@ -323,3 +323,24 @@ async def test_the_example_switches_to_a_provider_by_its_setting(
     assert offered["tickets_comment"][1]["required"] == ["ticket_id", "team", "text"]
     with pytest.raises(ValueError, match="TRIAGE_MODEL='gemini:x'"):
         example.make_model("gemini:x")
+
+
+def test_both_adapters_show_their_keywords_to_help() -> None:
+    """help() and editors read the signature: every keyword the guide documents is in it,
+    with the default ProviderModel gives it (not hidden behind ``**options``)."""
+    import inspect
+
+    from ticketiq_pg import AnthropicModel, OpenAIChatModel
+    from ticketiq_pg.adapters.base import ProviderModel
+
+    base = inspect.signature(ProviderModel.__init__).parameters
+    for cls in (OpenAIChatModel, AnthropicModel):
+        params = inspect.signature(cls).parameters
+        assert not [p for p in params.values() if p.kind is p.VAR_KEYWORD], cls
+        for name, param in base.items():
+            if name != "self":
+                assert params[name].default == param.default, (cls, name)
+    assert inspect.signature(OpenAIChatModel).parameters["system_role"].default == "system"
+    assert OpenAIChatModel("m", system_role="developer", api_key="k").system_role == "developer"
+    with pytest.raises(ValueError, match="system_role must be one of system$"):
+        AnthropicModel("m", system_role="developer", api_key="k")

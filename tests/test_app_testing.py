@@ -41,3 +41,12 @@ def test_waiting_for_runs_that_do_not_exist_times_out(pg_server_url: str) -> Non
     with fresh_database(pg_server_url) as url:
         with pytest.raises(TimeoutError, match="waiting for 1 runs to end; not ended: \\[\\]"):
             wait_for_runs(url, 1, timeout=0.3)
+
+
+def test_the_testing_extra_brings_pytest() -> None:
+    """The guide's test template is a pytest file: ``ticketiq-pg[testing]`` installs it."""
+    import tomllib
+
+    project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    extra = project["project"]["optional-dependencies"]["testing"]
+    assert [r for r in extra if r.split("[")[0].split(">")[0].strip() == "pytest"], extra

@@ -122,6 +122,17 @@ def test_seal_key_help_says_how_to_rotate(capsys: pytest.CaptureFixture[str]) ->
     assert "put the new key first (new:...,old:...)" in out
 
 
+def test_the_help_is_plain_text_for_a_person(capsys: pytest.CaptureFixture[str]) -> None:
+    for argv in (["--help"], ["migrate", "--help"], ["worker", "--help"]):
+        with pytest.raises(SystemExit):
+            main(argv)
+        out = capsys.readouterr().out
+        assert ":class:" not in out and ":mod:" not in out and "``" not in out, (argv, out)
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "ticketiq-pg migrate --create-database" in capsys.readouterr().out
+
+
 # -- load_app ---------------------------------------------------------------------------------
 
 APP_MODULE = """

@@ -42,7 +42,7 @@ from typing import Any
 import httpx
 import psycopg
 import pytest
-from helpers import send_torn_request
+from helpers import run_example_test, send_torn_request
 from procs import KILLED, LiveProc
 
 from ticketiq_pg.testing import wait_for as wait_until
@@ -281,7 +281,7 @@ def test_guide_code_is_quoted_from_the_example() -> None:
     assert len(blocks) >= 8
     for block in blocks:
         first, *lines = block.rstrip("\n").split("\n")
-        assert first.startswith("# examples/triage/"), first
+        assert first.startswith(("# examples/triage/", "# examples/pydantic_ai/")), first
         source = (ROOT / first[2:]).read_text().split("\n")
         chunks: list[list[str]] = [[]]
         for line in lines:
@@ -514,10 +514,4 @@ def test_asgi_app_serves_its_route_the_front_and_the_gates(example: Example) -> 
 def test_the_examples_own_test_passes(pg_server_url: str, tmp_path: Path) -> None:
     """``examples/triage/test_triage.py`` passes as an app author runs it, from its folder
     with a server URL, on a database it makes itself."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TICKETIQ_")}
-    env["TICKETIQ_TEST_DATABASE_URL"] = pg_server_url
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                           "--basetemp", str(tmp_path / "pytest"), "test_triage.py"],
-                          cwd=EXAMPLE, env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
-    assert re.search(r"^1 passed", done.stdout.splitlines()[-1]), done.stdout[-2000:]
+    run_example_test(EXAMPLE, "test_triage.py", pg_server_url, tmp_path / "pytest", passed=1)

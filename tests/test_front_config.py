@@ -63,7 +63,7 @@ async def test_post_runs_starts_an_app_kind_and_no_product_kind(db_url: str) -> 
     await db.close()
     with psycopg.connect(db_url) as conn:
         assert conn.execute("select kind, may_wait, durable, payload from ticketiq.entries"
-                            ).fetchall() == [("billing.refund", False, True, {"input": {"n": 1}})]
+                            ).fetchall() == [("billing.refund", False, True, {"n": 1})]
 
 
 def test_front_settings_from_the_environment() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 import textwrap
 from pathlib import Path
 
@@ -232,3 +233,21 @@ def test_the_project_tree_installs_twice(db_url: str) -> None:
         assert migrate.install_sync(conn) == first
         names = {f.split("(")[0].removeprefix("ticketiq.") for f in functions(conn)}
         assert names == set(tree.function_names)
+
+
+def test_migrate_creates_the_database_it_names_once(pg_server_url: str) -> None:
+    """``ticketiq-pg migrate --create-database``: the quickstart's missing ``createdb``."""
+    from ticketiq_pg.ops.cli import main
+    from ticketiq_pg.testing.cluster import database_url, drop_database
+
+    name = f"tiq_test_created_{secrets.token_hex(4)}"
+    url = database_url(pg_server_url, name)
+    try:
+        assert main(["migrate", "--database-url", url]) == 1  # not there, not created
+        assert main(["migrate", "--create-database", "--database-url", url]) == 0
+        with psycopg.connect(url) as conn:
+            assert migrate.schema_version_sync(conn) == migrate.load_tree().latest_migration
+        assert migrate.create_database_sync(url) is False  # there now: left as it is
+        assert main(["migrate", "--create-database", "--database-url", url]) == 0
+    finally:
+        drop_database(pg_server_url, name)

@@ -31,6 +31,8 @@ LAYERS = {
     # the schema derivation and validator Tool uses (imports nothing of ticketiq_pg)
     "ticketiq_pg.adapters.schema": 0,
     "ticketiq_pg.runtime": 2,
+    # agent frameworks as an App's model and tools (a layer as high as the runtime)
+    "ticketiq_pg.integrations": 2,
     "ticketiq_pg.front": 3, "ticketiq_pg.ops": 3,
     "ticketiq_pg.testing": 4,
 }

@@ -26,6 +26,8 @@ import pytest
 from ticketiq_pg import new_seal_key
 from ticketiq_pg.testing import (
     WorkerProcess,
+    calls,
+    checkpoints,
     crash_resumes,
     fresh_database,
     make_api_key,
@@ -88,6 +90,12 @@ def test_a_sigkilled_worker_loses_no_ticket_and_doubles_no_comment(
             resumes = crash_resumes(db)
             assert Counter(r["run_id"] for r in resumes) == Counter(lost)
             assert {r["actor"] for r in resumes} == {"survivor"}
+            for run_id in lost:
+                # Steps 1 and 2 checkpointed once each (3 is the answer); the comment sent
+                # with its step key and finished: made, or resent with the same key on resume.
+                assert [c.step for c in checkpoints(db, run_id)] == [1, 2]
+                (comment,) = [c for c in calls(db, run_id) if c.tool == "tickets.comment"]
+                assert comment.step_key and comment.state in ("done", "settled"), comment
             assert survivor.stop() == 0
 
         # What landed, from the ticket service's own record: one comment per ticket.

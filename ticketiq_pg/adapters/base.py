@@ -174,12 +174,15 @@ class ProviderModel(abc.ABC):
     the database, is the only one.  ``client`` is an SDK client of the app's own (its
     retries are turned off too).  ``prompt`` turns a user message's content (the run's
     input first) into text; ``run_settings_key`` is where a run's input carries its own
-    settings (None: nowhere).
+    settings (None: nowhere); ``system_role`` the role the system prompt is sent with,
+    where the provider has a choice (:attr:`system_roles`).
     """
 
     #: The SDK module, imported when the model is built, and its async client class.
     sdk: str = ""
     client_class: str = ""
+    #: The roles the provider takes the system prompt with (``system_role``).
+    system_roles: tuple[str, ...] = ("system",)
 
     def __init__(
         self,
@@ -198,7 +201,11 @@ class ProviderModel(abc.ABC):
         client: Any = None,
         prompt: Callable[[Any], str] | None = None,
         run_settings_key: str | None = RUN_SETTINGS_KEY,
+        system_role: str = "system",
     ) -> None:
+        if system_role not in self.system_roles:
+            raise ValueError(f"system_role must be one of {', '.join(self.system_roles)}")
+        self.system_role = system_role
         self.settings = ModelSettings(
             model=model, system=system, temperature=temperature, max_tokens=max_tokens,
             top_p=top_p, stop=stop if stop is None or isinstance(stop, str) else tuple(stop),

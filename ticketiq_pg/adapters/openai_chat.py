@@ -126,14 +126,9 @@ class OpenAIChatModel(ProviderModel):
     the system prompt is sent with (``system``, or ``developer``).
     """
 
-    def __init__(self, model: str, *, system_role: str = "system", **options: Any) -> None:
-        super().__init__(model, **options)
-        if system_role not in ("system", "developer"):
-            raise ValueError("system_role must be 'system' or 'developer'")
-        self.system_role = system_role
-
     sdk = "openai"
     client_class = "AsyncOpenAI"
+    system_roles = ("system", "developer")
 
     def request_body(self, request: StepRequest) -> tuple[dict[str, Any], ToolNames]:
         """The request step ``request.step`` sends, and the name map it was made with."""

@@ -1,12 +1,13 @@
-"""JSON Schemas for a tool's arguments: derived from Python types, and a small validator.
+"""JSON Schemas for a tool's arguments: derived from Python types, and checked by jsonschema.
 
 A tool's ``parameters`` may be given as a JSON Schema (a dict), or derived here
 (:func:`schema_from`) from a typed function's signature, a dataclass, a ``TypedDict`` or,
-where pydantic is installed, a pydantic model.  :func:`validate` checks the arguments a
-model sent against the schema and says what is wrong in one line the model can act on
-(``arguments.ticket_id: required``); it covers ``type``, ``required``, ``properties``,
-``additionalProperties``, ``items``, ``enum``, ``const``, ``anyOf``/``oneOf``/``allOf``/
-``not``, local ``$ref``\\ s, and string, number and array bounds.
+where pydantic is installed, a pydantic model.  Every schema is checked once against
+JSON Schema Draft 2020-12's metaschema, and a ``$ref`` that leaves the schema is refused
+(nothing is fetched).  :func:`validate` judges the arguments a model sent with
+``jsonschema`` (Draft 2020-12, formats asserted) and turns the library's best-match error
+into one line the model can act on (``arguments.ticket_id: required``): that line is all
+this module adds.
 
 This module imports nothing of ticketiq_pg: ``ticketiq_pg.agent`` uses it.
 """
@@ -15,16 +16,22 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import inspect
 import json
-import math
 import re
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-__all__ = ["schema_from", "type_schema", "validate", "object_schema"]
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError, ValidationError, best_match
+from referencing import Registry, Resource
+from referencing.exceptions import NoSuchResource, Unresolvable
+from referencing.jsonschema import DRAFT202012
+
+__all__ = ["schema_from", "type_schema", "validate", "object_schema", "check_schema"]
 
 #: A schema that accepts any JSON object: what a tool without parameters is sent as.
 ANY_OBJECT: dict[str, Any] = {"type": "object", "properties": {}}
@@ -53,18 +60,16 @@ def schema_from(source: Any) -> dict[str, Any] | None:
     or ``TypedDict`` class its fields; a function its parameters (a first parameter
     named ``call``/``ctx``/``context`` or annotated ``CallContext`` is left out).
     ``Annotated[T, "text"]`` gives a property its description.  Raises TypeError for
-    anything else, or a schema that is not an object schema.
+    anything else, a schema that is not an object schema, not a Draft 2020-12 schema or
+    that refers outside itself (:func:`check_schema`).
     """
     if source is None:
         return None
     if isinstance(source, Mapping):
         schema = json.loads(json.dumps(dict(source)))  # a plain JSON copy, or TypeError
-        if schema.get("type", "object") != "object":
-            raise TypeError("a tool's parameters must be an object schema ({'type': 'object'})")
-        return schema
+        return check_schema(_check_object(schema))
     if isinstance(source, type) and callable(getattr(source, "model_json_schema", None)):
-        schema = source.model_json_schema()
-        return _check_object(schema)
+        return check_schema(_check_object(source.model_json_schema()))
     defs: dict[str, Any] = {}
     if isinstance(source, type) and (dataclasses.is_dataclass(source) or _is_typeddict(source)):
         schema = _class_schema(source, defs)
@@ -74,7 +79,7 @@ def schema_from(source: Any) -> dict[str, Any] | None:
         raise TypeError(f"cannot derive a JSON Schema from {source!r}")
     if defs:
         schema["$defs"] = defs
-    return schema
+    return check_schema(schema)
 
 
 def _check_object(schema: dict[str, Any]) -> dict[str, Any]:
@@ -215,35 +220,92 @@ def type_schema(hint: Any, defs: dict[str, Any] | None = None) -> dict[str, Any]
     raise TypeError(f"no JSON Schema for the type {hint!r}")
 
 
-# -- the validator ---------------------------------------------------------------------
+# -- checking a schema -----------------------------------------------------------------
+
+
+def _refuse(uri: str) -> Resource[Any]:
+    raise NoSuchResource(ref=uri)  # nothing is fetched: a schema is checked as it stands
+
+
+_NO_REMOTE: Registry[Any] = Registry(retrieve=_refuse)  # type: ignore[call-arg]
+# Keywords whose values are data, not schemas: a "$ref" key in them is no reference.
+_DATA_KEYWORDS = frozenset({"const", "enum", "default", "examples"})
+
+
+def check_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema``, once it is a Draft 2020-12 schema whose every ``$ref`` resolves within
+    itself; TypeError otherwise (a remote reference is refused, not fetched)."""
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        where = "".join(f"/{p}" for p in exc.absolute_path) or "/"
+        raise TypeError(f"not a JSON Schema (Draft 2020-12) at {where}: {exc.message}") from None
+    root = DRAFT202012.create_resource(schema)
+    resolver = _NO_REMOTE.with_resource(schema.get("$id", ""), root).resolver(
+        schema.get("$id", ""))
+    for ref, at in _refs(schema, resolver):
+        try:
+            at.lookup(ref)
+        except Unresolvable:
+            raise TypeError(f"$ref {ref!r} does not resolve within the schema (remote "
+                            "references are refused)") from None
+    return schema
+
+
+def _refs(node: Any, resolver: Any) -> Iterator[tuple[str, Any]]:
+    """Every ``$ref`` in ``node`` with the resolver of the resource it sits in."""
+    if isinstance(node, list):
+        for item in node:
+            yield from _refs(item, resolver)
+        return
+    if not isinstance(node, dict):
+        return
+    if isinstance(node.get("$id"), str):
+        resolver = resolver.in_subresource(DRAFT202012.create_resource(node))
+    if isinstance(node.get("$ref"), str):
+        yield node["$ref"], resolver
+    for key, value in node.items():
+        if key not in _DATA_KEYWORDS:
+            yield from _refs(value, resolver)
+
+
+# -- validating arguments --------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=256)
+def _validator(text: str) -> Draft202012Validator:
+    return Draft202012Validator(json.loads(text), registry=_NO_REMOTE,
+                                format_checker=Draft202012Validator.FORMAT_CHECKER)
+
+
+def validate(schema: Mapping[str, Any] | None, value: Any, path: str = "arguments") -> str | None:
+    """What is wrong with ``value`` under ``schema``, in one line, or None when it conforms.
+
+    The judge is jsonschema (Draft 2020-12); the line is its best-match error, said at the
+    JSON path of the value it is about (``arguments.links[0].url: required``)."""
+    if schema is None:
+        return None
+    try:
+        error = best_match(_validator(json.dumps(schema, sort_keys=True)).iter_errors(value))
+    except Unresolvable as exc:  # a schema check_schema never saw
+        return f"{path}: cannot be checked: {exc}"
+    if error is None:
+        return None
+    where = path + "".join(f"[{p}]" if isinstance(p, int) else f".{p}"
+                           for p in error.absolute_path)
+    return _line(error, where)
 
 
 def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list | tuple):
-        return "array"
-    if isinstance(value, Mapping):
-        return "object"
+    for name, test in (("null", lambda v: v is None), ("boolean", lambda v: isinstance(v, bool)),
+                       ("integer", lambda v: isinstance(v, int)),
+                       ("number", lambda v: isinstance(v, float)),
+                       ("string", lambda v: isinstance(v, str)),
+                       ("array", lambda v: isinstance(v, list)),
+                       ("object", lambda v: isinstance(v, dict))):
+        if test(value):
+            return name
     return type(value).__name__
-
-
-def _is(value: Any, kind: str) -> bool:
-    actual = _json_type(value)
-    if kind == "number":
-        return actual in ("integer", "number")
-    if kind == "integer":
-        return actual == "integer" or (actual == "number" and math.isfinite(value)
-                                       and float(value).is_integer())
-    return actual == kind
 
 
 def _show(value: Any) -> str:
@@ -251,180 +313,37 @@ def _show(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def validate(schema: Mapping[str, Any] | None, value: Any, path: str = "arguments") -> str | None:
-    """What is wrong with ``value`` under ``schema``, in one line, or None when it conforms."""
-    if schema is None:
-        return None
-    return _check(schema, value, path, schema)
-
-
-def _resolve(ref: str, root: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    if not ref.startswith("#"):
-        return None  # a remote reference is not followed: accepted
-    node: Any = root
-    for part in ref[1:].split("/")[1:] if ref != "#" else []:
-        part = part.replace("~1", "/").replace("~0", "~")
-        if not isinstance(node, Mapping) or part not in node:
-            return None
-        node = node[part]
-    return node if isinstance(node, Mapping) else None
-
-
-def _check(schema: Any, value: Any, path: str, root: Mapping[str, Any]) -> str | None:
-    if schema is True or schema == {}:
-        return None
-    if schema is False:
-        return f"{path}: not allowed"
-    if not isinstance(schema, Mapping):
-        return None
-    if "$ref" in schema:
-        target = _resolve(str(schema["$ref"]), root)
-        if target is not None:
-            error = _check(target, value, path, root)
-            if error:
-                return error
-    kinds = schema.get("type")
-    if kinds is not None:
-        options = [kinds] if isinstance(kinds, str) else list(kinds)
-        if not any(_is(value, k) for k in options):
-            return f"{path}: expected {' or '.join(options)}, got {_json_type(value)}"
-    if "enum" in schema and not any(_same(value, e) for e in schema["enum"]):
-        return f"{path}: {_show(value)} is not one of {_show(schema['enum'])}"
-    if "const" in schema and not _same(value, schema["const"]):
-        return f"{path}: must be {_show(schema['const'])}"
-    for check in (_combinators, _object, _array, _string, _number):
-        error = check(schema, value, path, root)
-        if error:
-            return error
-    return None
-
-
-def _same(a: Any, b: Any) -> bool:
-    numbers = {_json_type(a), _json_type(b)} <= {"integer", "number"}
-    return (numbers or _json_type(a) == _json_type(b)) and a == b
-
-
-def _combinators(schema: Mapping[str, Any], value: Any, path: str,
-                 root: Mapping[str, Any]) -> str | None:
-    for sub in schema.get("allOf", ()):
-        error = _check(sub, value, path, root)
-        if error:
-            return error
-    if "anyOf" in schema:
-        errors = [_check(sub, value, path, root) for sub in schema["anyOf"]]
-        if all(errors):
-            return _first_of(errors, path)
-    if "oneOf" in schema:
-        errors = [_check(sub, value, path, root) for sub in schema["oneOf"]]
-        passed = sum(1 for e in errors if e is None)
-        if passed == 0:
-            return _first_of(errors, path)
-        if passed > 1:
-            return f"{path}: matches more than one of the allowed shapes"
-    if "not" in schema and _check(schema["not"], value, path, root) is None:
-        return f"{path}: matches a shape that is not allowed"
-    return None
-
-
-def _first_of(errors: list[str | None], path: str) -> str:
-    found = [e for e in errors if e]
-    if len(found) == 1:
-        return found[0]
-    return f"{path}: matches none of the allowed shapes ({'; '.join(found[:3])})"
-
-
-def _object(schema: Mapping[str, Any], value: Any, path: str,
-            root: Mapping[str, Any]) -> str | None:
-    if not isinstance(value, Mapping):
-        return None
-    for name in schema.get("required", ()):
-        if name not in value:
-            return f"{path}.{name}: required"
-    properties = schema.get("properties", {})
-    for name, sub in properties.items():
-        if name in value:
-            error = _check(sub, value[name], f"{path}.{name}", root)
-            if error:
-                return error
-    extra = schema.get("additionalProperties", True)
-    patterns = schema.get("patternProperties", {})
-    for name in value:
-        if name in properties or any(re.search(p, name) for p in patterns):
-            continue
-        if extra is False:
-            allowed = ", ".join(properties) or "none"
-            return f"{path}.{name}: not an allowed property (allowed: {allowed})"
-        if isinstance(extra, Mapping):
-            error = _check(extra, value[name], f"{path}.{name}", root)
-            if error:
-                return error
-    if "minProperties" in schema and len(value) < schema["minProperties"]:
-        return f"{path}: needs at least {schema['minProperties']} properties"
-    if "maxProperties" in schema and len(value) > schema["maxProperties"]:
-        return f"{path}: takes at most {schema['maxProperties']} properties"
-    return None
-
-
-def _array(schema: Mapping[str, Any], value: Any, path: str,
-           root: Mapping[str, Any]) -> str | None:
-    if not isinstance(value, list | tuple):
-        return None
-    prefix = schema.get("prefixItems", ())
-    for i, (item, sub) in enumerate(zip(value, prefix, strict=False)):
-        error = _check(sub, item, f"{path}[{i}]", root)
-        if error:
-            return error
-    items = schema.get("items")
-    if isinstance(items, list):  # the older tuple form
-        for i, (item, sub) in enumerate(zip(value, items, strict=False)):
-            error = _check(sub, item, f"{path}[{i}]", root)
-            if error:
-                return error
-    elif items is not None:
-        for i, item in enumerate(value[len(prefix):], start=len(prefix)):
-            error = _check(items, item, f"{path}[{i}]", root)
-            if error:
-                return error
-    if "minItems" in schema and len(value) < schema["minItems"]:
-        return f"{path}: needs at least {schema['minItems']} items"
-    if "maxItems" in schema and len(value) > schema["maxItems"]:
-        return f"{path}: takes at most {schema['maxItems']} items"
-    if schema.get("uniqueItems"):
-        seen = [json.dumps(v, sort_keys=True, default=str) for v in value]
-        if len(set(seen)) != len(seen):
-            return f"{path}: items must be unique"
-    return None
-
-
-def _string(schema: Mapping[str, Any], value: Any, path: str,
-            root: Mapping[str, Any]) -> str | None:
-    if not isinstance(value, str):
-        return None
-    if "minLength" in schema and len(value) < schema["minLength"]:
-        return f"{path}: needs at least {schema['minLength']} characters"
-    if "maxLength" in schema and len(value) > schema["maxLength"]:
-        return f"{path}: takes at most {schema['maxLength']} characters"
-    if "pattern" in schema and not re.search(schema["pattern"], value):
-        return f"{path}: {_show(value)} does not match {schema['pattern']!r}"
-    return None
-
-
-def _number(schema: Mapping[str, Any], value: Any, path: str,
-            root: Mapping[str, Any]) -> str | None:
-    if _json_type(value) not in ("integer", "number"):
-        return None
-    if "minimum" in schema and value < schema["minimum"]:
-        return f"{path}: must be at least {schema['minimum']}"
-    if "maximum" in schema and value > schema["maximum"]:
-        return f"{path}: must be at most {schema['maximum']}"
-    low = schema.get("exclusiveMinimum")
-    if isinstance(low, int | float) and not isinstance(low, bool) and value <= low:
-        return f"{path}: must be more than {low}"
-    high = schema.get("exclusiveMaximum")
-    if isinstance(high, int | float) and not isinstance(high, bool) and value >= high:
-        return f"{path}: must be less than {high}"
-    step = schema.get("multipleOf")
-    if isinstance(step, int | float) and step > 0 and not math.isclose(
-            value / step, round(value / step)):
-        return f"{path}: must be a multiple of {step}"
-    return None
+def _line(error: ValidationError, where: str) -> str:
+    """The best-match error in words a model acts on; the library's own message for the
+    keywords said no better here."""
+    kind, want, got = error.validator, error.validator_value, error.instance
+    schema = error.schema if isinstance(error.schema, Mapping) else {}
+    if kind == "required":
+        missing = next((n for n in want if n not in got), None)
+        return f"{where}.{missing}: required"
+    if kind == "additionalProperties" and want is False:
+        named = schema.get("properties", {})
+        patterns = schema.get("patternProperties", {})
+        extra = next((n for n in got if n not in named
+                      and not any(re.search(p, n) for p in patterns)), "?")
+        return f"{where}.{extra}: not an allowed property (allowed: {', '.join(named) or 'none'})"
+    said = {
+        "type": lambda: (f"expected {' or '.join([want] if isinstance(want, str) else want)}, "
+                         f"got {_json_type(got)}"),
+        "enum": lambda: f"{_show(got)} is not one of {_show(want)}",
+        "const": lambda: f"must be {_show(want)}",
+        "pattern": lambda: f"{_show(got)} does not match {want!r}",
+        "minLength": lambda: f"needs at least {want} characters",
+        "maxLength": lambda: f"takes at most {want} characters",
+        "minItems": lambda: f"needs at least {want} items",
+        "maxItems": lambda: f"takes at most {want} items",
+        "minimum": lambda: f"must be at least {want}",
+        "maximum": lambda: f"must be at most {want}",
+        "exclusiveMinimum": lambda: f"must be more than {want}",
+        "exclusiveMaximum": lambda: f"must be less than {want}",
+        "multipleOf": lambda: f"must be a multiple of {want}",
+        "uniqueItems": lambda: "items must be unique",
+        "format": lambda: f"{_show(got)} is not a valid {want}",
+    }.get(str(kind))
+    message = said() if said is not None else error.message
+    return f"{where}: {message if len(message) <= 200 else message[:197] + '...'}"

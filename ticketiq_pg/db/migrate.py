@@ -45,6 +45,7 @@ __all__ = [
     "install_from_migrations_only",
     "install_from_migrations_only_sync",
     "schema_version_sync",
+    "create_database_sync",
 ]
 
 LOCK_SQL = "select pg_advisory_xact_lock(hashtext('ticketiq.install'))"
@@ -323,3 +324,27 @@ def schema_version_sync(conn: psycopg.Connection[Any]) -> int | None:
         "select max(version) from ticketiq.schema_migrations", prepare=False
     ).fetchone()
     return None if row is None or row[0] is None else int(row[0])
+
+
+def create_database_sync(url: str, maintenance_db: str = "postgres") -> bool:
+    """Create the database ``url`` names unless it exists; True when it was created.
+
+    Connects to ``maintenance_db`` on the same server as the same role (which needs
+    CREATEDB).  Two callers racing create it once; the loser answers False.
+    """
+    from psycopg import errors, sql
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    name = conninfo_to_dict(url).get("dbname")
+    if not name:
+        raise InstallError(f"the URL names no database to create: {url!r}")
+    with psycopg.connect(make_conninfo(url, dbname=maintenance_db), autocommit=True) as conn:
+        found = conn.execute("select 1 from pg_catalog.pg_database where datname = %s",
+                             (name,)).fetchone()
+        if found is not None:
+            return False
+        try:
+            conn.execute(sql.SQL("create database {}").format(sql.Identifier(str(name))))
+        except errors.DuplicateDatabase:
+            return False
+    return True

@@ -5,7 +5,8 @@
 :meth:`ticketiq_pg.App.entry_kind`) keyed by the ``Idempotency-Key`` header, which is
 unique in the database: the same key again, on either process, answers the same run
 (200, ``created: false``), and two processes racing on it start one.  The run id is
-answered at once (202); an entry pump starts the run under that id.
+answered at once (202); an entry pump starts the run under that id.  The body's ``input``
+is the run's input as it is (``StepRequest.input``), not wrapped.
 """
 
 from __future__ import annotations
@@ -128,7 +129,7 @@ def runs_router(db: TicketIQ, kinds: dict[str, EntryKind], caller: Any,
         run_as = who.resolve_run_as(x_run_as)
         try:
             entry = await db.accept_entry(
-                body.kind, idempotency_key, {"input": body.input}, owner=who.subject,
+                body.kind, idempotency_key, body.input, owner=who.subject,
                 run_as=run_as, channel=body.kind, may_wait=kind.may_wait,
                 durable=kind.durable(crash_resume_entries),
             )

@@ -41,7 +41,12 @@ from ticketiq_pg.db.inspect import (
     approvals_waiting,
     snapshot,
 )
-from ticketiq_pg.db.migrate import InstallError, install_sync, schema_version_sync
+from ticketiq_pg.db.migrate import (
+    InstallError,
+    create_database_sync,
+    install_sync,
+    schema_version_sync,
+)
 from ticketiq_pg.errors import ConfigError, TicketIQError
 from ticketiq_pg.ops import views as operator_view
 from ticketiq_pg.ops.args import (
@@ -83,6 +88,8 @@ def _install(url: str, sql_dir: Path | None) -> int:
 def cmd_migrate(opts: argparse.Namespace) -> int:
     url = _url(opts)
     assert url is not None
+    if opts.create_database and create_database_sync(url):
+        print("database created")
     print(f"schema installed at version {_install(url, opts.sql_dir)}")
     return 0
 
@@ -301,8 +308,27 @@ def cmd_seal_key(opts: argparse.Namespace) -> int:
     return 0
 
 
+# What `ticketiq-pg --help` says: for a person at a terminal, so plain text, not reST.
+HELP = """\
+Durable agent runs on PostgreSQL: install the schema, run an app's worker, and look
+at or act on runs.
+
+  ticketiq-pg migrate --create-database    create the database if need be, install
+                                           or upgrade the schema ($TICKETIQ_DATABASE_URL)
+  ticketiq-pg worker --app app:app         run one app process until SIGTERM, which
+                                           hands its runs over at their next step
+  ticketiq-pg status | runs | show RUN_ID  what the processes and runs are doing
+
+The worker finds the module of --app in the --app-dir folders, the current directory,
+then the installed packages; it reads its settings from the TICKETIQ_* variables
+(docs/guide.md, Configuration) and logs to stderr.  The operator's commands are in
+docs/operators.md.  Each command has its own --help.
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ticketiq-pg", description=__doc__)
+    parser = argparse.ArgumentParser(prog="ticketiq-pg", description=HELP,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"%(prog)s {_package_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -312,6 +338,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("migrate", help=f"install or upgrade the schema in ${ENV_URL}")
     common(p)
+    p.add_argument("--create-database", action="store_true",
+                   help="create the database first if it does not exist (the role needs "
+                   "CREATEDB; it connects to the server's postgres database to do so)")
     p.set_defaults(func=cmd_migrate)
 
     p = sub.add_parser("version", help="package version and the database's schema version")

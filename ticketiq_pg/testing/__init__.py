@@ -14,7 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ticketiq_pg.testing.apps import (
+        Call,
+        Checkpoint,
         WorkerProcess,
+        calls,
+        checkpoints,
         crash_resumes,
         fresh_database,
         make_api_key,
@@ -23,8 +27,8 @@ if TYPE_CHECKING:
         wait_for_runs,
     )
 
-__all__ = ["WorkerProcess", "crash_resumes", "fresh_database", "make_api_key", "runs",
-           "wait_for", "wait_for_runs"]
+__all__ = ["Call", "Checkpoint", "WorkerProcess", "calls", "checkpoints", "crash_resumes",
+           "fresh_database", "make_api_key", "runs", "wait_for", "wait_for_runs"]
 
 
 def __getattr__(name: str) -> Any:

@@ -7,6 +7,7 @@ a real SIGKILL, and the verdict read from the database (docs/guide.md, *Testing 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import signal
@@ -14,13 +15,15 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
 import psycopg
 
-from ticketiq_pg.db import inspect
+from ticketiq_pg.db import inspect, inspect_run
 from ticketiq_pg.db.keys import create_api_key_sync
 from ticketiq_pg.db.migrate import install_sync
 from ticketiq_pg.testing.cluster import temporary_database, test_server_url
@@ -90,6 +93,77 @@ def crash_resumes(database_url: str, run_id: Any = None) -> list[dict[str, Any]]
         rows = inspect.audit(conn, events=["agent.run.crash_resumed"], run_id=run_id,
                              limit=MAX_ROWS)["audit"]
     return rows[::-1]
+
+
+@dataclasses.dataclass(frozen=True)
+class Checkpoint:
+    """One written step of a run: a step that is never asked of the model again."""
+
+    step: int
+    epoch: int  #: the lease epoch that wrote it (a resume raises the epoch)
+    written_at: datetime
+    calls: int  #: how many tool calls the step asked for
+    model_text: str | None  #: the model's text of the step
+    seal_key_id: str | None
+
+
+@dataclasses.dataclass(frozen=True)
+class Call:
+    """One tool call a run's step asked for, and what became of it.
+
+    A read has no row (``recorded`` False, ``state`` None): it is never marked, and is made
+    again on resume.  A changing call's row says whether it was marked in doubt before it
+    was sent (``marked_at``), how it ended (``state`` ``done`` or ``settled``) and, when a
+    resume settled it, how (``settlement``: ``made``, ``resent_same_key``, ``read_back``,
+    ``unknown``, ...; docs/guide.md, *What a resume does with a call in doubt*).
+    """
+
+    step: int
+    ordinal: int
+    call_id: str
+    tool: str
+    classification: str  #: as the step asked for it
+    step_key: str | None  #: the idempotency key it was sent with, if it had one
+    arguments: Any
+    recorded: bool
+    state: str | None = None  #: pending, in_doubt, done or settled
+    marked_classification: str | None = None
+    marked_at: datetime | None = None
+    marked_epoch: int | None = None
+    settlement: str | None = None
+    outcome: Any = None
+    finished_epoch: int | None = None
+    approval_id: uuid.UUID | None = None
+
+    @property
+    def settled_by_resume(self) -> bool:
+        """Whether a resume settled it (it was in doubt when its process died)."""
+        return self.state == "settled"
+
+
+def _run_id(run_id: Any) -> uuid.UUID:
+    return run_id if isinstance(run_id, uuid.UUID) else uuid.UUID(str(run_id))
+
+
+def _fields(cls: type, row: Mapping[str, Any]) -> dict[str, Any]:
+    names = {f.name for f in dataclasses.fields(cls)}
+    return {k: v for k, v in row.items() if k in names}
+
+
+def checkpoints(database_url: str, run_id: Any) -> list[Checkpoint]:
+    """A run's checkpoints in step order, as ``ticketiq-pg show RUN --json`` lists them.
+    ``UnknownRun`` when there is no such run."""
+    with inspect.snapshot(database_url) as conn:
+        rows = inspect_run.show(conn, _run_id(run_id))["checkpoints"]
+    return [Checkpoint(**_fields(Checkpoint, r)) for r in rows]
+
+
+def calls(database_url: str, run_id: Any) -> list[Call]:
+    """Every call a run's steps asked for, in step and call order, with its row (if a
+    changing call's) as ``ticketiq-pg show RUN --json`` lists them."""
+    with inspect.snapshot(database_url) as conn:
+        rows = inspect_run.show(conn, _run_id(run_id))["calls"]
+    return [Call(**_fields(Call, r)) for r in rows]
 
 
 def wait_for_runs(database_url: str, count: int, timeout: float = 60.0) -> list[dict[str, Any]]:

@@ -7,13 +7,17 @@ error, a timeout or a 5xx: the write may have landed (``maybe_applied``).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import xml.etree.ElementTree as ElementTree
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 from urllib.parse import urlencode
 
 import httpx
 
 TimeoutTypes = float | httpx.Timeout | None
+#: Signs a request: ``(method, url, headers, body)`` to the headers to send
+#: (:class:`ticketiq_pg.vendors.aws.SigV4`).
+Signer = Callable[[str, str, Mapping[str, str], "bytes | None"], Mapping[str, str]]
 
 
 class VendorError(Exception):
@@ -65,8 +69,26 @@ class VendorRejected(VendorError):
     status: int
 
 
+def _xml_body(text: str) -> Any:
+    """An XML answer as nested dicts by local tag name (``{"PublishResponse":
+    {"PublishResult": {"MessageId": ...}}}``); the text when it is not XML."""
+    def node(el: ElementTree.Element) -> Any:
+        children = list(el)
+        if not children:
+            return el.text
+        return {child.tag.rpartition("}")[2]: node(child) for child in children}
+
+    try:
+        root = ElementTree.fromstring(text)
+    except ElementTree.ParseError:
+        return text
+    return {root.tag.rpartition("}")[2]: node(root)}
+
+
 def _error_message(body: Any, fallback: str) -> str:
     """The human message out of a vendor's error body, whatever its shape."""
+    if isinstance(body, dict) and isinstance(body.get("ErrorResponse"), dict):  # AWS XML
+        body = body["ErrorResponse"].get("Error") or {}
     if isinstance(body, dict):
         errors = body.get("errors")
         if isinstance(errors, list) and errors and isinstance(errors[0], dict):
@@ -106,8 +128,10 @@ class VendorClient:
         *,
         timeout: TimeoutTypes = None,
         headers: Mapping[str, str] | None = None,
+        signer: Signer | None = None,
     ) -> None:
         self.http = http
+        self.signer = signer
         self.base_url = base_url.rstrip("/")
         # None: the AsyncClient's own timeout applies.
         self.timeout: Any = httpx.USE_CLIENT_DEFAULT if timeout is None else timeout
@@ -134,6 +158,10 @@ class VendorClient:
         elif form_body is not None:
             content = urlencode(dict(form_body)).encode("utf-8")
             all_headers["Content-Type"] = "application/x-www-form-urlencoded"
+        if self.signer is not None:
+            url = str(httpx.URL(url, params=params))
+            params = None
+            all_headers = dict(self.signer(method, url, all_headers, content))
         try:
             resp = await self.http.request(
                 method,
@@ -169,6 +197,8 @@ class VendorClient:
             body = resp.json() if resp.content else None
         except ValueError:
             body = resp.text
+            if "xml" in resp.headers.get("content-type", ""):  # AWS's query protocol
+                body = _xml_body(body)
         status = resp.status_code
         if status >= 400:
             error = VendorUnavailable if status >= 500 else VendorRejected

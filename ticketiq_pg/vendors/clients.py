@@ -46,8 +46,11 @@ SNSFifo         True         300                    False
   (Jira: the comment property ``ticketiq.step_key``, see :meth:`Jira.find_comment_by_step_key`;
   Teams: a reply sent with ``key`` carries it in ``channelData``, see :meth:`Teams.find_reply`).
 
-Authentication is left to ``headers`` (e.g. ``{"Authorization": "Bearer ..."}``); SQS
-SigV4 signing is not implemented (the local service does not check it).
+Authentication is left to ``headers`` (e.g. ``{"Authorization": "Bearer ..."}``), except
+for SQS and SNS, whose requests are signed with AWS SigV4 by botocore
+(:class:`~ticketiq_pg.vendors.aws.SigV4`, credentials from the standard AWS chain):
+``SQSFifo.for_aws(http, "eu-west-1")``.  The local vendor service checks no signature, so
+its clients are made unsigned.
 """
 
 from __future__ import annotations
@@ -61,6 +64,7 @@ from urllib.parse import quote
 import httpx
 
 from ticketiq_pg.vendors.base import (
+    Signer,
     TimeoutTypes,
     VendorClient,
     VendorError,
@@ -300,7 +304,21 @@ class Discord(VendorClient):
         )
 
 
-class SQSFifo(VendorClient):
+class _AWSClient(VendorClient):
+    """An AWS service's client: SigV4-signed when made by :meth:`for_aws`."""
+
+    @classmethod
+    def for_aws(cls, http: httpx.AsyncClient, region: str, *, credentials: Any = None,
+                endpoint_url: str | None = None, timeout: TimeoutTypes = None) -> Any:
+        """The client of the service in ``region`` (or at ``endpoint_url``), each request
+        signed with SigV4; ``credentials`` (botocore's) default to the standard chain."""
+        from ticketiq_pg.vendors.aws import SigV4
+
+        url = endpoint_url or f"https://{cls.vendor}.{region}.amazonaws.com"
+        return cls(http, url, timeout=timeout, signer=SigV4(cls.vendor, region, credentials))
+
+
+class SQSFifo(_AWSClient):
     """Amazon SQS FIFO (JSON protocol): a dedup id dedupes for 5 minutes on its queue."""
 
     vendor = "sqs"
@@ -329,7 +347,7 @@ class SQSFifo(VendorClient):
         )
 
 
-class SNSFifo(VendorClient):
+class SNSFifo(_AWSClient):
     """Amazon SNS FIFO topics (query protocol, JSON answers): a dedup id dedupes for
     5 minutes on its topic, as SQS FIFO's."""
 
@@ -354,7 +372,7 @@ class SNSFifo(VendorClient):
         out = await self._request(
             "publish", "POST", "/", form_body=form, headers={"Accept": "application/json"}
         )
-        return out["PublishResponse"]["PublishResult"]
+        return out["PublishResponse"]["PublishResult"]  # JSON, or XML as AWS answers
 
 
 class VendorClients:
@@ -369,18 +387,18 @@ class VendorClients:
         timeout: TimeoutTypes = None,
         headers: Mapping[str, Mapping[str, str]] | None = None,
         owns_http: bool = False,
+        signers: Mapping[str, Signer] | None = None,
     ) -> None:
         """``base_urls`` maps vendor name (incidentio, jira, teams, discord, sqs, sns) to its
-        API
-        root; ``headers`` maps vendor name to extra headers (auth)."""
+        API root; ``headers`` maps vendor name to extra headers (auth); ``signers`` vendor
+        name to its request signer (``{"sqs": SigV4("sqs", region)}``)."""
         self.http = http
         self._owns_http = owns_http
         headers = headers or {}
 
         def make(cls: type[Any]) -> Any:
-            return cls(
-                http, base_urls[cls.vendor], timeout=timeout, headers=headers.get(cls.vendor)
-            )
+            return cls(http, base_urls[cls.vendor], timeout=timeout,
+                       headers=headers.get(cls.vendor), signer=(signers or {}).get(cls.vendor))
 
         self.incidentio: IncidentIO = make(IncidentIO)
         self.jira: Jira = make(Jira)

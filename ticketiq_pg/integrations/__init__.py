@@ -1,0 +1,2 @@
+"""Agent frameworks run durably on ticketiq-pg: :mod:`ticketiq_pg.integrations.pydantic_ai`
+(extra ``pydantic-ai``)."""
