@@ -76,7 +76,8 @@ begin
         from ticketiq.start_run(
             p_holder, v_entry.owner, v_entry.run_as, v_entry.channel, v_entry.kind,
             v_entry.may_wait, p_ttl_seconds, v_entry.payload, null,
-            v_entry.kind || ':' || v_entry.sender_id,
+            -- keyed by the entry: two owners may share a sender id
+            'entry:' || v_entry.entry_id,
             jsonb_build_object('entry_id', v_entry.entry_id), v_entry.planned_run_id, null,
             v_entry.durable
         ) as s;
