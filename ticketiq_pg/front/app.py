@@ -116,6 +116,13 @@ class _WorkerDb:
         return getattr(self._worker.db, name)
 
 
+def _dumped(model: BaseModel) -> dict[str, Any]:
+    """A body model as JSON, checked as it was sent first: the JSON dump would turn NaN
+    into null and fail (500) on a lone surrogate."""
+    require_storable("body", **model.model_dump(by_alias=True))
+    return model.model_dump(mode="json", by_alias=True)
+
+
 def _rpc_error(rpc_id: Any, code: int, message: str, status: int = 400) -> JSONResponse:
     return JSONResponse(
         {"jsonrpc": "2.0", "id": rpc_id, "error": {"code": code, "message": message}},
@@ -258,8 +265,8 @@ def create_app(db: TicketIQ | None = None, *, worker: Worker | None = None,
                            x_run_as: str | None = Header(default=None, max_length=512),
                            ) -> JSONResponse:
         """A ticket event, keyed by its event id; answers the run id."""
-        return answer(await accept("ticket_event", event.event_id,
-                                   event.model_dump(mode="json"), who, run_as=x_run_as))
+        return answer(await accept("ticket_event", event.event_id, _dumped(event), who,
+                                   run_as=x_run_as))
 
     @app.get("/ticket-events/{event_id}", response_model=Accepted)
     async def ticket_event_run(event_id: str = Path(min_length=1, max_length=200),
@@ -271,7 +278,7 @@ def create_app(db: TicketIQ | None = None, *, worker: Worker | None = None,
     async def teams_message(activity: TeamsActivity,
                             who: Identity = Depends(caller)) -> JSONResponse:
         """A Teams activity: written to the durable inbox, then answered 200."""
-        payload = activity.model_dump(mode="json", by_alias=True)
+        payload = _dumped(activity)
         auth.check_teams_activity(who, payload)
         await accept("teams", activity.id, payload, who, run_as=activity.from_.id)
         return JSONResponse({}, status_code=200)
@@ -279,7 +286,7 @@ def create_app(db: TicketIQ | None = None, *, worker: Worker | None = None,
     @app.post("/copilot/turns", response_model=Accepted, status_code=202)
     async def copilot_turn(turn: CopilotTurn, who: Identity = Depends(caller)) -> JSONResponse:
         """A co-pilot turn, keyed by its turn id, run as its user (if the caller may)."""
-        return answer(await accept("copilot", turn.turn_id, turn.model_dump(mode="json"), who,
+        return answer(await accept("copilot", turn.turn_id, _dumped(turn), who,
                                    run_as=turn.user))
 
     @app.post("/playground/runs", response_model=Accepted, status_code=202)
