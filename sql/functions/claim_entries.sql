@@ -3,7 +3,7 @@
 -- Claims up to p_limit pending entries, oldest first, with FOR UPDATE SKIP
 -- LOCKED (each entry is claimed by exactly one process, however many
 -- race), and in the same statement starts each one's run through
--- ticketiq.start_run (idempotency key <kind>:<sender id>, entry point =
+-- ticketiq.start_run (idempotency key entry:<entry id>, entry point =
 -- kind, input = the payload, run id = the one accept_entry answered),
 -- held by p_holder.  From then on the run's
 -- lease is the entry's: a process that dies hands the run back through the

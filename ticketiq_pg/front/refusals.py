@@ -13,6 +13,7 @@ since it started (a metrics exporter reads them from here).
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 
@@ -20,6 +21,7 @@ log = logging.getLogger(__name__)
 
 #: Seconds between two log lines of one reason.
 LOG_EVERY = 10.0
+_UNSAFE = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
 
 _lock = threading.Lock()
 _counts: dict[str, int] = {}
@@ -40,8 +42,9 @@ def note_refusal(reason: str, detail: str = "") -> None:
         _last_logged[reason] = now
         skipped = _unlogged.pop(reason, 0)
     more = f" (and {skipped} more since the last line)" if skipped else ""
-    log.warning("refused a request: %s%s%s", reason, f": {detail[:200]}" if detail else "",
-                more)
+    # The detail may hold what a caller sent: no line breaks or lone surrogates in the log.
+    shown = _UNSAFE.sub("?", detail[:200])
+    log.warning("refused a request: %s%s%s", reason, f": {shown}" if shown else "", more)
 
 
 def refusal_counts() -> dict[str, int]:
