@@ -115,6 +115,8 @@ async def test_json_postgresql_refuses_is_a_422_on_every_entry_route_and_writes_
     for path in ("/runs?key=a%00b", "/runs?key=k&kind=run%00", "/ticket-events/a%00b"):
         response = await front.http.get(path, headers=bearer(front.alice))
         assert response.status_code == 422, (path, response.text)
+        # The credential first: a caller without one learns nothing of what it sent.
+        assert (await front.http.get(path)).status_code == 401, path
     assert snapshot(db_url) == before
     # Each refused before PostgreSQL saw it, counted under its reason (pydantic refuses
     # copilot's non-text text itself: invalid_request).

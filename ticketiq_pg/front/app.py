@@ -183,11 +183,15 @@ def create_app(db: TicketIQ | None = None, *, worker: Worker | None = None,
     async def verify(path: str, request: Request) -> Identity | None:
         if path == "/healthz":
             return None
+        who = await identify(path, request)
         # What FastAPI hands a route as text: nothing PostgreSQL refuses (a NUL, %00).
         require_storable("path", **request.path_params)
         require_storable("query", **dict(request.query_params))
         require_storable("header", **{name: request.headers.get(name, "") for name in (
             "idempotency-key", "x-run-as", "x-delivery-id")})
+        return who
+
+    async def identify(path: str, request: Request) -> Identity:
         if path == "/webhooks/{source}":
             source = str(request.path_params.get("source", ""))
             if auth.signs(source):
