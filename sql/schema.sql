@@ -31,7 +31,8 @@ insert into ticketiq.schema_migrations (version, name) values
 (9, 'failures'),
 (10, 'hardening'),
 (11, 'front_auth'),
-(12, 'chained_seals');
+(12, 'chained_seals'),
+(13, 'front_owners');
 
 -- One-row settings table.  fake_clock_allowed lets the setting
 -- ticketiq.fake_now move the database clock; only test databases turn it on.
@@ -287,11 +288,12 @@ create table ticketiq.entries (
     started_at timestamptz,
     finished_at timestamptz,
     outcome jsonb,
-    unique (kind, sender_id),
     check ((state = 'pending') = (run_id is null)),
     -- The id its run will have, known when the entry is accepted.
     planned_run_id uuid not null default gen_random_uuid()
-    constraint entries_planned_run_id_key unique
+    constraint entries_planned_run_id_key unique,
+    -- Sender ids are the owner's own: two owners' same id are two entries.
+    constraint entries_kind_owner_sender_id_key unique (kind, owner, sender_id)
 );
 
 create index entries_pending_idx on ticketiq.entries (received_at)
@@ -307,7 +309,8 @@ create table ticketiq.api_keys (
     run_as text[] not null default '{}',
     scopes text[] not null default '{}',
     created_at timestamptz not null,
-    revoked_at timestamptz
+    revoked_at timestamptz,
+    last_used_at timestamptz
 );
 
 comment on table ticketiq.api_keys is

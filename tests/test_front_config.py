@@ -78,9 +78,23 @@ def test_front_settings_from_the_environment() -> None:
     for bad in ({"TICKETIQ_HTTP_PORT": "http"}, {"TICKETIQ_WEBHOOK_SECRETS": "gh:short"},
                 {"TICKETIQ_JWT_SECRET": "j" * 32},  # no issuer nor audience
                 {"TICKETIQ_TEAMS_OPENID_URL": "http://x"},  # no app id
+                {"TICKETIQ_TEAMS_OPENID_URL": "http://x", "TICKETIQ_TEAMS_APP_ID": "a"},  # tenant
+                {"TICKETIQ_HTTP_DOCS": "maybe"}, {"TICKETIQ_HTTP_MAX_WAITS": "0"},
                 {"TICKETIQ_HTTP_MAX_BODY": "0"}):
         with pytest.raises(ConfigError):
             FrontSettings.from_env(bad)
+
+
+def test_the_teams_binding_docs_and_long_poll_settings_from_the_environment() -> None:
+    default = FrontSettings.from_env({})
+    assert (default.docs, default.max_waits, default.teams_channel_id) == (False, 8, "msteams")
+    got = FrontSettings.from_env({
+        "TICKETIQ_TEAMS_OPENID_URL": "http://x", "TICKETIQ_TEAMS_APP_ID": "app",
+        "TICKETIQ_TEAMS_TENANT_ID": "t-1", "TICKETIQ_TEAMS_CHANNEL_ID": "msteams",
+        "TICKETIQ_TEAMS_SERVICE_URL": "https://smba.infra.gcc.teams.microsoft.com/",
+        "TICKETIQ_HTTP_DOCS": "true", "TICKETIQ_HTTP_MAX_WAITS": "2"})
+    assert (got.teams_tenant_id, got.teams_service_url, got.docs, got.max_waits) == (
+        "t-1", "https://smba.infra.gcc.teams.microsoft.com/", True, 2)
 
 
 def cli(db_url: str, *args: str) -> subprocess.CompletedProcess[str]:

@@ -1,6 +1,8 @@
 """Malformed and unauthenticated requests to every route of the front's own OpenAPI
 document (hypothesis): a rejected request changes no ticketiq table (invariant I15),
-none gets a 5xx, and none without a valid credential gets anything but 401.
+none gets a 5xx, and none without a valid credential gets anything but 401.  The JSON
+generated holds what Python's json takes and PostgreSQL refuses (NaN, infinities, NUL,
+lone surrogates): each is a 4xx, naming where it is, with nothing written.
 
 The front is served by a real uvicorn server over its own event loop in a thread, so
 the body limit and the header parsing are the deployment's own.
@@ -15,6 +17,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import jwt
@@ -34,9 +37,14 @@ SECRET = "w" * 32
 ASCII = st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=40)
 #: What a client can send as a header value (no leading or trailing space).
 HEADER = ASCII.map(str.strip)
+#: Text PostgreSQL refuses in text and jsonb: NUL and lone surrogates (json.dumps
+#: sends them as \u0000 and \ud800 escapes, which Python's json reads back).
+REFUSED_TEXT = st.sampled_from(["\x00", "a\x00b", "\ud800", "x\udfff", "\udc00y"])
+REFUSED = st.sampled_from([float("nan"), float("inf"), float("-inf")]) | REFUSED_TEXT
 JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | ASCII,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(ASCII, inner, max_size=4),
+    st.none() | st.booleans() | st.integers() | st.floats() | ASCII | REFUSED_TEXT,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(ASCII | REFUSED_TEXT, inner,
+                                                                max_size=4),
     max_leaves=12,
 )
 
@@ -50,7 +58,7 @@ class Served:
         self.db = self.call(TicketIQ.connect(db_url))
         app = create_app(self.db, settings=FrontSettings(
             max_body=2048, webhook_secrets={"signed": SECRET}, jwt_secret="j" * 32,
-            jwt_issuer="iss", jwt_audience="aud"))
+            jwt_issuer="iss", jwt_audience="aud", docs=True))
         self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0,
                                                     log_level="error", lifespan="off"))
         self.task = asyncio.run_coroutine_threadsafe(self.server.serve(), self.loop)
@@ -150,3 +158,57 @@ def test_a_rejected_request_changes_nothing(served: Served, db_url: str) -> None
     check()
     # The generator reached the refusals it is about.
     assert {401, 422}.issubset(seen), seen
+
+
+def refused_anywhere(value: Any) -> bool:
+    if isinstance(value, float):
+        return value != value or value in (float("inf"), float("-inf"))
+    if isinstance(value, str):
+        return any(c == "\x00" or "\ud800" <= c <= "\udfff" for c in value)
+    if isinstance(value, dict):
+        return any(refused_anywhere(k) or refused_anywhere(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(map(refused_anywhere, value))
+    return False
+
+
+#: Every route that writes an entry, with a body around one free-form value.
+ENTRY_BODIES = {
+    "/runs": lambda v: {"input": {"v": v}},
+    "/ticket-events": lambda v: {"event_id": "e-1", "ticket_id": "T", "type": "x", "v": v},
+    "/playground/runs": lambda v: {"run_key": "p-1", "user": "agent:ok", "input": {"v": v}},
+    "/webhooks/open": lambda v: {"v": v},
+    "/a2a": lambda v: {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {
+        "message": {"messageId": "m-1", "parts": [{"kind": "text", "text": "x", "v": v}]}}},
+}
+
+
+def test_json_postgresql_refuses_is_a_4xx_on_every_entry_route(served: Served,
+                                                               db_url: str) -> None:
+    seen: set[str] = set()
+
+    @settings(max_examples=120, deadline=None, database=None,
+              suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                     HealthCheck.too_slow])
+    @given(st.sampled_from(sorted(ENTRY_BODIES)), REFUSED | JSON, st.booleans())
+    def check(path: str, value: Any, as_key: bool) -> None:
+        body = ENTRY_BODIES[path](value)
+        content = json.dumps(body).encode()  # NaN, Infinity, \u0000 and \ud800 as sent
+        headers = {**served.auth("good"), "content-type": "application/json",
+                   "Idempotency-Key": "k-1", "X-Delivery-Id": "d-1"}
+        before = snapshot(db_url)
+        response = served.http.post(path, content=content, headers=headers)
+        assert response.status_code < 500, (path, content, response.text)
+        if refused_anywhere(value):
+            seen.add(path)
+            assert response.status_code == (400 if path == "/a2a" else 422), (
+                path, content, response.text)
+            assert snapshot(db_url) == before, (path, content)
+        # A key or a string that PostgreSQL refuses is never answered with a 5xx either.
+        if as_key and isinstance(value, str):
+            raw = quote(value.encode("utf-8", "surrogatepass"))  # as a raw client sends it
+            got = served.http.get(f"/runs?key={raw}", headers=headers)
+            assert got.status_code < 500, (value, got.text)
+
+    check()
+    assert seen == set(ENTRY_BODIES), seen

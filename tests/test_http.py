@@ -11,13 +11,14 @@ import pytest
 from ticketiq_pg.db.driver import TicketIQ
 from ticketiq_pg.db.keys import create_api_key
 from ticketiq_pg.front.app import create_app
+from ticketiq_pg.front.settings import FrontSettings
 
 
 @pytest.fixture
 async def client(db_url: str):  # type: ignore[no-untyped-def]
     db = await TicketIQ.connect(db_url)
     key, _ = await create_api_key(db, "svc:test", run_as=["*"])
-    transport = httpx.ASGITransport(app=create_app(db))
+    transport = httpx.ASGITransport(app=create_app(db, settings=FrontSettings(docs=True)))
     async with httpx.AsyncClient(transport=transport, base_url="http://app",
                                  headers={"Authorization": f"Bearer {key}"}) as http:
         yield http

@@ -37,7 +37,7 @@ SQLSTATE = re.compile(r"\b(TQ\d{3}|\d{2}[0-9A-Z]\d{2})\b")
 #: Read-only functions without a limit to break: called with random arguments only.
 READ_ONLY = {"get_answer", "get_approval", "get_entry", "get_job", "get_run", "now",
              "run_transcript", "schema_version", "get_entry_by_run", "find_api_key",
-             "list_api_keys", "revoke_api_key"}
+             "list_api_keys", "revoke_api_key", "note_api_key_use"}
 R1 = uuid.UUID(int=1)
 SQL_NULL = object()  # a JSON argument's SQL null (None is JSON null for Jsonb)
 

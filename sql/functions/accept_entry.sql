@@ -2,9 +2,10 @@
 --
 -- Every entry point (a webhook or ticket-event delivery, a Teams activity,
 -- an A2A task, a co-pilot turn, a playground run, a cron fire) is written
--- here before it is answered, keyed by (kind, sender id): a request the
--- edge retries on the other process finds the entry already there
--- (created = false) with its run, and starts nothing.  run_id is the id
+-- here before it is answered, keyed by (kind, owner, sender id): a request
+-- the edge retries on the other process finds the entry already there
+-- (created = false) with its run, and starts nothing.  Sender ids are the
+-- owner's own: another owner's same id is another entry, never this one.  run_id is the id
 -- the entry's run has, or will have once an entry pump claims it (chosen
 -- here, so a caller learns it at once).  The kinds are the app's.  NOTIFYs
 -- ticketiq_entry so an entry worker claims it at once (its poll is the
@@ -66,7 +67,7 @@ begin
     ) values (
         p_kind, p_sender_id, p_payload, p_owner, p_run_as, p_channel, p_may_wait, p_durable, v_now
     )
-    on conflict (kind, sender_id) do nothing
+    on conflict (kind, owner, sender_id) do nothing
     returning e.* into v_entry;
     if v_entry.entry_id is not null then
         perform pg_notify('ticketiq_entry', v_entry.entry_id::text);
@@ -76,9 +77,9 @@ begin
     return query
     select e.entry_id, false, e.state, coalesce(e.run_id, e.planned_run_id)
     from ticketiq.entries as e
-    where e.kind = p_kind and e.sender_id = p_sender_id;
+    where e.kind = p_kind and e.owner = p_owner and e.sender_id = p_sender_id;
 end;
 $$;
 
 comment on function ticketiq.accept_entry(text, text, jsonb, text, text, text, boolean, boolean) is
-'Write a request to the durable inbox keyed by (kind, sender id, at most 512 characters); a retry finds the entry (created=false); run_id is known at once. TQ004 bad input.';
+'Write a request to the durable inbox keyed by (kind, owner, sender id, at most 512 characters); a retry finds the owner''s entry (created=false); run_id is known at once. TQ004 bad input.';

@@ -3,7 +3,7 @@
 -- Claims up to p_limit pending entries, oldest first, with FOR UPDATE SKIP
 -- LOCKED (each entry is claimed by exactly one process, however many
 -- race), and in the same statement starts each one's run through
--- ticketiq.start_run (idempotency key <kind>:<sender id>, entry point =
+-- ticketiq.start_run (idempotency key entry:<entry id>, entry point =
 -- kind, input = the payload, run id = the one accept_entry answered),
 -- held by p_holder.  From then on the run's
 -- lease is the entry's: a process that dies hands the run back through the
@@ -76,7 +76,8 @@ begin
         from ticketiq.start_run(
             p_holder, v_entry.owner, v_entry.run_as, v_entry.channel, v_entry.kind,
             v_entry.may_wait, p_ttl_seconds, v_entry.payload, null,
-            v_entry.kind || ':' || v_entry.sender_id,
+            -- keyed by the entry: two owners may share a sender id
+            'entry:' || v_entry.entry_id,
             jsonb_build_object('entry_id', v_entry.entry_id), v_entry.planned_run_id, null,
             v_entry.durable
         ) as s;

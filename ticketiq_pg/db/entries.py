@@ -141,8 +141,8 @@ class EntryFunctions(Transport):
         durable: bool = True,
         conn: psycopg.AsyncConnection | None = None,
     ) -> models.AcceptedEntry:
-        """``ticketiq.accept_entry``: Write a request to the durable inbox keyed by (kind, sender
-        id).
+        """``ticketiq.accept_entry``: Write a request to the durable inbox keyed by (kind,
+        owner, sender id).
         """
         return await self.one(
             models.AcceptedEntry,
@@ -170,12 +170,14 @@ class EntryFunctions(Transport):
 
 
     async def get_entry(
-        self, kind: str, sender_id: str, *, conn: psycopg.AsyncConnection | None = None
+        self, kind: str, sender_id: str, *, owner: str | None = None,
+        conn: psycopg.AsyncConnection | None = None,
     ) -> models.Entry | None:
-        """``ticketiq.get_entry``: An entry by (kind, sender id) with its run's status and sealed
-        answer.
+        """``ticketiq.get_entry``: An entry by (kind, sender id, owner) with its run's status
+        and sealed answer (sender ids are each owner's own; ``owner`` None: the oldest of
+        any owner's).
         """
-        rows = await self.many(models.Entry, "get_entry", (kind, sender_id), conn)
+        rows = await self.many(models.Entry, "get_entry", (kind, sender_id, owner), conn)
         return rows[0] if rows else None
 
 

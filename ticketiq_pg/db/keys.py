@@ -44,6 +44,13 @@ class KeyFunctions(Transport):
         """``ticketiq.list_api_keys``: Every API key, newest first, without its hash."""
         return await self.many(models.ApiKey, "list_api_keys", (), conn)
 
+    async def note_api_key_use(
+        self, key_id: str, *, conn: psycopg.AsyncConnection | None = None
+    ) -> bool:
+        """``ticketiq.note_api_key_use``: Record a live key's use (``last_used_at``, at most
+        once a minute); False if unknown, revoked or recorded this minute."""
+        return bool(await self.scalar("note_api_key_use", (key_id,), conn))
+
     async def revoke_api_key(
         self, key_id: str, *, conn: psycopg.AsyncConnection | None = None
     ) -> bool:

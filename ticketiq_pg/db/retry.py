@@ -198,12 +198,13 @@ RULES: dict[str, Rule] = {
     "wake_runs": Rule(P, "waking again finds nothing suspended on the key (returns 0)"),
     # -- entry points ------------------------------------------------------------
     "accept_entry": Rule(
-        P, "keyed by (kind, sender id): a repeat finds the entry (created = false)"),
+        P, "keyed by (kind, owner, sender id): a repeat finds the entry (created = false)"),
     "upsert_cron_schedule": Rule(P, "an upsert: the same schedule again"),
     # -- the front's API keys ----------------------------------------------------
     "create_api_key": Rule(
         N, "a repeat finds the key id taken (TQ004); the caller makes a new key instead"),
     "revoke_api_key": Rule(P, "revoking again changes nothing (returns false)"),
+    "note_api_key_use": Rule(P, "recording the use again within the minute changes nothing"),
     "fire_due_crons": Rule(
         P, "each fire is one row written once; a repeat fires only what is due since"),
     "claim_entries": Rule(

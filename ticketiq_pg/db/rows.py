@@ -313,6 +313,7 @@ class ApiKey:
     created_at: datetime | None = None
     revoked_at: datetime | None = None
     key_hash: bytes | None = None
+    last_used_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,19 +10,24 @@ every process claims the entry and runs it, under the run id answered here.
 Every route but ``/healthz`` needs a verified caller (:mod:`.auth`; the console at
 ``/console`` signs its admins in with the same credentials, :mod:`.console`); bodies over
 the limit get 413 (:mod:`.limits`).  The routes, the credentials and how to embed
-the front are in docs/front.md; the OpenAPI description is at ``/openapi.json``.
+the front are in docs/front.md.  The OpenAPI description (``/openapi.json``, ``/docs``,
+``/redoc``) is off unless ``TICKETIQ_HTTP_DOCS`` turns it on, and then needs a credential
+too.  Every refusal is counted and logged by its reason (:mod:`.refusals`); a value
+PostgreSQL cannot store is refused with 422 before anything is written (:mod:`.inputs`).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import uuid
 from typing import TYPE_CHECKING, Any
 
 from fastapi import Depends, FastAPI, Header, HTTPException, Path, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
+from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.security import HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -30,7 +35,10 @@ from ticketiq_pg.db.driver import TicketIQ
 from ticketiq_pg.errors import InvalidPayload
 from ticketiq_pg.front.auth import Authenticator, AuthError, Identity, auth_first
 from ticketiq_pg.front.console import console_app
+from ticketiq_pg.front.inputs import REASON as VALUE_REFUSED
+from ticketiq_pg.front.inputs import refused_value, require_storable
 from ticketiq_pg.front.limits import BodyLimit
+from ticketiq_pg.front.refusals import note_refusal
 from ticketiq_pg.front.runs_api import runs_router
 from ticketiq_pg.front.settings import FrontSettings
 from ticketiq_pg.front.waiter import RunWaiter
@@ -108,6 +116,13 @@ class _WorkerDb:
         return getattr(self._worker.db, name)
 
 
+def _dumped(model: BaseModel) -> dict[str, Any]:
+    """A body model as JSON, checked as it was sent first: the JSON dump would turn NaN
+    into null and fail (500) on a lone surrogate."""
+    require_storable("body", **model.model_dump(by_alias=True))
+    return model.model_dump(mode="json", by_alias=True)
+
+
 def _rpc_error(rpc_id: Any, code: int, message: str, status: int = 400) -> JSONResponse:
     return JSONResponse(
         {"jsonrpc": "2.0", "id": rpc_id, "error": {"code": code, "message": message}},
@@ -139,6 +154,8 @@ def create_app(db: TicketIQ | None = None, *, worker: Worker | None = None,
         description="Entry points that write to the durable inbox before they answer. "
         "Every route but /healthz needs Authorization: Bearer <API key or JWT> (or a "
         "webhook signature, or a Bot Framework token).",
+        # Served below, behind a credential, when the settings ask for them.
+        openapi_url=None, docs_url=None, redoc_url=None,
     )
     app.state.auth, app.state.waiter, app.state.kinds = auth, waiter, kinds
     app.add_middleware(BodyLimit, max_body=settings.max_body)
@@ -147,19 +164,34 @@ def create_app(db: TicketIQ | None = None, *, worker: Worker | None = None,
 
     @app.exception_handler(AuthError)
     async def refused(request: Request, exc: AuthError) -> JSONResponse:
+        exc.note()
         headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
         return JSONResponse({"detail": exc.detail}, status_code=exc.status, headers=headers)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        # FastAPI's own handler fails (500) on a body that is not UTF-8.
+        # FastAPI's own handler fails (500) on a body that is not UTF-8, and on an input
+        # it echoes that JSON cannot carry (NaN, a lone surrogate).
         detail = jsonable_encoder(exc.errors(), custom_encoder={
-            bytes: lambda b: b.decode("utf-8", "replace")})
+            bytes: lambda b: b.decode("utf-8", "replace"),
+            str: lambda t: t.encode("utf-8", "replace").decode(),
+            float: lambda f: f if math.isfinite(f) else repr(f)})
+        where = [".".join(map(str, e.get("loc", ()))) for e in exc.errors()[:3]]
+        note_refusal("invalid_request", f"{request.url.path}: {', '.join(where)}")
         return JSONResponse({"detail": detail}, status_code=422)
 
     async def verify(path: str, request: Request) -> Identity | None:
         if path == "/healthz":
             return None
+        who = await identify(path, request)
+        # What FastAPI hands a route as text: nothing PostgreSQL refuses (a NUL, %00).
+        require_storable("path", **request.path_params)
+        require_storable("query", **dict(request.query_params))
+        require_storable("header", **{name: request.headers.get(name, "") for name in (
+            "idempotency-key", "x-run-as", "x-delivery-id")})
+        return who
+
+    async def identify(path: str, request: Request) -> Identity:
         if path == "/webhooks/{source}":
             source = str(request.path_params.get("source", ""))
             if auth.signs(source):
@@ -169,7 +201,7 @@ def create_app(db: TicketIQ | None = None, *, worker: Worker | None = None,
             return await auth.verify_teams(request.headers)
         return await auth.caller(request.headers)
 
-    app.router.route_class = auth_first(verify)
+    app.router.route_class = auth_first(verify, auth.note_use)
 
     async def caller(request: Request, _: Any = Depends(scheme)) -> Identity:
         # Verified by the route class before the body was read.
@@ -178,6 +210,7 @@ def create_app(db: TicketIQ | None = None, *, worker: Worker | None = None,
     async def accept(kind: str, sender_id: str, payload: dict[str, Any], who: Identity, *,
                      run_as: str | None = None) -> Accepted:
         spec = kinds.get(kind) or EntryKind(kind)
+        require_storable("body", sender_id=sender_id, payload=payload, run_as=run_as)
         try:
             entry = await store.accept_entry(
                 kind, sender_id, payload, owner=who.subject,
@@ -185,6 +218,7 @@ def create_app(db: TicketIQ | None = None, *, worker: Worker | None = None,
                 durable=spec.durable(resume_entries),
             )
         except InvalidPayload as exc:
+            note_refusal("invalid_request", str(exc))
             raise HTTPException(status_code=422, detail=str(exc)) from exc
         return Accepted(entry_id=entry.entry_id, run_id=entry.run_id, state=entry.state,
                         created=entry.created)
@@ -194,13 +228,11 @@ def create_app(db: TicketIQ | None = None, *, worker: Worker | None = None,
                             status_code=202 if accepted.created else 200)
 
     async def seen(kind: str, sender_id: str, who: Identity) -> Accepted:
-        entry = await store.get_entry(kind, sender_id)
-        found = await store.get_entry_by_run(entry.run_id) if entry is not None else None
-        if found is None:
+        # Sender ids are the owner's own: another owner's same id is not even looked at.
+        entry = await store.get_entry(kind, sender_id, owner=who.subject)
+        if entry is None:
             raise HTTPException(status_code=404, detail=f"no {kind} entry {sender_id!r}")
-        if not who.may_see(found.owner):
-            raise HTTPException(status_code=403, detail="that entry is not yours")
-        return Accepted(entry_id=found.entry_id, run_id=found.run_id, state=found.state,
+        return Accepted(entry_id=entry.entry_id, run_id=entry.run_id, state=entry.state,
                         created=False)
 
     @app.get("/healthz")
@@ -228,6 +260,7 @@ def create_app(db: TicketIQ | None = None, *, worker: Worker | None = None,
         accepted = await accept("webhook", f"{source}:{x_delivery_id}",
                                 {"source": source, "body": body}, who)
         if signed and not accepted.created:
+            note_refusal("webhook_replayed", f"{source}:{x_delivery_id}")
             raise HTTPException(status_code=409, detail="this delivery was received already")
         return answer(accepted)
 
@@ -236,8 +269,8 @@ def create_app(db: TicketIQ | None = None, *, worker: Worker | None = None,
                            x_run_as: str | None = Header(default=None, max_length=512),
                            ) -> JSONResponse:
         """A ticket event, keyed by its event id; answers the run id."""
-        return answer(await accept("ticket_event", event.event_id,
-                                   event.model_dump(mode="json"), who, run_as=x_run_as))
+        return answer(await accept("ticket_event", event.event_id, _dumped(event), who,
+                                   run_as=x_run_as))
 
     @app.get("/ticket-events/{event_id}", response_model=Accepted)
     async def ticket_event_run(event_id: str = Path(min_length=1, max_length=200),
@@ -249,14 +282,15 @@ def create_app(db: TicketIQ | None = None, *, worker: Worker | None = None,
     async def teams_message(activity: TeamsActivity,
                             who: Identity = Depends(caller)) -> JSONResponse:
         """A Teams activity: written to the durable inbox, then answered 200."""
-        payload = activity.model_dump(mode="json", by_alias=True)
+        payload = _dumped(activity)
+        auth.check_teams_activity(who, payload)
         await accept("teams", activity.id, payload, who, run_as=activity.from_.id)
         return JSONResponse({}, status_code=200)
 
     @app.post("/copilot/turns", response_model=Accepted, status_code=202)
     async def copilot_turn(turn: CopilotTurn, who: Identity = Depends(caller)) -> JSONResponse:
         """A co-pilot turn, keyed by its turn id, run as its user (if the caller may)."""
-        return answer(await accept("copilot", turn.turn_id, turn.model_dump(mode="json"), who,
+        return answer(await accept("copilot", turn.turn_id, _dumped(turn), who,
                                    run_as=turn.user))
 
     @app.post("/playground/runs", response_model=Accepted, status_code=202)
@@ -268,9 +302,12 @@ def create_app(db: TicketIQ | None = None, *, worker: Worker | None = None,
                                    run_as=run.user))
 
     app.include_router(runs_router(store, kinds, caller, waiter, resume_entries,
-                                   route_class=app.router.route_class))
+                                   route_class=app.router.route_class,
+                                   max_waits=settings.max_waits))
     # Its own login and cookie (admins only): outside the API's credential check.
-    app.mount("/console", console_app(auth, store, waiter.conninfo))
+    app.mount("/console", _CountForbidden(console_app(auth, store, waiter.conninfo)))
+    if settings.docs:
+        _serve_docs(app)
 
     @app.post("/a2a")
     async def a2a(request: Request, who: Identity = Depends(caller)) -> JSONResponse:
@@ -280,11 +317,50 @@ def create_app(db: TicketIQ | None = None, *, worker: Worker | None = None,
     return app
 
 
+def _serve_docs(app: FastAPI) -> None:
+    """``/openapi.json``, ``/docs`` and ``/redoc`` for a verified caller (401 otherwise):
+    the description names every route and field an attacker would probe."""
+
+    # Routes of the app's own route class: verified before they answer (auth_first).
+    @app.get("/openapi.json", include_in_schema=False)
+    async def openapi() -> JSONResponse:
+        return JSONResponse(app.openapi())
+
+    @app.get("/docs", include_in_schema=False)
+    async def swagger() -> HTMLResponse:
+        return get_swagger_ui_html(openapi_url="openapi.json", title=f"{app.title} docs")
+
+    @app.get("/redoc", include_in_schema=False)
+    async def redoc() -> HTMLResponse:
+        return get_redoc_html(openapi_url="openapi.json", title=f"{app.title} docs")
+
+
+class _CountForbidden:
+    """Counts the console's 403s (a cross-site form, a caller without ``admin``) as
+    refusals; its failed sign-ins are counted by the authenticator."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        async def counted(message: Any) -> None:
+            if message["type"] == "http.response.start" and message["status"] == 403:
+                note_refusal("console_forbidden", str(scope.get("path", "")))
+            await send(message)
+
+        await self.app(scope, receive, counted)
+
+
 async def _a2a(request: Request, who: Identity, accept: Any, store: Any) -> JSONResponse:
     try:
         rpc = json.loads(await request.body() or b"null")
     except (ValueError, UnicodeDecodeError):
         return _rpc_error(None, -32700, "parse error: the body is not JSON")
+    problem = refused_value(rpc, "body")
+    if problem is not None:
+        note_refusal(VALUE_REFUSED, f"{'.'.join(map(str, problem[0]))}: {problem[1]}")
+        return _rpc_error(None, -32600, f"invalid request: PostgreSQL cannot store "
+                          f"{'.'.join(map(str, problem[0]))}: {problem[1]}")
     if not isinstance(rpc, dict) or rpc.get("jsonrpc") != "2.0" or not isinstance(
         rpc.get("method"), str
     ):
@@ -319,9 +395,8 @@ async def _a2a(request: Request, who: Identity, accept: Any, store: Any) -> JSON
             return _rpc_error(rpc_id, -32602, "invalid params: params.id is required")
     else:
         return _rpc_error(rpc_id, -32601, f"method not found: {method}", status=404)
-    entry = await store.get_entry("a2a", task_id)
-    owned = await store.get_entry_by_run(entry.run_id) if entry is not None else None
-    if entry is None or owned is None or not who.may_see(owned.owner):
+    entry = await store.get_entry("a2a", task_id, owner=who.subject)
+    if entry is None:
         return _rpc_error(rpc_id, -32001, f"task not found: {task_id}", status=404)
     task: dict[str, Any] = {
         "kind": "task",

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ticketiq_pg.front.refusals import note_refusal
+
 Scope = dict[str, Any]
 
 
@@ -62,6 +64,7 @@ class BodyLimit:
                 raise
 
     async def _refuse(self, send: Any) -> None:
+        note_refusal("body_too_large", f"over {self.max_body} bytes")
         body = json.dumps({"detail": f"the body is over {self.max_body} bytes"}).encode()
         await send({"type": "http.response.start", "status": 413,
                     "headers": [(b"content-type", b"application/json"),

@@ -7,6 +7,11 @@ unique in the database: the same key again, on either process, answers the same 
 (200, ``created: false``), and two processes racing on it start one.  The run id is
 answered at once (202); an entry pump starts the run under that id.  The body's ``input``
 is the run's input as it is (``StepRequest.input``), not wrapped.
+
+Keys are the caller's own: ``GET /runs?key=`` finds only the caller's run of a key (an
+admin names the owner with ``owner=``), so no answer names another owner's run.  One
+identity holds at most ``TICKETIQ_HTTP_MAX_WAITS`` long polls at once on one front
+(429 past it).
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from pydantic import BaseModel, Field
 from ticketiq_pg.db.driver import TicketIQ
 from ticketiq_pg.errors import InvalidPayload, RunNotRunning, UnknownRun
 from ticketiq_pg.front.auth import Identity
+from ticketiq_pg.front.inputs import require_storable
+from ticketiq_pg.front.refusals import note_refusal
 from ticketiq_pg.front.waiter import RunWaiter
 from ticketiq_pg.runtime.entries import EntryKind
 
@@ -73,9 +80,10 @@ class StopAnswer(BaseModel):
 
 def runs_router(db: TicketIQ, kinds: dict[str, EntryKind], caller: Any,
                 waiter: RunWaiter, crash_resume_entries: bool = True,
-                route_class: type = APIRoute) -> APIRouter:
+                route_class: type = APIRoute, max_waits: int = 8) -> APIRouter:
     """The routes, over the driver, the app's kinds and the caller dependency."""
     router = APIRouter(tags=["runs"], route_class=route_class)
+    waits: dict[str, int] = {}  # long polls held, by identity
 
     async def status_of(run_id: uuid.UUID, transcript: bool = False) -> RunStatus | None:
         entry = await db.get_entry_by_run(run_id)
@@ -108,6 +116,8 @@ def runs_router(db: TicketIQ, kinds: dict[str, EntryKind], caller: Any,
         if found is None:
             raise HTTPException(status_code=404, detail=f"no run {run_id}")
         if not who.may_see(found.owner):
+            # The caller named this id; the answer says nothing more about it.
+            note_refusal("not_yours", f"{who.subject} asked for run {run_id}")
             raise HTTPException(status_code=403, detail=f"run {run_id} is not yours")
         return found
 
@@ -127,6 +137,7 @@ def runs_router(db: TicketIQ, kinds: dict[str, EntryKind], caller: Any,
                 "loc": ["body", "kind"], "msg": f"{body.kind!r} is not a kind POST /runs starts",
                 "type": "value_error"}])
         run_as = who.resolve_run_as(x_run_as)
+        require_storable("body", input=body.input)
         try:
             entry = await db.accept_entry(
                 body.kind, idempotency_key, body.input, owner=who.subject,
@@ -134,6 +145,7 @@ def runs_router(db: TicketIQ, kinds: dict[str, EntryKind], caller: Any,
                 durable=kind.durable(crash_resume_entries),
             )
         except InvalidPayload as exc:
+            note_refusal("invalid_request", str(exc))
             raise HTTPException(status_code=422, detail=str(exc)) from exc
         if not entry.created:
             # The key's run, if it is the caller's (another caller's key: 409).
@@ -145,6 +157,7 @@ def runs_router(db: TicketIQ, kinds: dict[str, EntryKind], caller: Any,
     async def _again(run_id: uuid.UUID | None, who: Identity) -> JSONResponse:
         entry = await db.get_entry_by_run(run_id) if run_id else None
         if entry is None or not who.may_see(entry.owner):
+            note_refusal("key_in_use", who.subject)
             raise HTTPException(status_code=409, detail="the idempotency key is in use")
         return JSONResponse(RunStarted(run_id=entry.run_id, entry_id=entry.entry_id,
                                        state=entry.state, created=False).model_dump(mode="json"))
@@ -152,14 +165,23 @@ def runs_router(db: TicketIQ, kinds: dict[str, EntryKind], caller: Any,
     @router.get("/runs", response_model=RunStatus)
     async def find(key: str = Query(min_length=1, max_length=200),
                    kind: str = Query(default=RUN_KIND, min_length=1, max_length=64),
+                   owner: str | None = Query(default=None, min_length=1, max_length=512,
+                                             description="whose key (admins only; "
+                                             "default: the caller's)"),
                    who: Identity = Depends(caller)) -> RunStatus:
-        """The run of an idempotency key (or of an event id, with ``kind``)."""
-        entry = await db.get_entry(kind, key)
+        """The caller's run of an idempotency key (or of an event id, with ``kind``)."""
+        if owner is not None and owner != who.subject and not who.admin:
+            note_refusal("not_yours", f"{who.subject} asked for a key of another owner")
+            raise HTTPException(status_code=403, detail="owner= is for admins")
+        # Keys are per owner: another owner's same key is not looked at, so a 404 is all
+        # a caller learns of it.
+        entry = await db.get_entry(kind, key, owner=owner or who.subject)
         if entry is None or entry.run_id is None:
             raise HTTPException(status_code=404, detail=f"no run for key {key!r}")
         return await visible(entry.run_id, who)
 
-    @router.get("/runs/{run_id}", response_model=RunStatus)
+    @router.get("/runs/{run_id}", response_model=RunStatus,
+                responses={429: {"description": "too many long polls of this caller"}})
     async def get(run_id: uuid.UUID,
                   wait: float = Query(default=0, ge=0, le=MAX_WAIT,
                                       description="seconds to wait for the run to end"),
@@ -171,7 +193,20 @@ def runs_router(db: TicketIQ, kinds: dict[str, EntryKind], caller: Any,
         async def read() -> RunStatus | None:
             return await status_of(run_id)
 
-        await waiter.wait(str(run_id), wait, read, lambda s: s is None or s.ended)
+        if wait > 0:
+            held = waits.get(who.subject, 0)
+            if held >= max_waits:
+                note_refusal("too_many_waits", who.subject)
+                raise HTTPException(status_code=429, headers={"Retry-After": "1"}, detail=(
+                    f"{max_waits} long polls of this caller are open already "
+                    "(TICKETIQ_HTTP_MAX_WAITS)"))
+            waits[who.subject] = held + 1
+            try:
+                await waiter.wait(str(run_id), wait, read, lambda s: s is None or s.ended)
+            finally:
+                waits[who.subject] -= 1
+                if not waits[who.subject]:
+                    del waits[who.subject]
         found = await status_of(run_id, transcript=True)
         assert found is not None
         return found
@@ -184,6 +219,7 @@ def runs_router(db: TicketIQ, kinds: dict[str, EntryKind], caller: Any,
         try:
             asked = await db.request_stop(run_id, who.subject, "POST /runs/{id}/stop")
         except (UnknownRun, RunNotRunning) as exc:
+            note_refusal("run_not_running", str(run_id))
             raise HTTPException(status_code=409, detail=str(exc)) from exc
         return StopAnswer(run_id=asked.run_id, status=asked.status)
 

@@ -17,6 +17,17 @@ variable                            meaning
                                     (default 300)
 ``TICKETIQ_TEAMS_OPENID_URL``       Bot Framework OpenID metadata document
 ``TICKETIQ_TEAMS_APP_ID``           the bot's app id (the tokens' audience)
+``TICKETIQ_TEAMS_TENANT_ID``        the Microsoft Entra tenant whose activities are
+                                    taken (required with the OpenID URL)
+``TICKETIQ_TEAMS_CHANNEL_ID``       the channel taken (default ``msteams``)
+``TICKETIQ_TEAMS_SERVICE_URL``      the service URL activities must come by (a
+                                    prefix; default
+                                    ``https://smba.trafficmanager.net/``)
+``TICKETIQ_HTTP_DOCS``              ``true``: serve ``/openapi.json``, ``/docs``
+                                    and ``/redoc`` to a verified caller (default
+                                    off)
+``TICKETIQ_HTTP_MAX_WAITS``         long polls one identity may hold at once on
+                                    one front; past it 429 (default 8)
 ==================================  ============================================
 
 API keys need no setting: they live in the database (``ticketiq-pg api-key``).
@@ -25,12 +36,21 @@ API keys need no setting: they live in the database (``ticketiq-pg api-key``).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from ticketiq_pg.errors import ConfigError
 
 BOT_FRAMEWORK_ISSUER = "https://api.botframework.com"
+TEAMS_SERVICE_URL = "https://smba.trafficmanager.net/"
+
+
+def _flag(raw: str) -> bool:
+    if raw.lower() in ("1", "true", "yes", "on"):
+        return True
+    if raw.lower() in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"expected true or false, got {raw!r}")
 
 
 @dataclass(frozen=True)
@@ -49,16 +69,24 @@ class FrontSettings:
     teams_openid_url: str | None = None
     teams_app_id: str | None = None
     teams_issuer: str = BOT_FRAMEWORK_ISSUER
+    teams_tenant_id: str | None = None
+    teams_channel_id: str = "msteams"
+    teams_service_url: str = TEAMS_SERVICE_URL
+    docs: bool = False
+    max_waits: int = 8
 
     def __post_init__(self) -> None:
         if (self.jwt_secret or self.jwt_jwks_url) and not (self.jwt_issuer and self.jwt_audience):
             raise ConfigError("a JWT secret or JWKS URL needs TICKETIQ_JWT_ISSUER and "
                               "TICKETIQ_JWT_AUDIENCE")
-        if self.teams_openid_url and not self.teams_app_id:
-            raise ConfigError("TICKETIQ_TEAMS_OPENID_URL needs TICKETIQ_TEAMS_APP_ID")
+        if self.teams_openid_url and not (self.teams_app_id and self.teams_tenant_id):
+            raise ConfigError("TICKETIQ_TEAMS_OPENID_URL needs TICKETIQ_TEAMS_APP_ID and "
+                              "TICKETIQ_TEAMS_TENANT_ID")
         if self.max_body < 1 or not 0 < self.webhook_replay_window <= 86400:
             raise ConfigError("the body limit must be positive and the replay window 0 to "
                               "86400 seconds")
+        if self.max_waits < 1:
+            raise ConfigError("TICKETIQ_HTTP_MAX_WAITS must be at least 1")
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: object
@@ -67,6 +95,7 @@ class FrontSettings:
         variables; ``overrides`` (CLI flags) win."""
         env = os.environ if environ is None else environ
         values: dict[str, object] = {}
+        kind: Callable[[str], object]
         try:
             for name, attr, kind in (
                 ("TICKETIQ_HTTP_HOST", "host", str), ("TICKETIQ_HTTP_PORT", "port", int),
@@ -78,6 +107,11 @@ class FrontSettings:
                 ("TICKETIQ_WEBHOOK_REPLAY_WINDOW", "webhook_replay_window", float),
                 ("TICKETIQ_TEAMS_OPENID_URL", "teams_openid_url", str),
                 ("TICKETIQ_TEAMS_APP_ID", "teams_app_id", str),
+                ("TICKETIQ_TEAMS_TENANT_ID", "teams_tenant_id", str),
+                ("TICKETIQ_TEAMS_CHANNEL_ID", "teams_channel_id", str),
+                ("TICKETIQ_TEAMS_SERVICE_URL", "teams_service_url", str),
+                ("TICKETIQ_HTTP_DOCS", "docs", _flag),
+                ("TICKETIQ_HTTP_MAX_WAITS", "max_waits", int),
             ):
                 raw = env.get(name, "").strip()
                 if raw:

@@ -36,7 +36,8 @@ def cmd_api_key(opts: argparse.Namespace, url: str) -> int:
         keys = asyncio.run(_with_db(url, lambda db: db.list_api_keys()))
         rows = [{"key_id": k.key_id, "identity": k.identity, "run_as": k.run_as,
                  "scopes": k.scopes, "created_at": k.created_at.isoformat(),
-                 "revoked_at": k.revoked_at.isoformat() if k.revoked_at else None}
+                 "revoked_at": k.revoked_at.isoformat() if k.revoked_at else None,
+                 "last_used_at": k.last_used_at.isoformat() if k.last_used_at else None}
                 for k in keys]
         if opts.json:
             print(json.dumps(rows))
@@ -44,7 +45,8 @@ def cmd_api_key(opts: argparse.Namespace, url: str) -> int:
             for r in rows:
                 state = f"revoked {r['revoked_at']}" if r["revoked_at"] else "live"
                 print(f"{r['key_id']}  {r['identity']}  run-as={','.join(r['run_as']) or '-'}"
-                      f"  scopes={','.join(r['scopes']) or '-'}  {state}")
+                      f"  scopes={','.join(r['scopes']) or '-'}  {state}"
+                      f"  last used {r['last_used_at'] or 'never'}")
         return 0
     revoked = asyncio.run(_with_db(url, lambda db: db.revoke_api_key(opts.key_id)))
     print(json.dumps({"key_id": opts.key_id, "revoked": revoked}) if opts.json else
@@ -61,7 +63,8 @@ def add_parser(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> N
                         help="a name the identity may run as (repeat; * for any)")
     create.add_argument("--scope", action="append", metavar="SCOPE",
                         help="a scope (repeat); admin sees and stops every run")
-    keys.add_parser("list", help="every key, newest first (never a secret)")
+    keys.add_parser("list", help="every key, newest first, with its last use (never a "
+                    "secret)")
     revoke = keys.add_parser("revoke", help="revoke a key; it verifies no more")
     revoke.add_argument("key_id", metavar="KEY_ID")
     for q in keys.choices.values():

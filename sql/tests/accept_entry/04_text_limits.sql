@@ -39,7 +39,7 @@ select is(
 );
 select is(
     (select count(*) from ticketiq.claim_entries(repeat(U&'\+01F600', 512), 8)), 1::bigint,
-    'and its run starts (idempotency key ticket_event:<sender id>)'
+    'and its run starts (idempotency key entry:<entry id>)'
 );
 
 select * from finish();

@@ -27,16 +27,17 @@ select results_eq(
     'returns both entries, oldest first, each with its run at epoch 1'
 );
 select results_eq(
-    $$select r.status::text, r.lease_holder, r.lease_expires_at, r.epoch::bigint, r.idempotency_key,
+    $$select r.status::text, r.lease_holder, r.lease_expires_at, r.epoch::bigint,
+        r.idempotency_key = 'entry:' || c.entry_id,
         r.entry_point::text, r.input,
              r.meta::jsonb = jsonb_build_object('entry_id', c.entry_id), r.owner::text, r.channel::text, r.may_wait
       from claimed as c inner join ticketiq.runs as r on c.run_id = r.run_id order by c.entry_id$$,
     $$values ('running'::text, 'p1'::text, '2030-01-01 00:00:32+00'::timestamptz, 1::bigint,
-              'webhook:delivery-7'::text, 'webhook'::text, '{"ticket": 7}'::jsonb, true, 'alice@example.com'::text,
+              true, 'webhook'::text, '{"ticket": 7}'::jsonb, true, 'alice@example.com'::text,
               'web'::text, false),
-             ('running', 'p1', '2030-01-01 00:00:32+00', 1, 'a2a:task-1', 'a2a', '{"message": "hi"}', true,
+             ('running', 'p1', '2030-01-01 00:00:32+00', 1, true, 'a2a', '{"message": "hi"}', true,
               'bob@example.com', 'a2a', true)$$,
-    'each run is running, held by p1, keyed <kind>:<sender id>, its input the payload'
+    'each run is running, held by p1, keyed entry:<entry id>, its input the payload'
 );
 select results_eq(
     $$select e.state, e.run_id = c.run_id, e.started_at

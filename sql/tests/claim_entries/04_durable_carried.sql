@@ -20,8 +20,9 @@ select results_eq(
     'durable false and true are carried to the runs'
 );
 select results_eq(
-    $$select r.idempotency_key, r.durable from ticketiq.runs as r order by r.idempotency_key$$,
-    $$values ('teams:activity-1'::text, false), ('teams:activity-2', true)$$,
+    $$select e.sender_id, r.durable from ticketiq.runs as r
+      inner join ticketiq.entries as e on r.idempotency_key = 'entry:' || e.entry_id order by e.sender_id$$,
+    $$values ('activity-1'::text, false), ('activity-2', true)$$,
     'runs.durable as the entries said'
 );
 

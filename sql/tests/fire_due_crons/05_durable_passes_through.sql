@@ -26,10 +26,11 @@ select results_eq(
     'and the runs started for them'
 );
 select is(
-    (select r.idempotency_key from claimed as c inner join ticketiq.runs as r on c.run_id = r.run_id
-     where c.sender_id like 'nightly@%'),
-    'cron:nightly@' || '2030-01-01 00:00:00+00'::timestamptz::text,
-    'the cron run''s key is cron:<name>@<fire time>'
+    (select r.idempotency_key = 'entry:' || c.entry_id from claimed as c
+     inner join ticketiq.runs as r on c.run_id = r.run_id
+     where c.sender_id = 'nightly@' || '2030-01-01 00:00:00+00'::timestamptz::text),
+    true,
+    'the cron entry''s sender id is <name>@<fire time>; its run is keyed by the entry'
 );
 
 select * from finish();

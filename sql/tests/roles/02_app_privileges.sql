@@ -3,7 +3,7 @@
 -- the internal functions (_finish_entry and _wake among them) and no table
 -- privilege.
 begin;
-select plan(76);
+select plan(77);
 
 select schema_privs_are('ticketiq', 'ticketiq_app', array['USAGE']);
 
@@ -63,12 +63,13 @@ from (values
         array['text', 'text', 'jsonb', 'text', 'text', 'text', 'boolean', 'boolean']::name[]
     ),
     ('claim_entries', array['text', 'double precision', 'integer', 'double precision']::name[]),
-    ('get_entry', array['text', 'text']::name[]),
+    ('get_entry', array['text', 'text', 'text']::name[]),
     ('get_entry_by_run', array['uuid']::name[]),
     ('create_api_key', array['text', 'bytea', 'text', 'text[]', 'text[]']::name[]),
     ('find_api_key', array['text']::name[]),
     ('list_api_keys', array[]::name[]),
     ('revoke_api_key', array['text']::name[]),
+    ('note_api_key_use', array['text']::name[]),
     ('get_answer', array['uuid']::name[]),
     (
         'upsert_cron_schedule',

@@ -5,7 +5,7 @@
 -- version 9: record_attempt and audit_once; schema version 10: the internal
 -- _require_text).
 begin;
-select plan(65);
+select plan(66);
 
 select has_schema('ticketiq');
 select functions_are(
@@ -23,7 +23,8 @@ select functions_are(
         'claim_job',
         'enqueue_job', 'fail_job', 'finish_job', 'get_job', 'renew_job_leases', 'sweep_jobs',
         'hold_liveness', 'release_liveness', 'watch_processes', 'record_attempt', 'audit_once',
-        'get_entry_by_run', 'create_api_key', 'find_api_key', 'list_api_keys', 'revoke_api_key'
+        'get_entry_by_run', 'create_api_key', 'find_api_key', 'list_api_keys', 'revoke_api_key',
+        'note_api_key_use'
     ],
     'ticketiq has the documented functions and no others'
 );
@@ -113,12 +114,13 @@ select has_function(
     'ticketiq', 'accept_entry', array['text', 'text', 'jsonb', 'text', 'text', 'text', 'boolean', 'boolean']
 );
 select has_function('ticketiq', 'claim_entries', array['text', 'double precision', 'integer', 'double precision']);
-select has_function('ticketiq', 'get_entry', array['text', 'text']);
+select has_function('ticketiq', 'get_entry', array['text', 'text', 'text']);
 select has_function('ticketiq', 'get_entry_by_run', array['uuid']);
 select has_function('ticketiq', 'create_api_key', array['text', 'bytea', 'text', 'text[]', 'text[]']);
 select has_function('ticketiq', 'find_api_key', array['text']);
 select has_function('ticketiq', 'list_api_keys', array[]::name[]);
 select has_function('ticketiq', 'revoke_api_key', array['text']);
+select has_function('ticketiq', 'note_api_key_use', array['text']);
 select has_function('ticketiq', 'get_answer', array['uuid']);
 select has_function(
     'ticketiq', 'upsert_cron_schedule',

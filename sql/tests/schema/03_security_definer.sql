@@ -2,7 +2,7 @@
 -- table privilege, so every change goes through them); the internal helpers
 -- and the trigger function do not.
 begin;
-select plan(59);
+select plan(60);
 
 select is_definer('ticketiq', 'schema_version', array[]::name[]);
 select is_definer('ticketiq', 'now', array[]::name[]);
@@ -53,12 +53,13 @@ select is_definer(
     'ticketiq', 'accept_entry', array['text', 'text', 'jsonb', 'text', 'text', 'text', 'boolean', 'boolean']
 );
 select is_definer('ticketiq', 'claim_entries', array['text', 'double precision', 'integer', 'double precision']);
-select is_definer('ticketiq', 'get_entry', array['text', 'text']);
+select is_definer('ticketiq', 'get_entry', array['text', 'text', 'text']);
 select is_definer('ticketiq', 'get_entry_by_run', array['uuid']);
 select is_definer('ticketiq', 'create_api_key', array['text', 'bytea', 'text', 'text[]', 'text[]']);
 select is_definer('ticketiq', 'find_api_key', array['text']);
 select is_definer('ticketiq', 'list_api_keys', array[]::name[]);
 select is_definer('ticketiq', 'revoke_api_key', array['text']);
+select is_definer('ticketiq', 'note_api_key_use', array['text']);
 select is_definer('ticketiq', 'get_answer', array['uuid']);
 select is_definer(
     'ticketiq', 'upsert_cron_schedule',

@@ -8,9 +8,10 @@
 -- to ticketiq.adopted_run.  Version 9 adds the tables attempts and
 -- audit_once_keys, each keyed as its function needs and going with its run;
 -- version 10 (hardening) adds only an index; 11 (front_auth) the table
--- api_keys; 12 (chained_seals) the seals of the call rows.
+-- api_keys; 12 (chained_seals) the seals of the call rows; 13 (front_owners)
+-- entries keyed by owner and api_keys.last_used_at.
 begin;
-select plan(28);
+select plan(29);
 
 select tables_are(
     'ticketiq',
@@ -25,13 +26,13 @@ select views_are(
         'runs_in_flight', 'calls_in_doubt', 'resume_audit', 'approvals_waiting', 'entries_open', 'jobs_open'
     ]
 );
-select is(ticketiq.schema_version(), 12, 'schema_version() is 12');
+select is(ticketiq.schema_version(), 13, 'schema_version() is 13');
 select results_eq(
     $$select m.version, m.name from ticketiq.schema_migrations as m order by m.version$$,
     $$values (1, 'core'::text), (2, 'approvals_delegation'), (3, 'entry_points'), (4, 'jobs'), (5, 'fast_steps'),
         (6, 'liveness'), (7, 'group_commit'), (8, 'lean_steps'), (9, 'failures'), (10, 'hardening'),
-        (11, 'front_auth'), (12, 'chained_seals')$$,
-    'migrations 1 to 12 are recorded'
+        (11, 'front_auth'), (12, 'chained_seals'), (13, 'front_owners')$$,
+    'migrations 1 to 13 are recorded'
 );
 select is(
     (select c.reloptions from pg_catalog.pg_class as c where c.oid = 'ticketiq.runs'::regclass),
@@ -81,7 +82,10 @@ select col_type_is(
     'ticketiq', 'answers', 'delivery_started_at', 'timestamp with time zone',
     'answers.delivery_started_at marks a delivery about to be sent'
 );
-select col_is_unique('ticketiq', 'entries', array['kind', 'sender_id'], 'an entry is unique by kind and sender id');
+select col_is_unique(
+    'ticketiq', 'entries', array['kind', 'owner', 'sender_id'], 'an entry is unique by kind, owner and sender id'
+);
+select has_column('ticketiq', 'api_keys', 'last_used_at', 'api_keys.last_used_at: when a key last verified a request');
 select col_is_pk('ticketiq', 'cron_schedules', 'name', 'a schedule is keyed by its name');
 select col_is_pk(
     'ticketiq', 'attempts', array['run_id', 'step', 'target'], 'attempts are counted per run, step and target'
