@@ -23,6 +23,7 @@ from ticketiq_pg.agent import CallContext, Model, ModelStep, StepRequest, Tool, 
 from ticketiq_pg.db.driver import TicketIQ
 from ticketiq_pg.errors import NotOwner, TicketIQError, TransientError
 from ticketiq_pg.retries import RetryPolicy, describe, failure_result, not_applied
+from ticketiq_pg.runtime import malformed, outage
 from ticketiq_pg.runtime import step_keys as keys
 from ticketiq_pg.runtime.faults import FaultPoints
 from ticketiq_pg.runtime.leases import LeaseKeeper
@@ -46,6 +47,8 @@ class Attempting:
     faults: FaultPoints
     tool_retry: RetryPolicy
     _downgrades: set[tuple[uuid.UUID, str]]
+    #: Steps in a row with malformed tool arguments that fail a run.
+    max_malformed: int = malformed.MAX_MALFORMED
 
     @staticmethod
     def _within_limits(state: RunState, step_no: int) -> None:
@@ -83,6 +86,7 @@ class Attempting:
         """One model step, tried again while it fails transiently within the budget."""
         policy = self.model_retry
         failed = 0
+        first_failure: float | None = None
         self.faults.reach("before_model", step_no)
         while True:
             await self.leases.ready(state.run_id, state.epoch)  # the model is a call too
@@ -101,15 +105,24 @@ class Attempting:
                 reason = describe(exc)
                 if not policy.transient(exc):
                     raise RunFailed(f"the model failed: {reason}") from exc
-                failed = await self._count_failure(state, step_no, "model", reason, failed)
-                wait = policy.delay(failed, exc)
+                now = time.monotonic()
+                first_failure = now if first_failure is None else first_failure
+                # Recorded with the provider's status first, for `ticketiq-pg status`.
+                failed = await self._count_failure(state, step_no, "model",
+                                                   outage.recorded_reason(exc, reason), failed)
+                wait = policy.delay(failed, exc, elapsed=now - first_failure)
                 if wait is None:
-                    raise RunFailed(f"the model failed {failed} times: {reason}") from exc
+                    spent = (f"the model failed {failed} times in "
+                             f"{now - first_failure:.0f}s: {reason}")
+                    await outage.suspend_if_opted_in(self, state, step_no, spent)
+                    raise RunFailed(spent) from exc
                 log.warning("run %s: model step %s failed (%s); again in %.2fs",
                             state.run_id, step_no, reason, wait)
                 await asyncio.sleep(wait)
                 continue
             check_answer(answer)
+            await malformed.note(self, state, step_no, answer)
+            await outage.recovered(self, state)
             return answer
 
     async def _count_failure(self, state: RunState, step_no: int, target: str, reason: str,

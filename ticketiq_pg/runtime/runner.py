@@ -52,7 +52,7 @@ from ticketiq_pg.retries import (
     RetryPolicy,
     describe,
 )
-from ticketiq_pg.runtime import call_rows
+from ticketiq_pg.runtime import call_rows, malformed
 from ticketiq_pg.runtime import step_keys as keys
 from ticketiq_pg.runtime.attempts import Attempting
 from ticketiq_pg.runtime.faults import FaultPoints
@@ -354,6 +354,7 @@ class Runner(Attempting, Resuming, Waiting):
                 "step_key": keys.agent_call_key(
                     state.info.correlation_id, self.agent_loop, step_no, call.call_id
                 ),
+                **({"malformed": m} if (m := malformed.reason_of(call)) else {}),
             }
             for call in answer.calls
         ]
@@ -380,7 +381,7 @@ class Runner(Attempting, Resuming, Waiting):
             return {"error": "refused", "reason": verdict.reason}, "skipped"
         if tool is None:
             return {"error": f"unknown tool {call['tool']}"}, "skipped"
-        invalid = tool.validate(call["arguments"])
+        invalid = call.get("malformed") or tool.validate(call["arguments"])
         if invalid is not None:
             # Against the tool's schema: told back to the model, never sent to the vendor.
             return {"error": f"invalid arguments: {invalid}"}, "skipped"
