@@ -156,7 +156,9 @@ def test_kill_trials(pg_server_url: str, tmp_path: Path) -> None:
     if slow:
         found.append(f"recovery over {RECOVERY_BOUND}s: {slow}")
     if report.stalled_writes:
-        found.append("the stalled process wrote after takeover")
+        stalled = report.as_json()["stalled_calls"]
+        found.append(f"the stalled process called after takeover: {report.stalled_writes} "
+                     f"calls begun after it or applied and not settled ({stalled})")
     if report.live_takeovers:
         found.append("runs of live processes handed over")
     if FLAKY and report.excess_losses:

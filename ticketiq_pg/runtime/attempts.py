@@ -23,11 +23,13 @@ from ticketiq_pg.agent import CallContext, Model, ModelStep, StepRequest, Tool, 
 from ticketiq_pg.db.driver import TicketIQ
 from ticketiq_pg.errors import NotOwner, TicketIQError, TransientError
 from ticketiq_pg.retries import RetryPolicy, describe, failure_result, not_applied
-from ticketiq_pg.runtime import malformed, outage
+from ticketiq_pg.runtime import call_fence, malformed, outage
 from ticketiq_pg.runtime import step_keys as keys
 from ticketiq_pg.runtime.faults import FaultPoints
 from ticketiq_pg.runtime.leases import LeaseKeeper
 from ticketiq_pg.runtime.run_state import Drained, RunFailed, RunState, StopRequested, Suspended
+from ticketiq_pg.vendors import fencing
+from ticketiq_pg.vendors.base import VendorFenced
 
 log = logging.getLogger(__name__)
 
@@ -177,6 +179,14 @@ class Attempting:
                 raise
             except Exception as exc:  # noqa: BLE001 - the model is told what happened
                 return {"error": describe(exc), "outcome": "unknown"}, "unknown"
+        # The vendor clients check the lease again as each request goes out, and send the
+        # run's epoch as a fencing token (ticketiq_pg.vendors.fencing).
+        with fencing.fenced(call_fence.for_call(self.leases, state)):
+            return await self._call_tool_fenced(state, tool, context)
+
+    async def _call_tool_fenced(
+        self, state: RunState, tool: Tool, context: CallContext
+    ) -> tuple[Any, str]:
         policy = tool.retry or self.tool_retry
         changing = is_changing(context.classification)
         failed = 0
@@ -186,6 +196,8 @@ class Attempting:
                 result = await _bounded(tool.invoke(context), policy.timeout)
             except (NotOwner, Drained, Suspended):
                 raise
+            except VendorFenced as exc:
+                return await call_fence.settle_fenced(self, state, context, exc)
             except (psycopg.Error, TicketIQError) as exc:
                 if isinstance(exc, TransientError):
                     error: BaseException = exc
@@ -222,7 +234,8 @@ class Attempting:
         assert tool.read_back is not None
         await self.leases.ready(state.run_id, state.epoch)
         try:
-            return await tool.read_back(context)
+            with fencing.fenced(call_fence.for_call(self.leases, state)):
+                return await tool.read_back(context)
         except NotOwner:
             raise
         except Exception as exc:  # noqa: BLE001 - then the outcome stays unknown

@@ -79,7 +79,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from ticketiq_pg.db.keys import create_api_key_sync
-from ticketiq_pg.testing import landed
+from ticketiq_pg.testing import landed, stalled_calls
 from ticketiq_pg.testing.flaky import ENV as FLAKY_ENV
 from ticketiq_pg.testing.flaky import Flaky, injected_at_vendor, note_errors, vendor_faults
 from ticketiq_pg.testing.trial_proc import Proc
@@ -223,7 +223,10 @@ class Arena:
         if self.flaky is not None:
             note_errors(trials, self.flaky.entries())
         if mode == "stop":
-            report.stalled_writes += self._stalled_writes(name, takeover_at)
+            stalled = stalled_calls.listed(self.vendor.requests() if self.vendor else [],
+                                           name, takeover_at, self.query, index)
+            report.stalled_calls.extend(stalled)
+            report.stalled_writes += stalled_calls.counted(stalled)
         victim.stop()
         victim.signal(signal.SIGKILL)
         return trials
@@ -413,22 +416,6 @@ class Arena:
         return sum(1 for r in self.vendor.requests("teams", path_prefix=(
             f"/teams/v3/conversations/conv-{self.tag}-{index}/")) if r["method"] == "POST"
             and r["effect"] == "created")
-
-    def _stalled_writes(self, name: str, takeover_at: float) -> int:
-        """Outside calls the stalled process made after the takeover, counted at the vendor.
-
-        (Database writes after a takeover are refused by the fence; the
-        worker tests count those separately.)
-        """
-        assert self.vendor is not None
-        calls = 0
-        for request in self.vendor.requests():
-            auth = next((v for k, v in request["headers"].items()
-                         if k.lower() == "authorization"), "")
-            who = base64.b64decode(auth[6:]).decode().partition(":")[0] if auth else ""
-            if who == name and request["wall_at"] > takeover_at:
-                calls += 1
-        return calls
 
     def writes(self) -> list[dict[str, Any]]:
         """Every write the vendor service recorded, with its run, call and key."""

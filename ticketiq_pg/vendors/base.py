@@ -13,6 +13,8 @@ from urllib.parse import urlencode
 
 import httpx
 
+from ticketiq_pg.vendors import fencing
+
 TimeoutTypes = float | httpx.Timeout | None
 
 
@@ -63,6 +65,14 @@ class VendorRejected(VendorError):
     """The vendor refused the request (4xx): it had no effect."""
 
     status: int
+
+
+class VendorFenced(VendorRejected):
+    """409: the vendor refused the call's fencing token (its run's epoch) as older than
+    one it has seen for the run: a newer attempt has taken the run over.  Nothing was
+    applied (:mod:`ticketiq_pg.vendors.fencing`)."""
+
+    fenced = True
 
 
 def _error_message(body: Any, fallback: str) -> str:
@@ -134,6 +144,11 @@ class VendorClient:
         elif form_body is not None:
             content = urlencode(dict(form_body)).encode("utf-8")
             all_headers["Content-Type"] = "application/x-www-form-urlencoded"
+        fence = fencing.current()
+        if fence is not None:
+            # Also through a client of the app's own whose transport is not fenced.
+            fence.check(0.0)
+            all_headers[fencing.FENCE_HEADER] = fence.token
         try:
             resp = await self.http.request(
                 method,
@@ -172,6 +187,8 @@ class VendorClient:
         status = resp.status_code
         if status >= 400:
             error = VendorUnavailable if status >= 500 else VendorRejected
+            if status == 409 and resp.headers.get(fencing.REFUSED_HEADER):
+                error = VendorFenced
             raise error(
                 self.vendor,
                 operation,

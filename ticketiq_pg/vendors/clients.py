@@ -64,9 +64,11 @@ from ticketiq_pg.vendors.base import (
     TimeoutTypes,
     VendorClient,
     VendorError,
+    VendorFenced,
     VendorRejected,
     VendorUnavailable,
 )
+from ticketiq_pg.vendors.fencing import FencedTransport
 
 __all__ = [
     "STEP_KEY_PROPERTY",
@@ -79,6 +81,7 @@ __all__ = [
     "VendorClient",
     "VendorClients",
     "VendorError",
+    "VendorFenced",
     "VendorRejected",
     "VendorUnavailable",
     "adf_from_text",
@@ -404,7 +407,8 @@ class VendorClients:
         client = (
             http
             if http is not None
-            else httpx.AsyncClient(timeout=timeout if timeout is not None else 10.0)
+            else httpx.AsyncClient(timeout=timeout if timeout is not None else 10.0,
+                                   transport=FencedTransport())
         )
         return cls(client, urls, timeout=timeout, owns_http=owns)
 
