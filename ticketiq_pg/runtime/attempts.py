@@ -29,7 +29,6 @@ from ticketiq_pg.runtime.faults import FaultPoints
 from ticketiq_pg.runtime.leases import LeaseKeeper
 from ticketiq_pg.runtime.run_state import Drained, RunFailed, RunState, StopRequested, Suspended
 from ticketiq_pg.vendors import fencing
-from ticketiq_pg.vendors.base import VendorFenced
 
 log = logging.getLogger(__name__)
 
@@ -196,8 +195,6 @@ class Attempting:
                 result = await _bounded(tool.invoke(context), policy.timeout)
             except (NotOwner, Drained, Suspended):
                 raise
-            except VendorFenced as exc:
-                return await call_fence.settle_fenced(self, state, context, exc)
             except (psycopg.Error, TicketIQError) as exc:
                 if isinstance(exc, TransientError):
                     error: BaseException = exc
@@ -205,6 +202,8 @@ class Attempting:
                     return {"error": "the database failed during the call",
                             "outcome": "unknown"}, "unknown"
             except Exception as exc:  # noqa: BLE001 - judged below
+                if fencing.refused(exc):  # a newer attempt of the run called the vendor
+                    return await call_fence.settle_fenced(self, state, context, exc)
                 error = exc
             else:
                 _json_result(tool, result)

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import httpx
 
 __all__ = ["FENCE_HEADER", "REFUSED_HEADER", "SEND_MARGIN", "SENT_AT_HEADER", "CallFence",
-           "FencedTransport", "current", "fenced", "parse_token"]
+           "FencedTransport", "current", "fenced", "parse_token", "refused"]
 
 #: The fencing token a request carries: ``<run id>:<epoch>``.
 FENCE_HEADER = "TicketIQ-Fence"
@@ -84,6 +84,18 @@ def parse_token(value: str | None) -> tuple[str, int] | None:
     if not run_id or not epoch.isdigit():
         return None
     return run_id, int(epoch)
+
+
+def refused(exc: BaseException) -> bool:
+    """Whether an error is a vendor's refusal of the call's fencing token (nothing applied):
+    :class:`~ticketiq_pg.vendors.base.VendorFenced`, or any error carrying a 409 response
+    with ``TicketIQ-Fence-Refused`` (``httpx.HTTPStatusError`` of an app's own client)."""
+    if getattr(exc, "fenced", False) is True:
+        return True
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    return (getattr(response, "status_code", None) == 409 and headers is not None
+            and bool(headers.get(REFUSED_HEADER)))
 
 
 def stamp(request: httpx.Request, margin: float = SEND_MARGIN) -> None:
