@@ -107,3 +107,20 @@ def summary(calls: list[dict[str, Any]]) -> dict[str, Any]:
         "fenced": sum(1 for c in calls if c["effect"] == "fenced"),
         "calls": calls,
     }}
+
+
+def send_window(requests: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """Seconds from a request's lease check in its process (``TicketIQ-Sent-At``) to the
+    vendor having it whole, over every request that carries the stamp: the window a
+    stall must hit for a call checked before it to land after it, at a vendor that
+    cannot fence."""
+    spans = sorted(r["wall_at"] - float(sent) for r in requests
+                   if (sent := _header(r, SENT_AT)))
+    if not spans:
+        return {"requests": 0}
+
+    def at(q: float) -> float:
+        return round(spans[min(len(spans) - 1, round(q * (len(spans) - 1)))], 4)
+
+    return {"requests": len(spans), "p50_s": at(0.5), "p99_s": at(0.99),
+            "p999_s": at(0.999), "max_s": round(spans[-1], 4)}

@@ -460,6 +460,8 @@ def run_trials(
             if on_round is not None:
                 on_round(index, trials, report)
         report.writes = arena.writes()
+        if arena.vendor is not None:
+            report.send_window = stalled_calls.send_window(arena.vendor.requests())
         report.duplicates = landed.duplicates(report.writes)
         if arena.flaky is not None and arena.vendor is not None:
             report.model_errors = sum(
