@@ -23,8 +23,9 @@ import pytest
 from procs import SEAL_KEYS
 from provider_cases import OPENAI
 from psycopg.rows import dict_row
+from test_adapter_runs import FAST, START, query, tools_for
 
-from ticketiq_pg import CallContext, RetryPolicy, TicketIQ, Tools
+from ticketiq_pg import RetryPolicy, TicketIQ, Tools
 from ticketiq_pg.config import parse_seal_keys
 from ticketiq_pg.db import inspect
 from ticketiq_pg.ops.render import render_status
@@ -35,20 +36,11 @@ from ticketiq_pg.runtime.runner import Runner
 from ticketiq_pg.seal import Sealer
 from ticketiq_pg.testing.provider_sim import ProviderServer, Recorded, Reply, openai_error
 
-START = {"owner": "alice", "run_as": "alice", "channel": "playground", "entry_point": "test"}
-FAST = RetryPolicy(attempts=4, first_delay=0.01, max_delay=0.05, timeout=5)
 
-
-def tools_for(made: list[str]) -> Tools:
-    tools = Tools()
-
-    @tools.function("jira.get_issue")
-    async def get_issue(call: CallContext, key: str) -> dict[str, Any]:
-        """Read a Jira issue by its key."""
-        made.append(key)
-        return {"key": key, "status": "open"}
-
-    return tools
+@pytest.fixture
+def sim() -> Any:
+    with ProviderServer.start() as server:
+        yield server
 
 
 def with_raw_arguments(reply: Reply, raw: str) -> Reply:
@@ -56,17 +48,6 @@ def with_raw_arguments(reply: Reply, raw: str) -> Reply:
     body = json.loads(json.dumps(reply.body))
     body["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] = raw
     return Reply(reply.status, body, reply.headers, reply.delay)
-
-
-def query(url: str, sql: str, *params: Any) -> list[tuple[Any, ...]]:
-    with psycopg.connect(url, autocommit=True) as conn:
-        return conn.execute(sql, params).fetchall()
-
-
-@pytest.fixture
-def sim() -> Any:
-    with ProviderServer.start() as server:
-        yield server
 
 
 def runner_for(db: TicketIQ, model: Any, tools: Tools, **options: Any) -> Runner:
@@ -94,7 +75,7 @@ async def test_malformed_arguments_are_told_to_the_model_which_mends_them(
     assert outcome.status == "completed", outcome
     got = sim.requests("openai")
     assert len(got) == 3  # each step asked once: the malformed one was not asked again
-    assert made == ["OPS-7"]  # the malformed call never reached its tool
+    assert made == ["jira:OPS-7"]  # the malformed call never reached its tool
     results = OPENAI.results_sent(got[1].body)
     ((cid, result, error),) = results
     assert (cid, error) == (bad, True)
