@@ -33,11 +33,6 @@ def reason_of(call: Any) -> str | None:
     return reason if isinstance(reason, str) and reason else None
 
 
-def tool_result(reason: str) -> dict[str, Any]:
-    """What the model is told of a call skipped for its malformed arguments."""
-    return {"error": f"invalid arguments: {reason}"}
-
-
 async def note(runner: Any, state: RunState, step_no: int, answer: ModelStep) -> None:
     """Count a step's malformed calls; raise RunFailed past ``runner.max_malformed``."""
     bad = [(call, reason) for call in answer.calls if (reason := reason_of(call))]
