@@ -126,3 +126,4 @@ async def test_a_fenced_call_of_the_live_attempt_is_audited_and_told_to_the_mode
     audited = stack.query("select detail ->> 'call_id' from ticketiq.audit where run_id = %s "
                           "and event = 'agent.run.call_fenced'", state.run_id)
     assert audited == [("call_fence1",)]
+

@@ -96,25 +96,3 @@ def test_a_sigkilled_worker_loses_no_ticket_and_doubles_no_comment(
                            and r["path"].endswith("/comments") and r["effect"] == "created")
         assert comments == Counter({f"T-{n}": 1 for n in range(1, TICKETS + 1)})
 
-
-def test_the_ticket_service_refuses_a_fencing_token_older_than_one_it_has_seen(
-        service: str) -> None:
-    """A POST of a run's older attempt (a stalled process taken over) applies nothing."""
-    httpx.post(f"{service}/tickets", json={"id": "T-F", "title": "t", "body": "b"},
-               ).raise_for_status()
-    run = "5d1c0e3e-0000-4000-8000-000000000001"
-
-    def comment(epoch: int, text: str) -> httpx.Response:
-        return httpx.post(f"{service}/tickets/T-F/comments", json={"text": text},
-                          headers={"TicketIQ-Fence": f"{run}:{epoch}"})
-
-    assert comment(2, "by the attempt that took the run over").status_code == 201
-    stale = comment(1, "by the stalled attempt")
-    assert stale.status_code == 409 and stale.headers["TicketIQ-Fence-Refused"] == "1"
-    assert comment(3, "a later attempt").status_code == 201
-    texts = [c["text"] for c in httpx.get(f"{service}/tickets/T-F/comments").json()["comments"]]
-    assert texts == ["by the attempt that took the run over", "a later attempt"]
-    record = httpx.get(f"{service}/requests").json()["requests"]
-    assert [r["effect"] for r in record if r["path"] == "/tickets/T-F/comments"
-            and r["method"] == "POST"] == [
-        "created", "fenced", "created"]
