@@ -13,8 +13,10 @@ and always caught in flight; the others, begun with it, at random phases):
 ============  ============================================================
 ``kill``      SIGKILL
 ``stop``      SIGSTOP past its lease, SIGCONT after the takeover; the
-              stalled process must write nothing and call nobody after the
-              takeover
+              stalled process must write nothing and begin no call after the
+              takeover, and a call it began before that lands after it must
+              be fenced by its vendor or settled by the survivor
+              (:mod:`~ticketiq_pg.testing.stalled_calls`)
 ``backend``   ``pg_terminate_backend`` of every session of the victim
 ``restart``   a restart of the private PostgreSQL cluster mid-round
 ``failover``  SIGKILL of the primary of a private primary and synchronous
