@@ -12,6 +12,7 @@ fenced and not applied.
 from __future__ import annotations
 
 import logging
+import uuid
 from typing import Any
 
 from ticketiq_pg.agent import CallContext
@@ -28,7 +29,11 @@ EVENT = "agent.run.call_fenced"
 
 def for_call(leases: LeaseBook, state: RunState) -> CallFence:
     """The fence of a call of ``state``'s attempt: its lease must hold ``margin`` s more."""
-    run_id, epoch = state.run_id, state.epoch
+    return for_run(leases, state.run_id, state.epoch)
+
+
+def for_run(leases: LeaseBook, run_id: uuid.UUID, epoch: int) -> CallFence:
+    """The fence of a call of the run's attempt at ``epoch`` (an answer's delivery too)."""
 
     def check(margin: float) -> None:
         leases.check(run_id, epoch)
