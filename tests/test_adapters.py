@@ -236,20 +236,25 @@ async def test_without_its_sdk_an_adapter_names_the_extra(
 
 
 @pytest.mark.parametrize("p", PROVIDERS, ids=IDS)
-async def test_arguments_that_are_not_an_object_ask_the_step_again(
+async def test_arguments_that_are_not_an_object_are_given_as_malformed_not_raised(
     sim: ProviderServer, p: Provider,
 ) -> None:
+    """The step is not asked again: the call comes with empty arguments and the reason,
+    which the runner tells the model (tests/test_model_errors.py runs it)."""
     model = p.make(sim, tools=tools)
+    call_id = p.call_id()
+    bad = p.answer(None, [(call_id, "tickets_get", {})])
     if p is OPENAI:
-        bad = p.answer(None, [(p.call_id(), "tickets_get", {})])
         bad.body["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] = '{"ticket'
+        why = "not JSON"
     else:
-        bad = p.answer(None, [(p.call_id(), "tickets_get", {})])
         bad.body["content"][0]["input"] = ["T-1"]
+        why = "a JSON array, not an object"
     sim.script(p.name, bad)
-    with pytest.raises(Exception) as raised:
-        await model.step(request(1, [user_message("x")]))
-    assert is_transient(raised.value), raised.value
+    step = await model.step(request(1, [user_message("x")]))
+    ((call,),) = [step.calls]
+    assert (call.call_id, call.tool, call.arguments) == (call_id, "tickets.get", {})
+    assert call.malformed is not None and why in call.malformed
 
 
 # -- the server's checks can fail ------------------------------------------------------

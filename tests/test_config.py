@@ -99,3 +99,12 @@ def test_runs_in_flight_and_the_pool_are_sized_apart() -> None:
         Settings.from_env({"TICKETIQ_POOL_SIZE": "1"})
     with pytest.raises(ConfigError, match="TICKETIQ_MAX_RUNS='0' must be at least 1"):
         Settings.from_env({"TICKETIQ_MAX_RUNS": "0"})
+
+
+def test_the_model_retry_budget_is_time_as_well_as_tries() -> None:
+    s = Settings.from_env({})
+    assert (s.model_attempts, s.model_retry_seconds) == (100, 180.0)
+    s = Settings.from_env({"TICKETIQ_MODEL_RETRY_SECONDS": "90", "TICKETIQ_MODEL_ATTEMPTS": "8"})
+    assert (s.model_attempts, s.model_retry_seconds) == (8, 90.0)
+    with pytest.raises(ConfigError, match="TICKETIQ_MODEL_RETRY_SECONDS"):
+        Settings.from_env({"TICKETIQ_MODEL_RETRY_SECONDS": "-1"})

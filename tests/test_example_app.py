@@ -508,6 +508,32 @@ def test_asgi_app_serves_its_route_the_front_and_the_gates(example: Example) -> 
     assert example.query("select count(*) from ticketiq.runs where status = 'running'") == [(0,)]
 
 
+def test_the_ticket_service_refuses_a_fencing_token_older_than_one_it_has_seen(
+        example: Example) -> None:
+    """A POST of a run's older attempt (a stalled process taken over) applies nothing
+    (the app's client sends its run's epoch: ticketiq_pg.vendors.fencing)."""
+    example.start_service()
+    service = example.service_url
+    httpx.post(f"{service}/tickets", json={"id": "T-F", "title": "t", "body": "b"},
+               ).raise_for_status()
+    run = "5d1c0e3e-0000-4000-8000-000000000001"
+
+    def comment(epoch: int, text: str) -> httpx.Response:
+        return httpx.post(f"{service}/tickets/T-F/comments", json={"text": text},
+                          headers={"TicketIQ-Fence": f"{run}:{epoch}"})
+
+    assert comment(2, "by the attempt that took the run over").status_code == 201
+    stale = comment(1, "by the stalled attempt")
+    assert stale.status_code == 409 and stale.headers["TicketIQ-Fence-Refused"] == "1"
+    assert comment(3, "a later attempt").status_code == 201
+    texts = [c["text"] for c in httpx.get(f"{service}/tickets/T-F/comments").json()["comments"]]
+    assert texts == ["by the attempt that took the run over", "a later attempt"]
+    record = example.requests()
+    assert [r["effect"] for r in record if r["path"] == "/tickets/T-F/comments"
+            and r["method"] == "POST"] == [
+        "created", "fenced", "created"]
+
+
 # -- the example's own test (ticketiq_pg.testing, as the guide teaches) -----------------
 
 

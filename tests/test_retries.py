@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from ticketiq_pg import RetryPolicy, TransientError, is_transient
-from ticketiq_pg.retries import describe, failure_result, not_applied, retry_after
+from ticketiq_pg.retries import MODEL_RETRY, describe, failure_result, not_applied, retry_after
 from ticketiq_pg.vendors.base import VendorRejected, VendorUnavailable
 
 
@@ -60,8 +60,32 @@ def test_the_wait_doubles_with_jitter_honours_retry_after_and_runs_out() -> None
     assert policy.delay(1, TransientError("x", retry_after=3600.0)) is None  # too long
 
 
+def test_a_time_budget_bounds_the_tries_and_rides_out_a_minute_of_outage() -> None:
+    policy = RetryPolicy(attempts=1000, first_delay=0.5, max_delay=10.0, max_elapsed=60.0)
+    assert policy.delay(1, None, rng=lambda: 1.0, elapsed=10.0) == 0.5
+    assert policy.delay(9, None, rng=lambda: 1.0, elapsed=55.0) == 5.0  # cut to what is left
+    assert policy.delay(9, None, elapsed=60.0) is None  # the time is spent, not the tries
+    # Retry-After is honoured past MAX_RETRY_AFTER within the budget, cut at its end.
+    long = TransientError("x", retry_after=90.0)
+    assert RetryPolicy(max_elapsed=300.0).delay(1, long, elapsed=0.0) == 90.0
+    assert policy.delay(1, long, elapsed=20.0) == 40.0
+    # The default model policy: jittered waits of at most 10 s, tried for three minutes,
+    # so an outage of 60 s is ridden out whatever the draws.
+    assert MODEL_RETRY.max_elapsed is not None and MODEL_RETRY.max_elapsed >= 60.0
+    waits, elapsed, failed = [], 0.0, 0
+    while elapsed < 60.0:
+        failed += 1
+        wait = MODEL_RETRY.delay(failed, SDKError(529), rng=lambda: 1.0, elapsed=elapsed)
+        assert wait is not None, (failed, elapsed)
+        waits.append(wait)
+        elapsed += wait
+    assert max(waits) <= MODEL_RETRY.max_delay
+    draws = {MODEL_RETRY.delay(5, SDKError(529), elapsed=1.0) for _ in range(50)}
+    assert len(draws) > 40  # full jitter: runs failing together do not retry in step
+
+
 @pytest.mark.parametrize("bad", [{"attempts": 0}, {"first_delay": 2, "max_delay": 1},
-                                 {"timeout": 0}])
+                                 {"timeout": 0}, {"max_elapsed": -1}])
 def test_a_policy_that_makes_no_sense_is_refused(bad: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
         RetryPolicy(**bad)

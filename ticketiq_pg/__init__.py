@@ -74,6 +74,7 @@ if TYPE_CHECKING:
     from ticketiq_pg.runtime.jobs import JobContext
     from ticketiq_pg.runtime.runner import RunOutcome
     from ticketiq_pg.runtime.worker import RunHandle, Worker
+    from ticketiq_pg.vendors.fencing import FencedTransport
 
 __all__ = [
     # the app
@@ -91,6 +92,8 @@ __all__ = [
     "Settings", "new_seal_key", "parse_seal_keys", "install", "install_sync",
     # failures and retries
     "RetryPolicy", "TransientError", "is_transient",
+    # outside calls fenced by the lease and the run's epoch
+    "FencedTransport",
     # the driver and the HTTP front
     "TicketIQ", "create_front", "FrontSettings", "worker_lifespan", "create_api_key",
     "sign_webhook", "EntryKind",
@@ -163,6 +166,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "RetryPolicy": ("ticketiq_pg.retries", "RetryPolicy"),
     "TransientError": ("ticketiq_pg.errors", "TransientError"),
     "is_transient": ("ticketiq_pg.retries", "is_transient"),
+    "FencedTransport": ("ticketiq_pg.vendors.fencing", "FencedTransport"),
 }
 
 

@@ -38,6 +38,10 @@ class ToolCall:
     call_id: str
     tool: str
     arguments: dict[str, Any] = field(default_factory=dict)
+    #: Why the arguments the model sent could not be read (not JSON, not an object);
+    #: ``arguments`` is then empty and the call is skipped with this reason, told to
+    #: the model (:mod:`ticketiq_pg.runtime.malformed`).
+    malformed: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

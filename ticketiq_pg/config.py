@@ -123,7 +123,8 @@ class Settings:
     max_runs: int = 10_000
     pool_size: int = 16
     #: Tries of a failing model step and tool call (the first included).
-    model_attempts: int = 6
+    model_attempts: int = 100
+    model_retry_seconds: float = 180.0
     tool_attempts: int = 4
     #: A run's limits: model steps, and seconds from its start (0: none).
     max_steps: int = 50
@@ -167,6 +168,7 @@ class Settings:
         number("TICKETIQ_LIVENESS_INTERVAL", "liveness_interval", 0.0)
         number("TICKETIQ_GROUP_COMMIT", "group_commit", 0, integer=True)
         number("TICKETIQ_MODEL_ATTEMPTS", "model_attempts", 1, integer=True)
+        number("TICKETIQ_MODEL_RETRY_SECONDS", "model_retry_seconds", 0.0)
         number("TICKETIQ_TOOL_ATTEMPTS", "tool_attempts", 1, integer=True)
         number("TICKETIQ_MAX_STEPS", "max_steps", 1, integer=True)
         number("TICKETIQ_RUN_DEADLINE", "run_deadline", 0.0)

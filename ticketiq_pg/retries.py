@@ -1,7 +1,8 @@
 """Retries of what fails transiently: a model step or a tool call is not a crash.
 
-A :class:`RetryPolicy` says how often and how soon: attempts, exponential backoff with
-full jitter, a timeout per attempt, and which errors are transient (:func:`is_transient`:
+A :class:`RetryPolicy` says how often, how soon and for how long: attempts, a budget in
+seconds (``max_elapsed``), exponential backoff with full jitter, a timeout per attempt,
+and which errors are transient (:func:`is_transient`:
 timeouts, dropped connections, HTTP 408/425/429/5xx, a ``Retry-After`` honoured).  The
 runner counts failed attempts in the database (``record_attempt``), so a crash in the
 middle of retrying does not reset them.  What may be retried at all is the runner's
@@ -20,7 +21,8 @@ from ticketiq_pg.errors import TransientError
 #: HTTP statuses that say "try again later": the request had no lasting effect or may.
 TRANSIENT_STATUSES = frozenset({408, 425, 429, 500, 502, 503, 504}) | frozenset(range(520, 530))
 
-#: A Retry-After longer than this is not waited for: the attempt counts as failed at once.
+#: A Retry-After longer than this is not waited for: the attempt counts as failed at once
+#: (a policy with a time budget waits up to what is left of it instead).
 MAX_RETRY_AFTER = 60.0
 
 
@@ -82,10 +84,14 @@ def describe(exc: BaseException) -> str:
 class RetryPolicy:
     """How a failing model step or tool call is tried again.
 
-    ``attempts`` counts every try, the first included (1: never retried).  The wait
-    before try *n* + 1 is a random share of ``first_delay * 2 ** (n - 1)`` capped at
-    ``max_delay`` (full jitter), or the server's ``Retry-After`` when it gave one.
-    ``timeout`` bounds each try (None: no bound).
+    ``attempts`` counts every try, the first included (1: never retried).
+    ``max_elapsed`` is a budget in seconds from the first failure (None: tries only): no
+    try is begun past it, and the last wait is cut to what is left, so a policy with a
+    time budget rides out an outage of that length whatever the number of tries.  The
+    wait before try *n* + 1 is a random share of ``first_delay * 2 ** (n - 1)`` capped
+    at ``max_delay`` (full jitter: a thousand runs failing at once do not try again in
+    step), or the server's ``Retry-After`` when it gave one.  ``timeout`` bounds each
+    try (None: no bound).
     """
 
     attempts: int = 4
@@ -93,6 +99,10 @@ class RetryPolicy:
     max_delay: float = 5.0
     timeout: float | None = 30.0
     transient: Callable[[BaseException], bool] = field(default=is_transient, compare=False)
+    max_elapsed: float | None = None
+    #: For the model: past the budget, a run that may wait is suspended until a later
+    #: model step succeeds instead of failed (:mod:`ticketiq_pg.runtime.outage`).
+    suspend: bool = False
 
     def __post_init__(self) -> None:
         if self.attempts < 1:
@@ -101,20 +111,34 @@ class RetryPolicy:
             raise ValueError("delays must satisfy 0 <= first_delay <= max_delay")
         if self.timeout is not None and not self.timeout > 0:
             raise ValueError("timeout must be positive, or None")
+        if self.max_elapsed is not None and not self.max_elapsed >= 0:
+            raise ValueError("max_elapsed must be at least 0, or None")
 
     def delay(self, failed: int, exc: BaseException | None = None,
-              rng: Callable[[], float] = random.random) -> float | None:
-        """Seconds to wait after ``failed`` failed tries, or None when none is left."""
+              rng: Callable[[], float] = random.random,
+              elapsed: float = 0.0) -> float | None:
+        """Seconds to wait after ``failed`` failed tries, ``elapsed`` seconds after the
+        first failure, or None when no try is left."""
         if failed >= self.attempts:
+            return None
+        left = None if self.max_elapsed is None else self.max_elapsed - elapsed
+        if left is not None and left <= 0:
             return None
         asked = retry_after(exc) if exc is not None else None
         if asked is not None:
+            if left is not None:
+                # Honoured; one asking past the budget gets a last try at its end.
+                return min(asked, left)
             return asked if asked <= MAX_RETRY_AFTER else None
-        return rng() * min(self.max_delay, self.first_delay * 2 ** (failed - 1))
+        wait = rng() * min(self.max_delay, self.first_delay * 2 ** (failed - 1))
+        return wait if left is None else min(wait, left)
 
 
-#: The defaults: the model is asked up to 6 times, a tool up to 4.
-MODEL_RETRY = RetryPolicy(attempts=6)
+#: The defaults.  The model rides out a provider outage (429, 5xx, 529 overloaded) of
+#: up to three minutes: providers' overloads last minutes, and a model step changes
+#: nothing outside, so waiting is safe; the tries, jittered up to 10 s apart, are
+#: bounded by the time, not their number.  A tool is tried up to 4 times.
+MODEL_RETRY = RetryPolicy(attempts=100, first_delay=0.5, max_delay=10.0, max_elapsed=180.0)
 TOOL_RETRY = RetryPolicy(attempts=4)
 
 

@@ -38,6 +38,7 @@ from ticketiq_pg import (
     AnthropicModel,
     App,
     CallContext,
+    FencedTransport,
     JobContext,
     Model,
     ModelStep,
@@ -68,7 +69,10 @@ class TicketService:
         self.http: httpx.AsyncClient | None = None
 
     async def open(self) -> None:
-        self.http = httpx.AsyncClient(base_url=self.base_url, timeout=10.0)
+        # The transport checks the run's lease as each request goes out and sends the
+        # run's epoch as a fencing token, which the ticket service checks.
+        self.http = httpx.AsyncClient(base_url=self.base_url, timeout=10.0,
+                                      transport=FencedTransport())
 
     async def close(self) -> None:
         if self.http is not None:

@@ -103,3 +103,4 @@ def test_a_sigkilled_worker_loses_no_ticket_and_doubles_no_comment(
         comments = Counter(r["path"].split("/")[2] for r in record if r["method"] == "POST"
                            and r["path"].endswith("/comments") and r["effect"] == "created")
         assert comments == Counter({f"T-{n}": 1 for n in range(1, TICKETS + 1)})
+

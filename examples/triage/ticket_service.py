@@ -17,7 +17,12 @@ every request it receives, so what landed can be counted from outside the app:
 =====================================  ==========================================
 
 A key seen before returns the object it created (status 200, ``"deduped": true``) and
-creates nothing; a key sent again with a different body is refused (422).  The record
+creates nothing; a key sent again with a different body is refused (422).  A request may
+carry a fencing token, ``TicketIQ-Fence: <run id>:<epoch>`` (the app's client sends its
+run's epoch, which grows by one at every takeover): the service keeps the newest epoch it
+has seen per run and refuses a POST with an older one (409 with
+``TicketIQ-Fence-Refused: 1``, effect ``fenced``, nothing applied), so a stalled process
+whose run was taken over cannot write once the run's new attempt has called here.  The record
 is a JSON-lines file (``--record``), each line written and fsynced before the answer is
 sent; on start the service replays it, so tickets, comments and keys outlive a restart.
 A request whose body ends before its ``Content-Length`` (its client was killed while
@@ -67,6 +72,7 @@ class Store:
         self.keys: dict[str, dict[str, Any]] = {}  # key -> {"request": ..., "object": ...}
         self.seq = 0
         self.comment_seq = 0
+        self.fences: dict[str, int] = {}  # run id -> the newest epoch seen
         if record.exists():
             for line in record.read_text().splitlines():
                 if line.strip():
@@ -78,14 +84,21 @@ class Store:
         return [json.loads(line) for line in self.record.read_text().splitlines() if line]
 
     def handle(self, method: str, path: str, query: dict[str, list[str]], key: str | None,
-               body: Any) -> tuple[int, Any]:
+               body: Any, fence: str | None = None) -> tuple[int, Any]:
         """Serve one request and record it (under the lock: one request at a time)."""
         with self.lock:
-            status, answer, effect = self._serve(method, path, query, key, body)
+            token = parse_fence(fence)
+            newest = self.fences.get(token[0]) if token else None
+            if token and newest is not None and token[1] < newest and method == "POST":
+                status, effect = 409, "fenced"
+                answer: Any = {"error": f"fencing token {token[1]} of run {token[0]} is "
+                               f"older than {newest}: refused, nothing applied"}
+            else:
+                status, answer, effect = self._serve(method, path, query, key, body)
             self.seq += 1
             entry = {"seq": self.seq, "at": time.time(), "method": method, "path": path,
                      "idempotency_key": key, "body": body, "status": status,
-                     "effect": effect, "answer": answer}
+                     "effect": effect, "answer": answer, "fence": fence}
             with open(self.record, "a", encoding="utf-8") as out:
                 out.write(json.dumps(entry) + "\n")
                 out.flush()
@@ -150,6 +163,9 @@ class Store:
         """Change the state as a recorded request did (on start, for the whole record)."""
         if replay:
             self.seq = max(self.seq, entry["seq"])
+        token = parse_fence(entry.get("fence"))
+        if token and token[1] > self.fences.get(token[0], 0):
+            self.fences[token[0]] = token[1]
         if entry["effect"] != "created":
             return
         answer, path = entry["answer"], entry["path"]
@@ -168,6 +184,12 @@ class Store:
                                                    "object": made}
 
 
+def parse_fence(value: str | None) -> tuple[str, int] | None:
+    """(run id, epoch) of a ``TicketIQ-Fence`` header, or None."""
+    run_id, _, epoch = (value or "").rpartition(":")
+    return (run_id, int(epoch)) if run_id and epoch.isdigit() else None
+
+
 class Handler(BaseHTTPRequestHandler):
     server_version = "ticket-service/1"
     store: Store
@@ -175,6 +197,8 @@ class Handler(BaseHTTPRequestHandler):
     def _reply(self, status: int, answer: Any) -> None:
         data = json.dumps(answer).encode()
         self.send_response(status)
+        if status == 409:
+            self.send_header("TicketIQ-Fence-Refused", "1")
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
@@ -198,7 +222,8 @@ class Handler(BaseHTTPRequestHandler):
             self._reply(200, {"requests": self.store.requests()})
             return
         key = self.headers.get("Idempotency-Key") or None
-        status, answer = self.store.handle(method, url.path, parse_qs(url.query), key, body)
+        status, answer = self.store.handle(method, url.path, parse_qs(url.query), key, body,
+                                           self.headers.get("TicketIQ-Fence"))
         self._reply(status, answer)
 
     def do_GET(self) -> None:  # noqa: N802 - the name http.server calls

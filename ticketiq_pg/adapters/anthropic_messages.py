@@ -17,12 +17,15 @@ The SDK's errors (``RateLimitError``, ``InternalServerError``, ``OverloadedError
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ticketiq_pg.adapters.base import (
     ModelSettings,
     ProviderModel,
     Turn,
+    json_type,
+    malformed_call,
     parse,
     sampling_fields,
     sdk_call,
@@ -31,7 +34,6 @@ from ticketiq_pg.adapters.base import (
 )
 from ticketiq_pg.adapters.names import ToolNames
 from ticketiq_pg.agent import ModelStep, StepRequest, ToolCall
-from ticketiq_pg.errors import TransientError
 
 __all__ = ["AnthropicModel", "messages_request", "messages_turns"]
 
@@ -112,7 +114,11 @@ def messages_step(message: Any, names: ToolNames, request_id: str | None) -> Mod
             texts.append(block.text)
         elif kind == "tool_use":
             if not isinstance(block.input, dict):
-                raise TransientError(f"the input of tool use {block.id} is not a JSON object")
+                calls.append(malformed_call(
+                    block.id, names.library(block.name),
+                    f"they are a JSON {json_type(block.input)}, not an object",
+                    json.dumps(block.input, default=str)))
+                continue
             calls.append(ToolCall(block.id, names.library(block.name), dict(block.input)))
     return ModelStep(text="".join(texts), calls=tuple(calls),
                      usage=messages_usage(message.usage),

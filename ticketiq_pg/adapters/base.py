@@ -27,7 +27,7 @@ from typing import Any
 
 from ticketiq_pg.adapters.names import ToolNames
 from ticketiq_pg.adapters.schema import object_schema
-from ticketiq_pg.agent import ModelStep, StepRequest, Tool, Tools
+from ticketiq_pg.agent import ModelStep, StepRequest, Tool, ToolCall, Tools
 
 __all__ = ["ModelSettings", "ProviderModel", "RUN_SETTINGS_KEY", "Turn", "turns",
            "default_prompt", "result_text", "is_error_result"]
@@ -101,6 +101,21 @@ class Turn:
     calls: tuple[tuple[str, str, dict[str, Any]], ...] = ()
     #: ``results``: (call id, result text, is an error) per call, in the calls' order.
     results: tuple[tuple[str, str, bool], ...] = ()
+
+
+def json_type(value: Any) -> str:
+    """The JSON name of a decoded value's type (array, string, number...)."""
+    for kind, name in ((bool, "boolean"), (list, "array"), (str, "string"),
+                       (int | float, "number"), (Mapping, "object")):
+        if isinstance(value, kind):
+            return name
+    return "null" if value is None else type(value).__name__
+
+
+def malformed_call(call_id: str, tool: str, why: str, raw: str) -> ToolCall:
+    """A call whose arguments could not be read: empty arguments, and why (with what came)."""
+    shown = raw if len(raw) <= 200 else raw[:200] + "..."
+    return ToolCall(call_id, tool, {}, malformed=f"{why}; sent: {shown!r}")
 
 
 def result_text(content: Any) -> str:

@@ -13,9 +13,10 @@ ride on the :class:`~ticketiq_pg.agent.ModelStep`.
 
 The SDK's errors (``RateLimitError``, ``InternalServerError``, ``APITimeoutError``,
 ``APIConnectionError``...) go to the runner as they are; it judges them
-(:func:`ticketiq_pg.retries.is_transient`) and retries within its budget.  Tool-call
-arguments that are not a JSON object raise :class:`~ticketiq_pg.errors.TransientError`:
-the step is asked again.
+(:func:`ticketiq_pg.retries.is_transient`) and retries within its budget.  A tool call
+whose arguments are not a JSON object is given with empty arguments and the reason
+(``ToolCall.malformed``): the runner skips it and tells the model why, as it does of
+arguments its tool's schema refuses (:mod:`ticketiq_pg.runtime.malformed`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from ticketiq_pg.adapters.base import (
     ModelSettings,
     ProviderModel,
     Turn,
+    json_type,
+    malformed_call,
     parse,
     sampling_fields,
     sdk_call,
@@ -105,13 +108,18 @@ def chat_step(completion: Any, names: ToolNames, request_id: str | None) -> Mode
         function = getattr(call, "function", None)
         if function is None:
             raise TransientError(f"tool call {call.id} is a {call.type!r} call, not a function")
+        raw = function.arguments or "{}"
         try:
-            arguments = json.loads(function.arguments or "{}")
+            arguments = json.loads(raw)
         except ValueError as exc:
-            raise TransientError(
-                f"the arguments of tool call {call.id} are not JSON: {exc}") from exc
+            calls.append(malformed_call(call.id, names.library(function.name),
+                                        f"they are not JSON ({exc})", raw))
+            continue
         if not isinstance(arguments, dict):
-            raise TransientError(f"the arguments of tool call {call.id} are not a JSON object")
+            calls.append(malformed_call(call.id, names.library(function.name),
+                                        f"they are a JSON {json_type(arguments)}, not an "
+                                        "object", raw))
+            continue
         calls.append(ToolCall(call.id, names.library(function.name), arguments))
     return ModelStep(text=text, calls=tuple(calls), usage=chat_usage(completion.usage),
                      request_id=request_id or getattr(completion, "_request_id", None))

@@ -221,6 +221,36 @@ limit %(limit)s
 """
 
 
+# Runs waiting out failures of their next model step (a provider outage): running, their
+# lease kept, and a failed try of the step after their last checkpoint counted.  The
+# runner records each try with the provider's status first ("HTTP 529: ...").
+_RETRYING = """
+select r.run_id, r.lease_holder, r.epoch, a.step, a.attempts as tries, a.first_at, a.last_at,
+    substring(a.last_error from '^HTTP ([0-9]{3}):')::integer as last_status,
+    a.last_error, count(*) over () as total
+from ticketiq.runs as r
+join ticketiq.attempts as a
+    on a.run_id = r.run_id and a.target = 'model' and a.step = r.last_step + 1
+where r.status = 'running'
+order by a.first_at, r.run_id
+limit %(limit)s
+"""
+
+
+def retrying(conn: psycopg.Connection[Any], *, limit: int = STATUS_LIMIT,
+             now: datetime | None = None) -> dict[str, Any]:
+    """Runs retrying their next model step: the provider's last status, tries, for how long.
+
+    Part of :func:`status` (``runs_retrying``); the console can show the same rows.
+    """
+    now = now or db_now(conn)
+    total, rows = _strip_total(fetch_all(conn, _RETRYING, {"limit": limit}))
+    for row in rows:
+        row["retrying_for_s"] = round((now - row["first_at"]).total_seconds(), 3)
+        row["last_try_ago_s"] = round((now - row["last_at"]).total_seconds(), 3)
+    return {"count": total, "rows": rows}
+
+
 def _processes(conn: psycopg.Connection[Any], now: datetime, seen_within: float,
                limit: int) -> dict[str, Any]:
     processes = fetch_all(conn, _PROCESSES, {"now": now})
@@ -309,6 +339,7 @@ def status(
         "leases_lapsing": {"within_s": lapse_within, "count": total_lapsing, "rows": lapsing},
         "runs_in_flight": {"count": sum(in_flight.values()), "by_status": in_flight},
         "runs_suspended": int(suspended["n"]) if suspended else 0,
+        "runs_retrying": retrying(conn, limit=limit, now=now),
         "calls_in_doubt": {"count": total_doubt, "rows": doubt},
         "approvals_waiting": {"count": total_approvals, "rows": approvals},
         "entries_open": {

@@ -177,6 +177,15 @@ def render_status(report: dict[str, Any]) -> str:
     out.append(f"runs in flight: {flight['count']} ({by_status}); "
                f"suspended {report['runs_suspended']}")
     out.append("")
+    retrying = report.get("runs_retrying") or {"count": 0, "rows": []}
+    out.append(f"runs retrying the model: {retrying['count']}")
+    out.append(table(
+        ["run", "holder", "step", "tries", "last status", "for", "last try"],
+        [[r["run_id"], r["lease_holder"], r["step"], r["tries"], r["last_status"] or "-",
+          fmt_seconds(r["retrying_for_s"]), fmt_ago(r["last_try_ago_s"])]
+         for r in retrying["rows"]],
+    ) + _more(len(retrying["rows"]), retrying["count"]))
+    out.append("")
     doubt = report["calls_in_doubt"]
     out.append(f"calls in doubt: {doubt['count']}")
     out.append(table(

@@ -23,10 +23,12 @@ from ticketiq_pg.agent import CallContext, Model, ModelStep, StepRequest, Tool, 
 from ticketiq_pg.db.driver import TicketIQ
 from ticketiq_pg.errors import NotOwner, TicketIQError, TransientError
 from ticketiq_pg.retries import RetryPolicy, describe, failure_result, not_applied
+from ticketiq_pg.runtime import call_fence, malformed, outage
 from ticketiq_pg.runtime import step_keys as keys
 from ticketiq_pg.runtime.faults import FaultPoints
 from ticketiq_pg.runtime.leases import LeaseKeeper
 from ticketiq_pg.runtime.run_state import Drained, RunFailed, RunState, StopRequested, Suspended
+from ticketiq_pg.vendors import fencing
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +48,8 @@ class Attempting:
     faults: FaultPoints
     tool_retry: RetryPolicy
     _downgrades: set[tuple[uuid.UUID, str]]
+    #: Steps in a row with malformed tool arguments that fail a run.
+    max_malformed: int = malformed.MAX_MALFORMED
 
     @staticmethod
     def _within_limits(state: RunState, step_no: int) -> None:
@@ -83,6 +87,7 @@ class Attempting:
         """One model step, tried again while it fails transiently within the budget."""
         policy = self.model_retry
         failed = 0
+        first_failure: float | None = None
         self.faults.reach("before_model", step_no)
         while True:
             await self.leases.ready(state.run_id, state.epoch)  # the model is a call too
@@ -101,15 +106,24 @@ class Attempting:
                 reason = describe(exc)
                 if not policy.transient(exc):
                     raise RunFailed(f"the model failed: {reason}") from exc
-                failed = await self._count_failure(state, step_no, "model", reason, failed)
-                wait = policy.delay(failed, exc)
+                now = time.monotonic()
+                first_failure = now if first_failure is None else first_failure
+                # Recorded with the provider's status first, for `ticketiq-pg status`.
+                failed = await self._count_failure(state, step_no, "model",
+                                                   outage.recorded_reason(exc, reason), failed)
+                wait = policy.delay(failed, exc, elapsed=now - first_failure)
                 if wait is None:
-                    raise RunFailed(f"the model failed {failed} times: {reason}") from exc
+                    spent = (f"the model failed {failed} times in "
+                             f"{now - first_failure:.0f}s: {reason}")
+                    await outage.suspend_if_opted_in(self, state, step_no, spent)
+                    raise RunFailed(spent) from exc
                 log.warning("run %s: model step %s failed (%s); again in %.2fs",
                             state.run_id, step_no, reason, wait)
                 await asyncio.sleep(wait)
                 continue
             check_answer(answer)
+            await malformed.note(self, state, step_no, answer)
+            await outage.recovered(self, state)
             return answer
 
     async def _count_failure(self, state: RunState, step_no: int, target: str, reason: str,
@@ -164,6 +178,14 @@ class Attempting:
                 raise
             except Exception as exc:  # noqa: BLE001 - the model is told what happened
                 return {"error": describe(exc), "outcome": "unknown"}, "unknown"
+        # The vendor clients check the lease again as each request goes out, and send the
+        # run's epoch as a fencing token (ticketiq_pg.vendors.fencing).
+        with fencing.fenced(call_fence.for_call(self.leases, state)):
+            return await self._call_tool_fenced(state, tool, context)
+
+    async def _call_tool_fenced(
+        self, state: RunState, tool: Tool, context: CallContext
+    ) -> tuple[Any, str]:
         policy = tool.retry or self.tool_retry
         changing = is_changing(context.classification)
         failed = 0
@@ -180,6 +202,8 @@ class Attempting:
                     return {"error": "the database failed during the call",
                             "outcome": "unknown"}, "unknown"
             except Exception as exc:  # noqa: BLE001 - judged below
+                if fencing.refused(exc):  # a newer attempt of the run called the vendor
+                    return await call_fence.settle_fenced(self, state, context, exc)
                 error = exc
             else:
                 _json_result(tool, result)
@@ -209,7 +233,8 @@ class Attempting:
         assert tool.read_back is not None
         await self.leases.ready(state.run_id, state.epoch)
         try:
-            return await tool.read_back(context)
+            with fencing.fenced(call_fence.for_call(self.leases, state)):
+                return await tool.read_back(context)
         except NotOwner:
             raise
         except Exception as exc:  # noqa: BLE001 - then the outcome stays unknown

@@ -24,7 +24,7 @@ from ticketiq_pg.errors import (
     NotOwner,
     SealMismatch,
 )
-from ticketiq_pg.runtime import call_rows, chain
+from ticketiq_pg.runtime import call_fence, call_rows, chain
 from ticketiq_pg.runtime.faults import FaultPoints
 from ticketiq_pg.runtime.leases import LeaseKeeper
 from ticketiq_pg.runtime.run_state import (
@@ -36,6 +36,7 @@ from ticketiq_pg.runtime.run_state import (
     carry_results,
 )
 from ticketiq_pg.seal import Sealer
+from ticketiq_pg.vendors import fencing
 
 log = logging.getLogger(__name__)
 
@@ -245,7 +246,9 @@ class Resuming:
         if tool is not None and tool.read_back is not None and keyed:
             await self.leases.ready(state.run_id, state.epoch)
             try:
-                found = await tool.read_back(context)
+                # Fenced as any call: the vendor learns the new epoch from the read too.
+                with fencing.fenced(call_fence.for_call(self.leases, state)):
+                    found = await tool.read_back(context)
             except NotOwner:
                 raise
             except Exception as exc:  # noqa: BLE001

@@ -8,8 +8,9 @@ from typing import Any
 
 from ticketiq_pg.agent import ModelStep, RunInfo, assistant_message, is_changing, tool_message
 
-#: Counters that carry a run's limits from checkpoint to checkpoint.
-LIMIT_COUNTERS = ("max_steps", "deadline_at")
+#: Counters that carry a run's limits from checkpoint to checkpoint (and how many steps
+#: in a row had malformed tool arguments: :mod:`ticketiq_pg.runtime.malformed`).
+LIMIT_COUNTERS = ("max_steps", "deadline_at", "malformed_steps")
 
 UNKNOWN_OUTCOME = {
     "outcome": "unknown",

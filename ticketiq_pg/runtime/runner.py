@@ -52,7 +52,7 @@ from ticketiq_pg.retries import (
     RetryPolicy,
     describe,
 )
-from ticketiq_pg.runtime import call_rows
+from ticketiq_pg.runtime import call_fence, call_rows, malformed
 from ticketiq_pg.runtime import step_keys as keys
 from ticketiq_pg.runtime.attempts import Attempting
 from ticketiq_pg.runtime.faults import FaultPoints
@@ -72,6 +72,7 @@ from ticketiq_pg.runtime.run_state import (
 )
 from ticketiq_pg.runtime.waits import Waiting
 from ticketiq_pg.seal import Sealer
+from ticketiq_pg.vendors import fencing
 
 log = logging.getLogger(__name__)
 
@@ -354,6 +355,7 @@ class Runner(Attempting, Resuming, Waiting):
                 "step_key": keys.agent_call_key(
                     state.info.correlation_id, self.agent_loop, step_no, call.call_id
                 ),
+                **({"malformed": m} if (m := malformed.reason_of(call)) else {}),
             }
             for call in answer.calls
         ]
@@ -380,7 +382,7 @@ class Runner(Attempting, Resuming, Waiting):
             return {"error": "refused", "reason": verdict.reason}, "skipped"
         if tool is None:
             return {"error": f"unknown tool {call['tool']}"}, "skipped"
-        invalid = tool.validate(call["arguments"])
+        invalid = call.get("malformed") or tool.validate(call["arguments"])
         if invalid is not None:
             # Against the tool's schema: told back to the model, never sent to the vendor.
             return {"error": f"invalid arguments: {invalid}"}, "skipped"
@@ -455,12 +457,13 @@ class Runner(Attempting, Resuming, Waiting):
         if delivery is not None and delivery.read_back is not None:
             self.leases.check(info.run_id, epoch)
             mark = await self.db.mark_delivery(info.run_id, epoch)
-            if mark.already_started:
-                await self.leases.ready(info.run_id, epoch)
-            landed = mark.already_started and await delivery.read_back(info, request, key)
-            if not landed:
-                await self.leases.ready(info.run_id, epoch)
-                await delivery.send(info, request, answer, key)
+            with fencing.fenced(call_fence.for_run(self.leases, info.run_id, epoch)):
+                if mark.already_started:
+                    await self.leases.ready(info.run_id, epoch)
+                landed = mark.already_started and await delivery.read_back(info, request, key)
+                if not landed:
+                    await self.leases.ready(info.run_id, epoch)
+                    await delivery.send(info, request, answer, key)
             self.faults.reach("after_deliver", step_no)
             self.leases.check(info.run_id, epoch)
             handed = await self.db.hand_on_answer(info.run_id, epoch)

@@ -201,7 +201,8 @@ class Worker:
             faults=self.faults,
             max_losses=s.max_losses,
             poll_interval=s.poll_interval,
-            model_retry=self.app.model_retry or replace(MODEL_RETRY, attempts=s.model_attempts),
+            model_retry=self.app.model_retry or replace(
+                MODEL_RETRY, attempts=s.model_attempts, max_elapsed=s.model_retry_seconds or None),
             tool_retry=self.app.tool_retry or replace(TOOL_RETRY, attempts=s.tool_attempts),
             max_steps=self.app.max_steps or s.max_steps,
             deadline=self.app.deadline if self.app.deadline is not None else (

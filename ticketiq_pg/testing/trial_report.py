@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ticketiq_pg.testing import landed
+from ticketiq_pg.testing import landed, stalled_calls
 
 
 @dataclass
@@ -74,6 +74,11 @@ class Report:
     duplicates: dict[str, int] = field(default_factory=dict)
     writes: list[dict[str, Any]] = field(default_factory=list)
     stalled_writes: int = 0
+    # stop: every outside call the stalled process made that reached a vendor after the
+    # takeover (:mod:`~ticketiq_pg.testing.stalled_calls`), begun and applied counted apart.
+    stalled_calls: list[dict[str, Any]] = field(default_factory=list)
+    # From each request's lease check in its process to the vendor having it whole.
+    send_window: dict[str, Any] = field(default_factory=dict)
     flaky: bool = False
     model_errors: int = 0  # transient errors the model answered, in all
     vendor_errors: dict[str, int] = field(default_factory=dict)  # requests hit, by fault
@@ -168,6 +173,8 @@ class Report:
             "writes_unattributed": landed.unattributed(self.writes),
             "by_kind": self.by_kind(),
             "stalled_writes": self.stalled_writes,
+            **stalled_calls.summary(self.stalled_calls),
+            "send_window": self.send_window,
             "live_takeovers": self.live_takeovers,
             "by_detection": self.by_detection(),
             **flaky,

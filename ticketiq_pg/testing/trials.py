@@ -13,8 +13,10 @@ and always caught in flight; the others, begun with it, at random phases):
 ============  ============================================================
 ``kill``      SIGKILL
 ``stop``      SIGSTOP past its lease, SIGCONT after the takeover; the
-              stalled process must write nothing and call nobody after the
-              takeover
+              stalled process must write nothing and begin no call after the
+              takeover, and a call it began before that lands after it must
+              be fenced by its vendor or settled by the survivor
+              (:mod:`~ticketiq_pg.testing.stalled_calls`)
 ``backend``   ``pg_terminate_backend`` of every session of the victim
 ``restart``   a restart of the private PostgreSQL cluster mid-round
 ``failover``  SIGKILL of the primary of a private primary and synchronous
@@ -79,7 +81,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from ticketiq_pg.db.keys import create_api_key_sync
-from ticketiq_pg.testing import landed
+from ticketiq_pg.testing import landed, stalled_calls
 from ticketiq_pg.testing.flaky import ENV as FLAKY_ENV
 from ticketiq_pg.testing.flaky import Flaky, injected_at_vendor, note_errors, vendor_faults
 from ticketiq_pg.testing.trial_proc import Proc
@@ -223,7 +225,10 @@ class Arena:
         if self.flaky is not None:
             note_errors(trials, self.flaky.entries())
         if mode == "stop":
-            report.stalled_writes += self._stalled_writes(name, takeover_at)
+            stalled = stalled_calls.listed(self.vendor.requests() if self.vendor else [],
+                                           name, takeover_at, self.query, index)
+            report.stalled_calls.extend(stalled)
+            report.stalled_writes += stalled_calls.counted(stalled)
         victim.stop()
         victim.signal(signal.SIGKILL)
         return trials
@@ -414,22 +419,6 @@ class Arena:
             f"/teams/v3/conversations/conv-{self.tag}-{index}/")) if r["method"] == "POST"
             and r["effect"] == "created")
 
-    def _stalled_writes(self, name: str, takeover_at: float) -> int:
-        """Outside calls the stalled process made after the takeover, counted at the vendor.
-
-        (Database writes after a takeover are refused by the fence; the
-        worker tests count those separately.)
-        """
-        assert self.vendor is not None
-        calls = 0
-        for request in self.vendor.requests():
-            auth = next((v for k, v in request["headers"].items()
-                         if k.lower() == "authorization"), "")
-            who = base64.b64decode(auth[6:]).decode().partition(":")[0] if auth else ""
-            if who == name and request["wall_at"] > takeover_at:
-                calls += 1
-        return calls
-
     def writes(self) -> list[dict[str, Any]]:
         """Every write the vendor service recorded, with its run, call and key."""
         assert self.vendor is not None
@@ -473,6 +462,8 @@ def run_trials(
             if on_round is not None:
                 on_round(index, trials, report)
         report.writes = arena.writes()
+        if arena.vendor is not None:
+            report.send_window = stalled_calls.send_window(arena.vendor.requests())
         report.duplicates = landed.duplicates(report.writes)
         if arena.flaky is not None and arena.vendor is not None:
             report.model_errors = sum(

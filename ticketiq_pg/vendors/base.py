@@ -14,6 +14,8 @@ from urllib.parse import urlencode
 
 import httpx
 
+from ticketiq_pg.vendors import fencing
+
 TimeoutTypes = float | httpx.Timeout | None
 #: Signs a request: ``(method, url, headers, body)`` to the headers to send
 #: (:class:`ticketiq_pg.vendors.aws.SigV4`).
@@ -83,6 +85,14 @@ def _xml_body(text: str) -> Any:
     except ElementTree.ParseError:
         return text
     return {root.tag.rpartition("}")[2]: node(root)}
+
+
+class VendorFenced(VendorRejected):
+    """409: the vendor refused the call's fencing token (its run's epoch) as older than
+    one it has seen for the run: a newer attempt has taken the run over.  Nothing was
+    applied (:mod:`ticketiq_pg.vendors.fencing`)."""
+
+    fenced = True
 
 
 def _error_message(body: Any, fallback: str) -> str:
@@ -158,6 +168,11 @@ class VendorClient:
         elif form_body is not None:
             content = urlencode(dict(form_body)).encode("utf-8")
             all_headers["Content-Type"] = "application/x-www-form-urlencoded"
+        fence = fencing.current()
+        if fence is not None:
+            # Also through a client of the app's own whose transport is not fenced.
+            fence.check(0.0)
+            all_headers[fencing.FENCE_HEADER] = fence.token
         if self.signer is not None:
             url = str(httpx.URL(url, params=params))
             params = None
@@ -202,6 +217,8 @@ class VendorClient:
         status = resp.status_code
         if status >= 400:
             error = VendorUnavailable if status >= 500 else VendorRejected
+            if status == 409 and resp.headers.get(fencing.REFUSED_HEADER):
+                error = VendorFenced
             raise error(
                 self.vendor,
                 operation,

@@ -68,9 +68,11 @@ from ticketiq_pg.vendors.base import (
     TimeoutTypes,
     VendorClient,
     VendorError,
+    VendorFenced,
     VendorRejected,
     VendorUnavailable,
 )
+from ticketiq_pg.vendors.fencing import FencedTransport
 
 __all__ = [
     "STEP_KEY_PROPERTY",
@@ -83,6 +85,7 @@ __all__ = [
     "VendorClient",
     "VendorClients",
     "VendorError",
+    "VendorFenced",
     "VendorRejected",
     "VendorUnavailable",
     "adf_from_text",
@@ -422,7 +425,8 @@ class VendorClients:
         client = (
             http
             if http is not None
-            else httpx.AsyncClient(timeout=timeout if timeout is not None else 10.0)
+            else httpx.AsyncClient(timeout=timeout if timeout is not None else 10.0,
+                                   transport=FencedTransport())
         )
         return cls(client, urls, timeout=timeout, owns_http=owns)
 

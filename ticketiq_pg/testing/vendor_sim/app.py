@@ -30,6 +30,11 @@ from ticketiq_pg.testing.vendor_sim.wire import (
     peek_key,
 )
 
+#: The fencing token a request carries, and the header of a 409 refusing it (the same
+#: names as :mod:`ticketiq_pg.vendors.fencing`; this service is standard library only).
+FENCE_HEADER = "TicketIQ-Fence"
+REFUSED_HEADER = "TicketIQ-Fence-Refused"
+
 
 @dataclass
 class Options:
@@ -52,6 +57,10 @@ class VendorApp:
         """Apply one vendor request and record it, in one committed transaction."""
         with self.store.transaction() as conn:
             call = Call(self, conn, req)
+            refused = _fence(conn, req)
+            if refused is not None:
+                self._record(conn, req, refused, *peek_key(req), fault)
+                return refused
             conn.execute("SAVEPOINT handler")
             try:
                 outcome = self._dispatch(call)
@@ -141,3 +150,29 @@ class VendorApp:
             ),
         )
         return int(cur.lastrowid)
+
+
+def _fence(conn: sqlite3.Connection, req: Incoming) -> Outcome | None:
+    """Keep the newest fencing token per run; refuse a changing request with an older one.
+
+    The token is ``TicketIQ-Fence: <run id>:<epoch>`` (:mod:`ticketiq_pg.vendors.fencing`);
+    any request carrying one (a read too) raises the run's newest, so a write of an attempt
+    taken over is refused once its successor has called any vendor here for the run.
+    """
+    header = next((v for k, v in req.headers.items() if k.lower() == FENCE_HEADER.lower()),
+                  None)
+    run_id, _, raw_epoch = (header or "").rpartition(":")
+    if not run_id or not raw_epoch.isdigit():
+        return None
+    epoch = int(raw_epoch)
+    row = conn.execute("SELECT epoch FROM fences WHERE run_id = ?", (run_id,)).fetchone()
+    newest = int(row[0]) if row is not None else None
+    if newest is not None and epoch < newest and req.method not in ("GET", "HEAD"):
+        message = (f"fencing token {epoch} of run {run_id} is older than {newest}: "
+                   "refused, nothing applied")
+        return Outcome(409, error_body(req.vendor, 409, message, code="fenced"), "fenced",
+                       error=message, headers={REFUSED_HEADER: "1"})
+    if newest is None or epoch > newest:
+        conn.execute("INSERT INTO fences (run_id, epoch) VALUES (?, ?) ON CONFLICT (run_id)"
+                     " DO UPDATE SET epoch = excluded.epoch", (run_id, epoch))
+    return None

@@ -70,7 +70,10 @@ Each recorded request has an ``effect``: ``created`` (a new object: incident, in
 comment, Teams reply, Discord message, SQS message), ``deduplicated`` (answered with an
 earlier object, nothing new), ``read``, ``dropped`` (fault drop_before_accept: socket closed,
 no effect), ``failed`` (fault fail: 503, no effect; or an internal error: 500), ``rejected``
-(4xx; fault throttle: 429 with ``Retry-After: <seconds>``, default 1, no effect).  A request
+(4xx; fault throttle: 429 with ``Retry-After: <seconds>``, default 1, no effect), ``fenced``
+(409 with ``TicketIQ-Fence-Refused: 1``, no effect: a changing request whose fencing token,
+``TicketIQ-Fence: <run>:<epoch>``, is older than the newest the service has seen for that
+run, from any request of any vendor; see :mod:`ticketiq_pg.vendors.fencing`).  A request
 hit by ``drop_after_accept`` keeps the effect it had (usually ``created``),
 ``fault="drop_after_accept"`` and ``status=None``: the client got no answer.
 
@@ -192,7 +195,6 @@ class VendorRequestHandler(BaseHTTPRequestHandler):
         return data
 
     def _handle(self) -> None:
-        wall = time.time()
         app = self.server.app
         split = urlsplit(self.path)
         raw_path = split.path or "/"
@@ -205,6 +207,9 @@ class VendorRequestHandler(BaseHTTPRequestHandler):
             self.close_connection = True
             self._send(400, {"error": str(exc)})
             return
+        # When the whole request had arrived: a client stopped between its headers and
+        # its body (SIGSTOP) is recorded when it sent the rest, as it was applied then.
+        wall = time.time()
         query = parse_qs(split.query, keep_blank_values=True)
         if segments[:1] == ["_control"]:
             try:
@@ -257,7 +262,7 @@ class VendorRequestHandler(BaseHTTPRequestHandler):
         if action == "drop_after_accept":
             self._drop()
             return
-        self._send(outcome.status or 500, outcome.body, outcome.content_type)
+        self._send(outcome.status or 500, outcome.body, outcome.content_type, outcome.headers)
 
     def _send(
         self,

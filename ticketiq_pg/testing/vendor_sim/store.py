@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 VENDORS = ("incidentio", "jira", "teams", "discord", "sqs", "sns")
-EFFECTS = ("created", "deduplicated", "read", "dropped", "failed", "rejected")
+EFFECTS = ("created", "deduplicated", "read", "dropped", "failed", "rejected", "fenced")
 FAULT_ACTIONS = ("fail", "throttle", "delay", "drop_after_accept", "drop_before_accept")
 
 # Object kinds (the ``effects`` listing names them in the plural, see OBJECT_LISTS).
@@ -98,6 +98,10 @@ CREATE TABLE IF NOT EXISTS idempotency (       -- incident.io keys: kept forever
     response   TEXT NOT NULL,
     created_at REAL NOT NULL,
     PRIMARY KEY (vendor, operation, key)
+);
+CREATE TABLE IF NOT EXISTS fences (            -- the newest fencing token seen per run
+    run_id TEXT PRIMARY KEY,
+    epoch  INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS faults (
     id         INTEGER PRIMARY KEY AUTOINCREMENT,

@@ -53,6 +53,7 @@ class Outcome:
     object_id: str | None = None
     error: str | None = None
     content_type: str = "application/json"
+    headers: dict[str, str] | None = None
 
 
 class Reject(Exception):
