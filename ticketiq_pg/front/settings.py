@@ -17,6 +17,11 @@ variable                            meaning
                                     (default 300)
 ``TICKETIQ_TEAMS_OPENID_URL``       Bot Framework OpenID metadata document
 ``TICKETIQ_TEAMS_APP_ID``           the bot's app id (the tokens' audience)
+``TICKETIQ_HTTP_DRAIN_GRACE``       seconds ``/healthz`` answers 503 on SIGTERM
+                                    before the listener closes, so an edge's
+                                    health check takes the process out first
+                                    (default 0; docs/operations.md: 2 behind
+                                    HAProxy)
 ==================================  ============================================
 
 API keys need no setting: they live in the database (``ticketiq-pg api-key``).
@@ -49,6 +54,7 @@ class FrontSettings:
     teams_openid_url: str | None = None
     teams_app_id: str | None = None
     teams_issuer: str = BOT_FRAMEWORK_ISSUER
+    drain_grace: float = 0.0
 
     def __post_init__(self) -> None:
         if (self.jwt_secret or self.jwt_jwks_url) and not (self.jwt_issuer and self.jwt_audience):
@@ -56,6 +62,8 @@ class FrontSettings:
                               "TICKETIQ_JWT_AUDIENCE")
         if self.teams_openid_url and not self.teams_app_id:
             raise ConfigError("TICKETIQ_TEAMS_OPENID_URL needs TICKETIQ_TEAMS_APP_ID")
+        if not 0 <= self.drain_grace <= 300:
+            raise ConfigError("TICKETIQ_HTTP_DRAIN_GRACE must be 0 to 300 seconds")
         if self.max_body < 1 or not 0 < self.webhook_replay_window <= 86400:
             raise ConfigError("the body limit must be positive and the replay window 0 to "
                               "86400 seconds")
@@ -78,6 +86,7 @@ class FrontSettings:
                 ("TICKETIQ_WEBHOOK_REPLAY_WINDOW", "webhook_replay_window", float),
                 ("TICKETIQ_TEAMS_OPENID_URL", "teams_openid_url", str),
                 ("TICKETIQ_TEAMS_APP_ID", "teams_app_id", str),
+                ("TICKETIQ_HTTP_DRAIN_GRACE", "drain_grace", float),
             ):
                 raw = env.get(name, "").strip()
                 if raw:
