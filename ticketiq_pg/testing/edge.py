@@ -40,6 +40,11 @@ __all__ = ["Edge", "EdgeError", "haproxy_config", "INSTALL"]
 INSTALL = "apt-get install -y haproxy"
 
 
+def _binary() -> str | None:
+    """Debian installs it in /usr/sbin, which is not on every user's PATH."""
+    return shutil.which("haproxy") or shutil.which("haproxy", path="/usr/sbin:/sbin")
+
+
 class EdgeError(RuntimeError):
     pass
 
@@ -97,7 +102,7 @@ class Edge:
 
     @staticmethod
     def available() -> bool:
-        return shutil.which("haproxy") is not None
+        return _binary() is not None
 
     @property
     def url(self) -> str:
@@ -109,7 +114,7 @@ class Edge:
         return str(self.dir / "admin.sock")
 
     def start(self) -> Edge:
-        binary = shutil.which("haproxy")
+        binary = _binary()
         if binary is None:
             raise EdgeError(f"haproxy is not installed: {INSTALL}")
         self.dir = Path(tempfile.mkdtemp(prefix="tiq-edge-", dir=self._base_dir))

@@ -33,6 +33,11 @@ BROKEN = re.compile(r"prepared statement|DISCARD ALL|advisory lock|session state
                     r"unsupported startup parameter|server_reset|LISTEN", re.IGNORECASE)
 
 
+def _binary() -> str | None:
+    """Debian installs it in /usr/sbin, which is not on every user's PATH."""
+    return shutil.which("pgbouncer") or shutil.which("pgbouncer", path="/usr/sbin:/sbin")
+
+
 class PoolerError(RuntimeError):
     pass
 
@@ -82,13 +87,13 @@ class PgBouncer:
 
     @staticmethod
     def available() -> bool:
-        return shutil.which("pgbouncer") is not None
+        return _binary() is not None
 
     def url(self, dbname: str = "postgres", user: str = "postgres") -> str:
         return f"postgresql://{quote(user)}@127.0.0.1:{self.port}/{quote(dbname)}"
 
     def start(self) -> PgBouncer:
-        binary = shutil.which("pgbouncer")
+        binary = _binary()
         if binary is None:
             raise PoolerError(f"pgbouncer is not installed: {INSTALL}")
         self.dir = Path(tempfile.mkdtemp(prefix="tiq-pgbouncer-", dir=self._base_dir))

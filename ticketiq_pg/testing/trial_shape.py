@@ -196,12 +196,15 @@ def missing(mode: str, *, edge: bool, pooler: str | None) -> str | None:
     """The install command for what a run of these settings needs and lacks (None: ok)."""
     import shutil
 
+    from ticketiq_pg.testing.edge import Edge
+    from ticketiq_pg.testing.pooler import PgBouncer
+
     packages = []
-    if edge and shutil.which("haproxy") is None:
+    if edge and not Edge.available():
         packages.append("haproxy")
     if mode == "patroni" and any(shutil.which(b) is None for b in ("patroni", "etcd")):
         packages += ["patroni", "etcd-server"]
-    if pooler and shutil.which("pgbouncer") is None:
+    if pooler and not PgBouncer.available():
         packages.append("pgbouncer")
     if not packages:
         return None
