@@ -46,9 +46,10 @@ INSTALL = "apt-get install -y patroni etcd-server"
 def dcs_settings() -> dict[str, Any]:
     """Patroni's cluster-wide settings (``bootstrap.dcs``) as docs/operations.md gives them."""
     return {
-        # The leader key lasts 10 s; each agent looks every second.  A lost host (agent
-        # and PostgreSQL) is replaced once its key lapses, a crashed PostgreSQL at once.
-        "ttl": 10, "loop_wait": 1, "retry_timeout": 4,
+        # The leader key lasts 8 s (Patroni wants loop_wait + 2 x retry_timeout <= ttl);
+        # each agent looks every second.  A lost host (agent and PostgreSQL) is replaced
+        # once its key lapses, a crashed PostgreSQL at once (primary_start_timeout 0).
+        "ttl": 8, "loop_wait": 1, "retry_timeout": 3,
         "primary_start_timeout": 0,
         "maximum_lag_on_failover": 0,
         "synchronous_mode": True,
