@@ -49,11 +49,10 @@ class EdgeError(RuntimeError):
     pass
 
 
-def haproxy_config(port: int, servers: list[int], socket_path: str, *,
-                   host: str = "127.0.0.1") -> str:
-    """The configuration docs/operations.md recommends, for ``servers`` (their ports)."""
-    lines = "\n".join(
-        f"    server app{i + 1} {host}:{p} check" for i, p in enumerate(servers))
+def haproxy_config(bind: str, servers: list[str], socket_path: str) -> str:
+    """The configuration docs/operations.md recommends: the edge on ``bind``
+    (``host:port``) before the app processes' fronts at ``servers`` (``host:port``)."""
+    lines = "\n".join(f"    server app{i + 1} {s} check" for i, s in enumerate(servers))
     return f"""\
 global
     maxconn 4096
@@ -73,7 +72,7 @@ defaults
     option http-ignore-probes
 
 frontend ticketiq
-    bind {host}:{port}
+    bind {bind}
     default_backend app
 
 backend app
@@ -120,7 +119,9 @@ class Edge:
         self.dir = Path(tempfile.mkdtemp(prefix="tiq-edge-", dir=self._base_dir))
         self.port = free_port()
         config = self.dir / "haproxy.cfg"
-        config.write_text(haproxy_config(self.port, self.slots, self.socket_path))
+        config.write_text(haproxy_config(f"127.0.0.1:{self.port}",
+                                         [f"127.0.0.1:{p}" for p in self.slots],
+                                         self.socket_path))
         check = subprocess.run([binary, "-c", "-f", str(config)], capture_output=True,
                                text=True, check=False)
         if check.returncode != 0:

@@ -38,7 +38,7 @@ from urllib.parse import quote
 from ticketiq_pg.testing.cluster import PG_SYSTEM_USER, ClusterError, find_bindir, free_port
 from ticketiq_pg.testing.replicated import _alive, _children
 
-__all__ = ["PatroniCluster", "dcs_settings", "INSTALL"]
+__all__ = ["PatroniCluster", "dcs_settings", "dcs_yaml", "INSTALL"]
 
 INSTALL = "apt-get install -y patroni etcd-server"
 
@@ -70,6 +70,22 @@ def dcs_settings() -> dict[str, Any]:
             },
         },
     }
+
+
+def dcs_yaml(settings: dict[str, Any] | None = None, indent: int = 0) -> str:
+    """``settings`` (default :func:`dcs_settings`) as the YAML docs/operations.md shows."""
+    lines = []
+    for key, value in (dcs_settings() if settings is None else settings).items():
+        pad = "  " * indent
+        if isinstance(value, dict):
+            lines.append(f"{pad}{key}:\n{dcs_yaml(value, indent + 1)}")
+        elif isinstance(value, bool):
+            lines.append(f"{pad}{key}: {'true' if value else 'false'}")
+        elif isinstance(value, int):
+            lines.append(f"{pad}{key}: {value}")
+        else:
+            lines.append(f'{pad}{key}: "{value}"')
+    return "\n".join(lines)
 
 
 class PatroniCluster:

@@ -43,8 +43,11 @@ class PoolerError(RuntimeError):
 
 
 def pgbouncer_config(port: int, server_host: str, server_port: int, mode: str,
-                     folder: Path, *, pool_size: int = 40) -> str:
-    """The configuration docs/operations.md recommends (``mode``: session|transaction)."""
+                     folder: Path, *, pool_size: int = 40, auth_type: str = "trust") -> str:
+    """The configuration docs/operations.md recommends (``mode``: session|transaction).
+
+    The trials use ``auth_type = trust`` (their server trusts 127.0.0.1); the docs show
+    ``scram-sha-256`` with the same ``auth_file``."""
     return f"""\
 [databases]
 * = host={server_host} port={server_port}
@@ -53,7 +56,7 @@ def pgbouncer_config(port: int, server_host: str, server_port: int, mode: str,
 listen_addr = 127.0.0.1
 listen_port = {port}
 unix_socket_dir =
-auth_type = trust
+auth_type = {auth_type}
 auth_file = {folder}/userlist.txt
 pool_mode = {mode}
 default_pool_size = {pool_size}
@@ -63,8 +66,6 @@ server_check_delay = 0
 server_login_retry = 1
 ; psycopg sends these at connect: let them through rather than refuse the client
 ignore_startup_parameters = extra_float_digits,options
-logfile = {folder}/pgbouncer.log
-pidfile = {folder}/pgbouncer.pid
 """
 
 
@@ -72,7 +73,9 @@ class PgBouncer:
     """PgBouncer on a free port in front of the server of ``server_url``."""
 
     def __init__(self, server_url: str, mode: str = "session", *,
-                 users: tuple[str, ...] = ("postgres",), base_dir: Path | None = None) -> None:
+                 users: tuple[str, ...] = ("postgres",), base_dir: Path | None = None,
+                 pool_size: int = 40) -> None:
+        self.pool_size = pool_size
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}")
         parts = urlsplit(server_url)
@@ -101,7 +104,7 @@ class PgBouncer:
         (self.dir / "userlist.txt").write_text("".join(f'"{u}" ""\n' for u in self.users))
         config = self.dir / "pgbouncer.ini"
         config.write_text(pgbouncer_config(self.port, self.server_host, self.server_port,
-                                           self.mode, self.dir))
+                                           self.mode, self.dir, pool_size=self.pool_size))
         argv = [binary, str(config)]
         if os.geteuid() == 0:
             shutil.chown(self.dir, PG_SYSTEM_USER)
@@ -109,7 +112,7 @@ class PgBouncer:
                 shutil.chown(path, PG_SYSTEM_USER)
             argv = ["runuser", "-u", PG_SYSTEM_USER, "--", *argv]
         self._proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL,
-                                      stderr=open(self.dir / "stderr.log", "ab"))  # noqa: SIM115
+                                      stderr=open(self.dir / "pgbouncer.log", "ab"))  # noqa: SIM115
         deadline = time.monotonic() + 10
         while True:
             with contextlib.suppress(OSError), socket.create_connection(
@@ -123,8 +126,8 @@ class PgBouncer:
     def log(self) -> str:
         if self.dir is None:
             return ""
-        return "".join(p.read_text(errors="replace") for p in
-                       (self.dir / "pgbouncer.log", self.dir / "stderr.log") if p.exists())
+        path = self.dir / "pgbouncer.log"  # its stderr: it logs there in the foreground
+        return path.read_text(errors="replace") if path.exists() else ""
 
     def errors(self) -> list[str]:
         """Log lines naming a prepared statement or session state gone wrong."""

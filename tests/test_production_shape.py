@@ -1,0 +1,97 @@
+"""The production shape's parts on their own: the configurations docs/operations.md gives
+are the ones the harness starts, a draining process leaves a real HAProxy before it
+closes, and behind a transaction-mode PgBouncer prepared statements break unless
+``TICKETIQ_PREPARED_STATEMENTS=false``.  (The kill trials run them together:
+``make kill-trials-shape-smoke``.)"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import psycopg
+import pytest
+
+from ticketiq_pg.db.driver import TicketIQ
+from ticketiq_pg.testing.edge import Edge, haproxy_config
+from ticketiq_pg.testing.patroni import dcs_yaml
+from ticketiq_pg.testing.pooler import PgBouncer, pgbouncer_config
+from ticketiq_pg.testing.trial_proc import Proc
+from ticketiq_pg.testing.trials import SEAL_KEYS
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "operations.md"
+
+
+def test_the_docs_give_the_configurations_the_trials_start() -> None:
+    text = DOCS.read_text()
+    # The same functions write the trials' haproxy.cfg, pgbouncer.ini and Patroni DCS.
+    assert haproxy_config(":8080", ["10.0.0.11:8080", "10.0.0.12:8080"],
+                          "/run/haproxy/admin.sock") in text
+    assert pgbouncer_config(6432, "10.0.0.5", 5432, "transaction", Path("/etc/pgbouncer"),
+                            auth_type="scram-sha-256") in text
+    assert dcs_yaml() in text
+    assert "TICKETIQ_HTTP_DRAIN_GRACE=2" in text
+
+
+@pytest.mark.skipif(not Edge.available(), reason="needs Debian's haproxy: "
+                    "apt-get install -y haproxy")
+def test_a_draining_process_leaves_the_edge_before_it_closes(db_url: str,
+                                                              tmp_path: Path) -> None:
+    with Edge(1) as edge:
+        port = edge.slots[0]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TICKETIQ_")}
+        env.update(TICKETIQ_DATABASE_URL=db_url, TICKETIQ_SEAL_KEYS=SEAL_KEYS,
+                   TICKETIQ_HTTP_DRAIN_GRACE="2", TICKETIQ_VENDOR_URL="http://127.0.0.1:9",
+                   TICKETIQ_MODEL_LOG=str(tmp_path / "model.log"))
+        proc = Proc("drainer", [sys.executable, "-m", "ticketiq_pg.ops.cli", "worker",
+                                "--app", "ticketiq_pg.testing.scripted:app", "--process-id",
+                                "drainer", "--http-port", str(port)],
+                    env, tmp_path / "drainer.log")
+        try:
+            proc.wait_event("http")
+            edge.wait_status(port, "UP")
+            assert httpx.get(edge.url + "/healthz").json() == {"status": "ok"}
+            proc.signal(signal.SIGTERM)
+            began = time.monotonic()
+            seen: list[int] = []
+            while time.monotonic() - began < 1.5:
+                seen.append(httpx.get(f"http://127.0.0.1:{port}/healthz").status_code)
+                time.sleep(0.05)
+            # Unready at once, and out of the edge while the process still answers.
+            assert set(seen) == {503}
+            edge.wait_status(port, "DOWN", timeout=1.5)
+            assert proc.popen.poll() is None
+            assert proc.popen.wait(30) == 0
+        finally:
+            proc.stop()
+
+
+@pytest.mark.skipif(not PgBouncer.available(), reason="needs Debian's pgbouncer: "
+                    "apt-get install -y pgbouncer")
+@pytest.mark.parametrize("prepared", [True, False])
+async def test_behind_a_transaction_pooler_prepared_statements_break(
+        db_url: str, prepared: bool) -> None:
+    # One server session for two clients: what a busy transaction-mode pool does.
+    with PgBouncer(db_url, "transaction", pool_size=1) as pooler:
+        url = pooler.url(db_url.rsplit("/", 1)[1])
+        clients = [await TicketIQ.connect(url, min_size=1, max_size=1, prepared=prepared)
+                   for _ in range(2)]
+        try:
+            async def ask(db: TicketIQ) -> None:
+                for _ in range(8):
+                    await db.schema_version()
+
+            if prepared:
+                with pytest.raises(psycopg.Error, match="prepared statement"):
+                    for db in clients:
+                        await ask(db)
+            else:
+                await asyncio.gather(*(ask(db) for db in clients))
+        finally:
+            for db in clients:
+                await db.close()
