@@ -95,3 +95,71 @@ async def test_behind_a_transaction_pooler_prepared_statements_break(
         finally:
             for db in clients:
                 await db.close()
+
+
+class _Server:
+    """A tiny HTTP server on a fixed port: /healthz 200; a POST answered 202 or, as a
+    process dying mid-request leaves it, with the connection closed and no answer."""
+
+    def __init__(self, port: int, *, drop_posts: bool) -> None:
+        import http.server
+        import threading
+
+        drop = drop_posts
+        self.posts = 0
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def do_POST(self) -> None:  # noqa: N802
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                outer.posts += 1
+                if drop:
+                    self.close_connection = True
+                    self.connection.shutdown(2)  # SHUT_RDWR: an empty response
+                    return
+                self.send_response(202)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.mark.skipif(not Edge.available(), reason="needs Debian's haproxy: "
+                    "apt-get install -y haproxy")
+def test_the_edge_retries_on_the_other_process_only_what_the_inbox_recognises() -> None:
+    with Edge(2) as edge:
+        dying = _Server(edge.slots[0], drop_posts=True)
+        healthy = _Server(edge.slots[1], drop_posts=False)
+        try:
+            for port in edge.slots:
+                edge.wait_status(port, "UP")
+            keyed = [httpx.post(edge.url + "/runs", json={}, timeout=10,
+                                headers={"Idempotency-Key": f"k{i}"}).status_code
+                     for i in range(4)]
+            delivery = [httpx.post(edge.url + "/webhooks/x", json={}, timeout=10,
+                                   headers={"X-Delivery-Id": f"d{i}"}).status_code
+                        for i in range(4)]
+            unkeyed = [httpx.post(edge.url + "/runs", json={}, timeout=10).status_code
+                       for _ in range(4)]
+        finally:
+            dying.close()
+            healthy.close()
+        # Round robin sends every other request to the dying process.
+        assert keyed == [202] * 4 and delivery == [202] * 4
+        assert 502 in unkeyed and set(unkeyed) <= {202, 502}
+        counters = edge.counters()
+        assert counters["retries"] + counters["redispatches"] >= 4
+        assert counters["hrsp_5xx"] == unkeyed.count(502)
