@@ -8,7 +8,7 @@
   each round: every request the edge answered 2xx has exactly one inbox entry with one
   run; at the end the edge's own counters (its frontend's ``hrsp_5xx``, retries,
   redispatches) go into the report as ``edge``/``edge_5xx``.
-* ``deploy`` mode (:meth:`before_fault`, :meth:`fault`): a new process is started and
+* ``deploy`` mode (:meth:`before_round`, :meth:`fault`): a new process is started and
   made ready (up at the edge, when there is one), then the victim gets SIGTERM and
   drains (``/healthz`` 503 for ``TICKETIQ_HTTP_DRAIN_GRACE``, its runs released at their
   next step boundary, no loss counted); each released run's wait, from its release to
@@ -92,10 +92,12 @@ class Shape:
 
     # -- faults -------------------------------------------------------------------
 
-    def before_fault(self, arena: Arena, mode: str, name: str) -> None:
+    def before_round(self, arena: Arena, mode: str, name: str) -> None:
         if mode == "deploy":
-            # A deploy starts the new process and waits until it is ready first.
-            self.next_proc, _ = arena.spawn(f"{name}-next")
+            # A deploy starts the new process and waits until it is ready first: here,
+            # before the round's entries, so the fault is timed as in every mode; it
+            # leaves fresh entries to the victim for 2 s, as the survivor does.
+            self.next_proc, _ = arena.spawn(f"{name}-next", TICKETIQ_ENTRY_CLAIM_DELAY="2")
 
     def fault(self, arena: Arena, mode: str, victim: Proc, name: str) -> float:
         if mode == "deploy":

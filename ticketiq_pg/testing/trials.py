@@ -193,6 +193,7 @@ class Arena:
         name = f"victim-{index}"
         victim, victim_url = self.spawn(
             name, **({"TICKETIQ_LIVENESS_INTERVAL": "0"} if lease_only else {}))
+        self.shape.before_round(self, mode, name)  # a deploy's new process, made ready
         up = time.time()
         trials = self._begin(index, rng, self.shape.entry_url(victim_url))
         target = trials[index % len(trials)]
@@ -206,7 +207,6 @@ class Arena:
                  + (f"its {target.kind} run is running, {mode} in {delay:.1f} s" if seen
                     else f"its {target.kind} run not seen in {SEEN_TIMEOUT:g} s, {mode} now")
                  + (" (lease only)" if lease_only else ""))
-        self.shape.before_fault(self, mode, name)  # a deploy's new process, made ready
         time.sleep(max(0.0, (seen or time.time()) + delay - time.time()))
         fault_at = time.time()
         at_fault = self._snapshot(trials, name)
