@@ -19,7 +19,7 @@ import pytest
 
 from ticketiq_pg.db.driver import TicketIQ
 from ticketiq_pg.testing.edge import Edge, haproxy_config
-from ticketiq_pg.testing.patroni import dcs_yaml
+from ticketiq_pg.testing.patroni import dcs_yaml, etcd_argv, node_config, to_yaml
 from ticketiq_pg.testing.pooler import PgBouncer, pgbouncer_config
 from ticketiq_pg.testing.trial_proc import Proc
 from ticketiq_pg.testing.trials import SEAL_KEYS
@@ -35,6 +35,11 @@ def test_the_docs_give_the_configurations_the_trials_start() -> None:
     assert pgbouncer_config(6432, "10.0.0.5", 5432, "transaction", Path("/etc/pgbouncer"),
                             auth_type="scram-sha-256") in text
     assert dcs_yaml() in text
+    assert to_yaml(node_config("ticketiq", "pg1", "10.0.0.21", 5432, 8008,
+                               ["10.0.0.21:2379", "10.0.0.22:2379", "10.0.0.23:2379"],
+                               "/var/lib/patroni/pg1", "/usr/lib/postgresql/15/bin",
+                               network="10.0.0.0/24", auth="scram-sha-256")) in text
+    assert " ".join(etcd_argv("etcd1", "/var/lib/etcd", "10.0.0.21", 2379, 2380)) in text
     assert "TICKETIQ_HTTP_DRAIN_GRACE=2" in text
 
 

@@ -38,7 +38,8 @@ from urllib.parse import quote
 from ticketiq_pg.testing.cluster import PG_SYSTEM_USER, ClusterError, find_bindir, free_port
 from ticketiq_pg.testing.replicated import _alive, _children
 
-__all__ = ["PatroniCluster", "dcs_settings", "dcs_yaml", "INSTALL"]
+__all__ = ["PatroniCluster", "dcs_settings", "dcs_yaml", "etcd_argv", "node_config", "to_yaml",
+           "INSTALL"]
 
 INSTALL = "apt-get install -y patroni etcd-server"
 
@@ -72,20 +73,71 @@ def dcs_settings() -> dict[str, Any]:
     }
 
 
-def dcs_yaml(settings: dict[str, Any] | None = None, indent: int = 0) -> str:
-    """``settings`` (default :func:`dcs_settings`) as the YAML docs/operations.md shows."""
-    lines = []
-    for key, value in (dcs_settings() if settings is None else settings).items():
-        pad = "  " * indent
-        if isinstance(value, dict):
-            lines.append(f"{pad}{key}:\n{dcs_yaml(value, indent + 1)}")
-        elif isinstance(value, bool):
-            lines.append(f"{pad}{key}: {'true' if value else 'false'}")
-        elif isinstance(value, int):
-            lines.append(f"{pad}{key}: {value}")
+def _scalar(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value) if isinstance(value, int) else f'"{value}"'
+
+
+def to_yaml(value: dict[str, Any], indent: int = 0) -> str:
+    """Patroni's settings as YAML (dicts, lists, strings, numbers, booleans)."""
+    pad, lines = "  " * indent, []
+    for key, item in value.items():
+        if isinstance(item, dict):
+            lines.append(f"{pad}{key}:\n{to_yaml(item, indent + 1)}")
+        elif isinstance(item, list):
+            lines.append(f"{pad}{key}:")
+            for entry in item:
+                if isinstance(entry, dict):
+                    body = to_yaml(entry, indent + 2).lstrip()
+                    lines.append(f"{pad}  - {body}")
+                else:
+                    lines.append(f"{pad}  - {_scalar(entry)}")
         else:
-            lines.append(f'{pad}{key}: "{value}"')
+            lines.append(f"{pad}{key}: {_scalar(item)}")
     return "\n".join(lines)
+
+
+def dcs_yaml() -> str:
+    """:func:`dcs_settings` as the YAML docs/operations.md shows."""
+    return to_yaml(dcs_settings())
+
+
+def etcd_argv(name: str, data_dir: str, host: str, client_port: int, peer_port: int
+              ) -> list[str]:
+    """One etcd member, as the trials run it (production: three, ``--initial-cluster``
+    naming all)."""
+    client, peer = f"http://{host}:{client_port}", f"http://{host}:{peer_port}"
+    return ["etcd", "--name", name, "--data-dir", data_dir,
+            "--listen-client-urls", client, "--advertise-client-urls", client,
+            "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+            "--initial-cluster", f"{name}={peer}", "--initial-cluster-state", "new"]
+
+
+def node_config(scope: str, name: str, host: str, pg_port: int, api_port: int,
+                etcd_hosts: list[str], home: str, bin_dir: str, *,
+                network: str = "127.0.0.1/32", auth: str = "trust") -> dict[str, Any]:
+    """One node's Patroni file (the trials: ``trust`` on 127.0.0.1; docs/operations.md:
+    ``scram-sha-256`` on the nodes' network)."""
+    hba = [f"local all all {auth}", f"host all all {network} {auth}",
+           f"host replication all {network} {auth}"]
+    return {
+        "scope": scope, "namespace": "/ticketiq/", "name": name,
+        "log": {"level": "INFO", "dir": home},
+        "restapi": {"listen": f"{host}:{api_port}", "connect_address": f"{host}:{api_port}"},
+        "etcd3": {"hosts": etcd_hosts},
+        "bootstrap": {"dcs": dcs_settings(), "initdb": [{"encoding": "UTF8"}],
+                      "pg_hba": hba},
+        "postgresql": {
+            "listen": f"{host}:{pg_port}", "connect_address": f"{host}:{pg_port}",
+            "data_dir": f"{home}/data", "bin_dir": bin_dir, "pgpass": f"{home}/pgpass",
+            "authentication": {"superuser": {"username": "postgres"},
+                               "replication": {"username": "postgres"},
+                               "rewind": {"username": "postgres"}},
+            "pg_hba": hba,
+            "parameters": {"unix_socket_directories": home},
+        },
+    }
 
 
 class PatroniCluster:
@@ -165,14 +217,8 @@ class PatroniCluster:
     def _start_etcd(self) -> None:
         assert self.dir is not None
         self.etcd_port, peer = free_port(), free_port()
-        data = self.dir / "etcd"
-        argv = ["etcd", "--name", "tiq", "--data-dir", str(data),
-                "--listen-client-urls", f"http://127.0.0.1:{self.etcd_port}",
-                "--advertise-client-urls", f"http://127.0.0.1:{self.etcd_port}",
-                "--listen-peer-urls", f"http://127.0.0.1:{peer}",
-                "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer}",
-                "--initial-cluster", f"tiq=http://127.0.0.1:{peer}",
-                "--initial-cluster-state", "new", "--log-level", "warn"]
+        argv = [*etcd_argv("tiq", str(self.dir / "etcd"), "127.0.0.1", self.etcd_port, peer),
+                "--log-level", "warn"]
         with open(self.dir / "etcd.log", "ab") as log:
             self._etcd = subprocess.Popen(argv, stdout=log, stderr=log, start_new_session=True)
         self._wait(lambda: self._http(f"http://127.0.0.1:{self.etcd_port}/health")[0] == 200,
@@ -186,30 +232,10 @@ class PatroniCluster:
         assert self.dir is not None
         home = self.dir / name
         home.mkdir()
-        hba = ["local all all trust", "host all all 127.0.0.1/32 trust",
-               "host replication all 127.0.0.1/32 trust"]
-        config = {
-            "scope": self.scope, "namespace": "/ticketiq/", "name": name,
-            "log": {"level": "INFO", "dir": str(home)},
-            "restapi": {"listen": f"127.0.0.1:{self.api_ports[name]}",
-                        "connect_address": f"127.0.0.1:{self.api_ports[name]}"},
-            "etcd3": {"hosts": [f"127.0.0.1:{self.etcd_port}"]},
-            "bootstrap": {"dcs": dcs_settings(), "initdb": [{"encoding": "UTF8"}],
-                          "pg_hba": hba},
-            "postgresql": {
-                "listen": f"127.0.0.1:{self.pg_ports[name]}",
-                "connect_address": f"127.0.0.1:{self.pg_ports[name]}",
-                "data_dir": str(home / "data"), "bin_dir": str(find_bindir()),
-                "pgpass": str(home / "pgpass"),
-                "authentication": {"superuser": {"username": "postgres"},
-                                   "replication": {"username": "postgres"},
-                                   "rewind": {"username": "postgres"}},
-                "pg_hba": hba,
-                "parameters": {"unix_socket_directories": str(home)},
-            },
-        }
-        # JSON is YAML: no YAML writer needed.
-        self.config_path(name).write_text(json.dumps(config, indent=2))
+        config = node_config(self.scope, name, "127.0.0.1", self.pg_ports[name],
+                             self.api_ports[name], [f"127.0.0.1:{self.etcd_port}"],
+                             str(home), str(find_bindir()))
+        self.config_path(name).write_text(to_yaml(config) + "\n")
         if os.geteuid() == 0:
             for path in (home, self.config_path(name)):
                 shutil.chown(path, PG_SYSTEM_USER)
