@@ -99,3 +99,11 @@ def test_runs_in_flight_and_the_pool_are_sized_apart() -> None:
         Settings.from_env({"TICKETIQ_POOL_SIZE": "1"})
     with pytest.raises(ConfigError, match="TICKETIQ_MAX_RUNS='0' must be at least 1"):
         Settings.from_env({"TICKETIQ_MAX_RUNS": "0"})
+
+
+def test_prepared_statements_can_be_turned_off_for_a_transaction_pooler() -> None:
+    assert Settings.from_env({}).prepared_statements is True
+    assert Settings.from_env({"TICKETIQ_PREPARED_STATEMENTS": "false"}).prepared_statements \
+        is False
+    with pytest.raises(ConfigError, match="TICKETIQ_PREPARED_STATEMENTS"):
+        Settings.from_env({"TICKETIQ_PREPARED_STATEMENTS": "sometimes"})
