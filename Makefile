@@ -92,6 +92,7 @@ _test-inner:
 	@$(MAKE) pgtap
 	@$(MAKE) pytest
 	@$(MAKE) kill-trials-smoke
+	@$(MAKE) kill-trials-shape-smoke
 	@$(MAKE) bench-smoke
 
 demo: $(STAMP_DEMO)
@@ -107,14 +108,18 @@ clean:
 # TICKETIQ_BENCH_DATABASE_URL / TICKETIQ_TEST_DATABASE_URL) and prints the table;
 # TICKETIQ_BENCH_JSON=file writes every figure, TICKETIQ_BENCH_PLOTS=dir the PNG plots.
 # `make bench-smoke` runs the same code with tiny sizes in seconds (the last step of make test).
-.PHONY: bench bench-smoke kill-trials kill-trials-smoke
+.PHONY: bench bench-smoke kill-trials kill-trials-smoke kill-trials-shape-smoke
 
 # Kill trials (tests/unit/test_kill_trials.py): a 3+1-round smoke in `make test`,
 # 200 rounds on demand.  LIYAGENT_KILL_MODE=kill|stop|backend|restart|failover,
 # LIYAGENT_KILL_LEASE_ONLY=N adds N rounds detected by lease expiry alone,
 # LIYAGENT_KILL_SEED fixes the timings, LIYAGENT_KILL_REPORT=file writes JSON,
 # LIYAGENT_KILL_FLAKY=1 adds transient model and vendor errors at random (judged:
-# no run fails, no loss counted for an error).
+# no run fails, no loss counted for an error).  The production shape (docs/operations.md):
+# LIYAGENT_KILL_EDGE=1 (HAProxy in front), LIYAGENT_KILL_MODE=deploy|patroni,
+# LIYAGENT_KILL_POOLER=session|transaction (PgBouncer); kill-trials-shape-smoke runs a
+# round or two of each (about 3 minutes), skipping with the apt-get command if a package
+# is missing.
 KILL_TRIALS ?= 200
 kill-trials: deps venv
 	$(call banner,kill-trials: $(KILL_TRIALS) rounds ($(or $(LIYAGENT_KILL_MODE),kill)))
@@ -123,6 +128,15 @@ kill-trials: deps venv
 kill-trials-smoke: deps venv
 	$(call banner,kill-trials-smoke: 3 rounds + 1 lease-only amid transient model and vendor errors)
 	@LIYAGENT_KILL_TRIALS=3 LIYAGENT_KILL_LEASE_ONLY=1 LIYAGENT_KILL_FLAKY=1 $(WITH_SERVER) $(VBIN)/pytest tests/unit/test_kill_trials.py -q
+
+SHAPE_TRIALS = $(WITH_SERVER) $(VBIN)/pytest tests/unit/test_kill_trials.py -q -rs
+kill-trials-shape-smoke: deps venv
+	$(call banner,kill-trials-shape-smoke: edge + session pooler; deploy; Patroni; transaction pooler)
+	@LIYAGENT_KILL_TRIALS=1 LIYAGENT_KILL_EDGE=1 LIYAGENT_KILL_POOLER=session $(SHAPE_TRIALS)
+	@LIYAGENT_KILL_TRIALS=2 LIYAGENT_KILL_EDGE=1 LIYAGENT_KILL_MODE=deploy $(SHAPE_TRIALS)
+	@LIYAGENT_KILL_TRIALS=2 LIYAGENT_KILL_MODE=patroni $(SHAPE_TRIALS)
+	@LIYAGENT_KILL_TRIALS=1 LIYAGENT_KILL_POOLER=transaction $(SHAPE_TRIALS)
+
 STAMP_BENCH := $(VENV)/.stamp-bench
 
 $(STAMP_BENCH): $(STAMP_TEST)

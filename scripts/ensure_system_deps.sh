@@ -2,7 +2,8 @@
 # Check for the system packages the test suite needs and install the missing ones
 # (Debian, as root).  Needed: PostgreSQL server binaries (initdb), pgTAP, pg_prove,
 # plpgsql_check, all for the same major version as the server binaries, and psql;
-# chromium and chromedriver for the console's browser test.
+# chromium and chromedriver for the console's browser test; haproxy, patroni, etcd and
+# pgbouncer for the kill trials in the production shape (tests/unit/test_kill_trials.py).
 set -euo pipefail
 
 # Major version: the highest installed server, else Debian bookworm's default.
@@ -24,18 +25,23 @@ check() {
     command -v psql >/dev/null 2>&1 || missing+=("psql")
     [[ -x /usr/bin/chromium ]] || missing+=("chromium")
     [[ -x /usr/bin/chromedriver ]] || missing+=("chromedriver")
+    command -v haproxy >/dev/null 2>&1 || [[ -x /usr/sbin/haproxy ]] || missing+=("haproxy")
+    command -v patroni >/dev/null 2>&1 || missing+=("patroni")
+    command -v etcd >/dev/null 2>&1 || missing+=("etcd")
+    command -v pgbouncer >/dev/null 2>&1 || [[ -x /usr/sbin/pgbouncer ]] || missing+=("pgbouncer")
     return 0
 }
 
 PGVER=$(server_version)
 check
 if ((${#missing[@]} == 0)); then
-    echo "system deps: ok (PostgreSQL $PGVER server, pgTAP, pg_prove, plpgsql_check, chromium)"
+    echo "system deps: ok (PostgreSQL $PGVER server, pgTAP, pg_prove, plpgsql_check, chromium," \
+        "haproxy, patroni, etcd, pgbouncer)"
     exit 0
 fi
 
 pkgs=(postgresql-$PGVER postgresql-$PGVER-pgtap libtap-parser-sourcehandler-pgtap-perl postgresql-$PGVER-plpgsql-check
-      chromium chromium-driver)
+      chromium chromium-driver haproxy patroni etcd-server pgbouncer)
 if [[ $PGVER == 15 ]]; then
     pkgs=(postgresql postgresql-contrib "${pkgs[@]}")
 fi

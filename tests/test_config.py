@@ -108,3 +108,11 @@ def test_the_model_retry_budget_is_time_as_well_as_tries() -> None:
     assert (s.model_attempts, s.model_retry_seconds) == (8, 90.0)
     with pytest.raises(ConfigError, match="TICKETIQ_MODEL_RETRY_SECONDS"):
         Settings.from_env({"TICKETIQ_MODEL_RETRY_SECONDS": "-1"})
+
+
+def test_prepared_statements_can_be_turned_off_for_a_transaction_pooler() -> None:
+    assert Settings.from_env({}).prepared_statements is True
+    assert Settings.from_env({"TICKETIQ_PREPARED_STATEMENTS": "false"}).prepared_statements \
+        is False
+    with pytest.raises(ConfigError, match="TICKETIQ_PREPARED_STATEMENTS"):
+        Settings.from_env({"TICKETIQ_PREPARED_STATEMENTS": "sometimes"})

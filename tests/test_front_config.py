@@ -120,3 +120,11 @@ def test_the_api_key_commands(db_url: str) -> None:
     again = cli(db_url, "revoke", key["key_id"])
     assert again.returncode == 1 and json.loads(again.stdout)["revoked"] is False
     assert json.loads(cli(db_url, "list").stdout)[0]["revoked_at"] is not None
+
+
+def test_the_drain_grace_comes_from_the_environment() -> None:
+    assert FrontSettings.from_env({}).drain_grace == 0
+    assert FrontSettings.from_env({"TICKETIQ_HTTP_DRAIN_GRACE": "2"}).drain_grace == 2
+    for bad in ("-1", "301", "soon"):
+        with pytest.raises(ConfigError):
+            FrontSettings.from_env({"TICKETIQ_HTTP_DRAIN_GRACE": bad})

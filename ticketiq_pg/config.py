@@ -28,6 +28,9 @@ variable                           default   meaning
                                              three of them of grace); ``0`` turns
                                              liveness off (lease expiry alone, e.g.
                                              behind a transaction-mode pooler)
+``TICKETIQ_PREPARED_STATEMENTS``  ``true``  ``false``: no connection prepares a
+                                             statement (behind a transaction-mode
+                                             pooler such as PgBouncer before 1.21)
 ``TICKETIQ_GROUP_COMMIT``          ``16``    checkpoints of runs that step together
                                              sent in one statement as soon as this
                                              many are queued (at least 2); ``0``
@@ -117,6 +120,7 @@ class Settings:
     crash_resume_entries: bool = True
     entry_claim_delay: float = 0.0
     liveness_interval: float = 0.1
+    prepared_statements: bool = True
     group_commit: int = 16
     #: Runs one process drives at once, and the connections its pool holds: independent,
     #: since a run holds a connection only for the round trip of each statement.
@@ -185,6 +189,13 @@ class Settings:
                 values["seal_keys"] = parse_seal_keys(raw_keys)
             except ValueError as exc:
                 problems.append(f"TICKETIQ_SEAL_KEYS: {exc}")
+
+        raw_prepared = (env.get("TICKETIQ_PREPARED_STATEMENTS") or "").strip().lower()
+        if raw_prepared in _TRUE or raw_prepared in _FALSE:
+            values["prepared_statements"] = raw_prepared in _TRUE
+        elif raw_prepared:
+            problems.append(f"TICKETIQ_PREPARED_STATEMENTS={raw_prepared!r} must be true or "
+                            "false")
 
         raw_entries = env.get("TICKETIQ_CRASH_RESUME_ENTRIES")
         if raw_entries is not None and raw_entries.strip() != "":

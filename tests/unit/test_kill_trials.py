@@ -16,6 +16,17 @@ detections are measured in the same run;
 random (:mod:`ticketiq_pg.testing.flaky`): the scripted model answers 429s,
 503s, timeouts and dropped connections, the vendors 503s, 429s, dropped
 connections and slow reads;
+The production shape (:mod:`ticketiq_pg.testing.trial_shape`): ``LIYAGENT_KILL_EDGE=1``
+sends every entry through a real HAProxy (judged besides: every 2xx it answered has
+exactly one run; in kill and deploy mode it answered no 5xx, ``edge_5xx``);
+``LIYAGENT_KILL_MODE=deploy`` replaces the victim by a new process and SIGTERMs it
+(judged: no loss counted, no run taken over but by the drain; ``handovers`` gives each
+wait); ``LIYAGENT_KILL_MODE=patroni`` runs three PostgreSQL nodes under Patroni and
+etcd, SIGKILLs the primary's PostgreSQL (sometimes its agent too) or, every fourth
+round, makes a planned ``patronictl switchover`` (judged: Patroni promoted another node
+every round, the switchover handed no run over); ``LIYAGENT_KILL_POOLER=session|transaction``
+puts a real PgBouncer between the app processes and the database (judged: no prepared
+statement or session state error in any log).  ``detected_by`` is in every report.
 ``LIYAGENT_KILL_REPORT`` names a file to write the result to as JSON;
 ``LIYAGENT_KILL_PLOT`` a PNG of the recovery time of every trial caught in
 flight, per round (needs matplotlib, the ``bench`` extra).
@@ -36,6 +47,7 @@ error (at most 1 for a run the fault caught in flight on the victim, else 0).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -45,14 +57,18 @@ import pytest
 
 from ticketiq_pg.db.migrate import install_sync
 from ticketiq_pg.testing.cluster import PrivateCluster, temporary_database
+from ticketiq_pg.testing.pooler import BROKEN
 from ticketiq_pg.testing.replicated import ReplicatedCluster
 from ticketiq_pg.testing.trial_report import percentile
+from ticketiq_pg.testing.trial_shape import missing, open_pooler, open_shape
 from ticketiq_pg.testing.trials import run_trials
 
 ROUNDS = int(os.environ.get("LIYAGENT_KILL_TRIALS", "0") or 0)
 MODE = os.environ.get("LIYAGENT_KILL_MODE", "kill")
 LEASE_ONLY = int(os.environ.get("LIYAGENT_KILL_LEASE_ONLY", "0") or 0)
 FLAKY = os.environ.get("LIYAGENT_KILL_FLAKY", "").lower() in ("1", "true", "yes", "on")
+EDGE = os.environ.get("LIYAGENT_KILL_EDGE", "").lower() in ("1", "true", "yes", "on")
+POOLER = os.environ.get("LIYAGENT_KILL_POOLER", "") or None
 RECOVERY_BOUND = 15.0
 #: Every kind is caught in flight in at least this share of its trials ...
 CAUGHT_SHARE = 0.25
@@ -80,6 +96,12 @@ def test_kill_trials(pg_server_url: str, tmp_path: Path) -> None:
     import psycopg
 
     seed = _seed()
+    install = missing(MODE, edge=EDGE, pooler=POOLER)
+    if install:
+        pytest.skip(f"needs Debian packages: {install}")
+    stack = contextlib.ExitStack()
+    shape, patroni = open_shape(stack, MODE, edge=EDGE, seed=seed)
+    pooler = None
     cluster: PrivateCluster | None = None
     pair: ReplicatedCluster | None = None
     server = pg_server_url
@@ -93,6 +115,8 @@ def test_kill_trials(pg_server_url: str, tmp_path: Path) -> None:
         # multi-host URL: the database is created on the primary and replicated.
         pair = ReplicatedCluster().start()
         server = pair.admin_url
+    elif patroni is not None:
+        server = patroni.admin_url
 
     def fail_over() -> None:
         assert pair is not None
@@ -105,11 +129,15 @@ def test_kill_trials(pg_server_url: str, tmp_path: Path) -> None:
         with temporary_database(server, prefix="tiq_trials") as url:
             with psycopg.connect(url, autocommit=True) as conn:
                 install_sync(conn)
+            env = dict(shape.env) if shape is not None else {}
+            if POOLER:
+                pooler, through = open_pooler(stack, url, POOLER)
+                env.update(through)
             report = run_trials(
                 url, tmp_path / "arena", rounds=ROUNDS, seed=seed, mode=MODE,
                 restart_cluster=cluster.restart if cluster is not None else None,
                 failover_cluster=fail_over if pair is not None else None,
-                lease_only_rounds=LEASE_ONLY, flaky=FLAKY,
+                lease_only_rounds=LEASE_ONLY, flaky=FLAKY, env=env, shape=shape,
                 on_round=lambda i, trials, _: print(
                     f"round {i}: " + ", ".join(
                         f"{t.kind} {t.outcome}"
@@ -119,7 +147,9 @@ def test_kill_trials(pg_server_url: str, tmp_path: Path) -> None:
                         + (f" ({t.failure_reason})" if t.failure_reason else "")
                         for t in trials), flush=True),
             )
+            pooler_errors = pooler.errors() if pooler is not None else []
     finally:
+        stack.close()
         if cluster is not None:
             cluster.stop()
         if pair is not None:
@@ -135,6 +165,12 @@ def test_kill_trials(pg_server_url: str, tmp_path: Path) -> None:
         # and each rebuild of the standby.
         result["failovers"] = pair.failovers
         result["standby_rebuilds"] = pair.rebuilds
+    if patroni is not None:
+        # Per round: the old and new primary, whether the agent died too, seconds
+        # until another node took writes and until the old one streamed again.
+        result["patroni"] = patroni.events
+    if POOLER:
+        result["pooler"] = POOLER
     if os.environ.get("LIYAGENT_KILL_REPORT"):
         Path(os.environ["LIYAGENT_KILL_REPORT"]).write_text(json.dumps(result, indent=2))
     if os.environ.get("LIYAGENT_KILL_PLOT"):
@@ -168,6 +204,23 @@ def test_kill_trials(pg_server_url: str, tmp_path: Path) -> None:
             f"round {t.round} {t.kind} run {t.run_id} loss_count {t.loss_count} > "
             f"{t.loss_allowed} (errors {t.model_errors} model, {t.vendor_errors} vendor)"
             for t in report.excess_losses))
+    found.extend(report.shape_problems)
+    if EDGE and MODE in ("kill", "deploy") and result.get("edge_5xx"):
+        found.append(f"the edge answered {result['edge_5xx']} 5xx")
+    if MODE == "deploy":
+        taken = [t for t in report.trials if t.claimed_by not in (None, "released")]
+        if taken or report.excess_losses:
+            found.append(f"a deploy lost runs: taken over {taken}, losses "
+                         f"{report.excess_losses}")
+    if patroni is not None:
+        unpromoted = [e for e in patroni.events if e.get("new") in (None, e["old"])]
+        if len(patroni.events) != report.rounds or unpromoted:
+            found.append(f"Patroni did not promote in every round: {patroni.events}")
+    if POOLER:
+        logs = [line for log in (tmp_path / "arena").glob("*.log")
+                for line in log.read_text(errors="replace").splitlines() if BROKEN.search(line)]
+        if pooler_errors or logs:
+            found.append(f"session errors behind the pooler: {pooler_errors + logs}")
     if report.rounds != ROUNDS + LEASE_ONLY:
         found.append(f"{report.rounds} rounds of {ROUNDS + LEASE_ONLY}")
     assert not found, f"seed {seed}" + (" (flaky)" if FLAKY else "") + ": " + "; ".join(found)

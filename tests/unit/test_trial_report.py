@@ -25,3 +25,22 @@ def _trial(kind: str, *, errors: int = 0, resume: float | None = 11.9) -> Trial:
 ])
 def test_the_time_held_to_the_bound(trial: Trial, judged: float) -> None:
     assert trial.judged_seconds == judged
+
+
+def test_the_report_says_what_took_each_run_over_and_what_the_edge_answered() -> None:
+    from ticketiq_pg.testing.trial_report import Report
+
+    trials = [Trial(0, "run", "a", 0.1, claimed_by="session_ended"),
+              Trial(0, "cron", "b", 0.1, claimed_by="lease_lapsed"),
+              Trial(0, "long", "c", 0.1, claimed_by="released", handover_wait=0.01,
+                    handover_step=0.4),
+              Trial(0, "teams", "d", 0.1)]
+    report = Report(mode="deploy", seed=1, trials=trials, edge={"hrsp_5xx": 2})
+    shape = report.as_json()
+    assert [d["detected_by"] for d in shape["detected_by"]] == ["session", "lease", "drain",
+                                                                 None]
+    assert shape["edge_5xx"] == 2
+    assert shape["handovers"]["wait_seconds"] == [0.01]
+    assert shape["handovers"]["next_step_max"] == 0.4
+    # No edge ran: no edge_5xx claimed.
+    assert "edge_5xx" not in Report(mode="kill", seed=1).as_json()

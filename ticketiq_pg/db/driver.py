@@ -100,9 +100,14 @@ class TicketIQ(ProcessFunctions, EntryFunctions, KeyFunctions):
         retry_policy: retry.RetryPolicy | None = None,
         group_commit: bool = True,
         group_size: int = DEFAULT_GROUP,
+        prepared: bool = True,
         **pool_kwargs: Any,
     ) -> TicketIQ:
-        """Open a pool on ``conninfo`` and check the schema version (SchemaVersionMismatch)."""
+        """Open a pool on ``conninfo`` and check the schema version (SchemaVersionMismatch).
+
+        ``prepared=False``: the pool's connections never prepare a statement (psycopg
+        prepares one run 5 times on a session), for a transaction-mode pooler that
+        hands the session to another client after every transaction."""
         client = cls(retry_policy=retry_policy, group_commit=group_commit, group_size=group_size)
         pool_kwargs.setdefault("check", client._check_pooled)
         pool_kwargs.setdefault("connection_class", FailoverConnection)
@@ -111,7 +116,8 @@ class TicketIQ(ProcessFunctions, EntryFunctions, KeyFunctions):
             min_size=min_size,
             max_size=max_size,
             # UTF-8 whatever the database's encoding: psycopg reads and writes JSON as UTF-8
-            kwargs={"autocommit": True, "client_encoding": "UTF8"},
+            kwargs={"autocommit": True, "client_encoding": "UTF8",
+                    **({} if prepared else {"prepare_threshold": None})},
             open=False,
             **pool_kwargs,
         )

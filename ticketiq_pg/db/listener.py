@@ -98,7 +98,9 @@ class Listener:
             while True:
                 async for note in conn.notifies(timeout=self.keepalive_interval):
                     self.wakeup.notify(note.channel, note.payload)
-                await conn.execute("SELECT 1")  # keepalive: fails fast on a dead link
+                # keepalive: fails fast on a dead link; never prepared (a pooler in
+                # transaction mode may hand this client another server session)
+                await conn.execute("SELECT 1", prepare=False)
 
     async def run_forever(self) -> None:
         backoff = 0.1

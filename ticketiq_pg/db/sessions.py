@@ -12,8 +12,10 @@ from ticketiq_pg.db.listener import KEEPALIVE_KWARGS
 
 class OwnSession:
     def __init__(self, conninfo: str, *, name: str | None = None,
-                 connect_timeout: float = 1.0) -> None:
+                 connect_timeout: float = 1.0, prepared: bool = True) -> None:
         self.conninfo = conninfo
+        #: False: never prepare a statement (behind a transaction-mode pooler).
+        self.prepared = prepared
         self.name = name
         self.connect_timeout = max(1, int(connect_timeout))
         self._conn: psycopg.AsyncConnection | None = None
@@ -24,6 +26,7 @@ class OwnSession:
             self._conn = await psycopg.AsyncConnection.connect(
                 self.conninfo, autocommit=True, connect_timeout=self.connect_timeout,
                 **extra, **KEEPALIVE_KWARGS,
+                **({} if self.prepared else {"prepare_threshold": None}),
             )
         return self._conn
 

@@ -158,6 +158,9 @@ def create_app(db: TicketIQ | None = None, *, worker: Worker | None = None,
         openapi_url=None, docs_url=None, redoc_url=None,
     )
     app.state.auth, app.state.waiter, app.state.kinds = auth, waiter, kinds
+    #: Set when the process drains (SIGTERM): /healthz answers 503 so an edge stops
+    #: sending here while the process still serves what it was sent.
+    app.state.draining = False
     app.add_middleware(BodyLimit, max_body=settings.max_body)
     app.router.on_shutdown.append(waiter.stop)
     scheme = HTTPBearer(auto_error=False, description="an API key (tiq_...) or a JWT")
@@ -235,9 +238,11 @@ def create_app(db: TicketIQ | None = None, *, worker: Worker | None = None,
         return Accepted(entry_id=entry.entry_id, run_id=entry.run_id, state=entry.state,
                         created=False)
 
-    @app.get("/healthz")
-    async def healthz() -> dict[str, str]:
-        """Liveness; the one route without a credential."""
+    @app.get("/healthz", responses={503: {"description": "draining: send elsewhere"}})
+    async def healthz(request: Request) -> Any:
+        """Readiness for an edge's health check; the one route without a credential."""
+        if request.app.state.draining:
+            return JSONResponse({"status": "draining"}, status_code=503)
         return {"status": "ok"}
 
     @app.post("/webhooks/{source}", response_model=Accepted, status_code=202,

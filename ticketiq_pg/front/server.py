@@ -2,7 +2,9 @@
 
 ``Worker(settings, app, services=[FrontServer(port=8080)])`` starts it once the worker
 is up and stops it first on shutdown, so no request is accepted by a process that is
-draining.  Its bind address, port, body limit and credentials come from
+draining; with ``TICKETIQ_HTTP_DRAIN_GRACE`` it first answers ``/healthz`` with 503 for
+that long, so an edge in front takes it out before its listener closes.  Its bind
+address, port, body limit and credentials come from
 :class:`~ticketiq_pg.front.settings.FrontSettings`.  To mount the front in an ASGI app
 of your own instead, see :mod:`ticketiq_pg.front.embed` (docs/front.md).
 """
@@ -64,6 +66,12 @@ class FrontServer:
     async def stop(self) -> None:
         if self._server is None or self._task is None:
             return
+        if self.settings.drain_grace > 0:
+            # /healthz answers 503 first: the edge's checks take this process out
+            # while it still answers what was already on its way here.
+            self._app.state.draining = True
+            log.info("draining: /healthz unready for %gs", self.settings.drain_grace)
+            await asyncio.sleep(self.settings.drain_grace)
         self._server.should_exit = True
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self._task, 10)

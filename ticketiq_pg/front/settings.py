@@ -28,6 +28,11 @@ variable                            meaning
                                     off)
 ``TICKETIQ_HTTP_MAX_WAITS``         long polls one identity may hold at once on
                                     one front; past it 429 (default 8)
+``TICKETIQ_HTTP_DRAIN_GRACE``       seconds ``/healthz`` answers 503 on SIGTERM
+                                    before the listener closes, so an edge's
+                                    health check takes the process out first
+                                    (default 0; docs/operations.md: 2 behind
+                                    HAProxy)
 ==================================  ============================================
 
 API keys need no setting: they live in the database (``ticketiq-pg api-key``).
@@ -74,6 +79,7 @@ class FrontSettings:
     teams_service_url: str = TEAMS_SERVICE_URL
     docs: bool = False
     max_waits: int = 8
+    drain_grace: float = 0.0
 
     def __post_init__(self) -> None:
         if (self.jwt_secret or self.jwt_jwks_url) and not (self.jwt_issuer and self.jwt_audience):
@@ -82,6 +88,8 @@ class FrontSettings:
         if self.teams_openid_url and not (self.teams_app_id and self.teams_tenant_id):
             raise ConfigError("TICKETIQ_TEAMS_OPENID_URL needs TICKETIQ_TEAMS_APP_ID and "
                               "TICKETIQ_TEAMS_TENANT_ID")
+        if not 0 <= self.drain_grace <= 300:
+            raise ConfigError("TICKETIQ_HTTP_DRAIN_GRACE must be 0 to 300 seconds")
         if self.max_body < 1 or not 0 < self.webhook_replay_window <= 86400:
             raise ConfigError("the body limit must be positive and the replay window 0 to "
                               "86400 seconds")
@@ -112,6 +120,7 @@ class FrontSettings:
                 ("TICKETIQ_TEAMS_SERVICE_URL", "teams_service_url", str),
                 ("TICKETIQ_HTTP_DOCS", "docs", _flag),
                 ("TICKETIQ_HTTP_MAX_WAITS", "max_waits", int),
+                ("TICKETIQ_HTTP_DRAIN_GRACE", "drain_grace", float),
             ):
                 raw = env.get(name, "").strip()
                 if raw:

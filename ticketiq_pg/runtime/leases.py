@@ -77,6 +77,7 @@ class LeaseBook:
         clock: Callable[[], float] = time.monotonic,
         conninfo: str | None = None,
         on_lost: Callable[[Held], None] | None = None,
+        prepared: bool = True,
     ) -> None:
         if not 0 < renew_interval < ttl:
             raise ValueError("renew_interval must be positive and shorter than the TTL")
@@ -94,7 +95,8 @@ class LeaseBook:
         #: With ``conninfo``, renewals use a connection of their own, so a burst of other
         #: work cannot starve them of a pooled connection.
         self.conninfo = conninfo
-        self._session = OwnSession(conninfo, connect_timeout=renew_interval) if conninfo else None
+        self._session = OwnSession(conninfo, connect_timeout=renew_interval,
+                                   prepared=prepared) if conninfo else None
         self._task: asyncio.Task[None] | None = None
         self.renewals = 0
         self.failed_renewals = 0
@@ -268,6 +270,7 @@ class LeaseKeeper(LeaseBook):
         margin: float,
         clock: Callable[[], float] = time.monotonic,
         conninfo: str | None = None,
+        prepared: bool = True,
     ) -> None:
         async def renew(
             leases: list[tuple[uuid.UUID, int]], conn: psycopg.AsyncConnection | None
@@ -276,6 +279,6 @@ class LeaseKeeper(LeaseBook):
             return [(row.run_id, row.epoch, row.held) for row in rows]
 
         super().__init__("run", renew, ttl=ttl, renew_interval=renew_interval, margin=margin,
-                         clock=clock, conninfo=conninfo)
+                         clock=clock, conninfo=conninfo, prepared=prepared)
         self.db = db
         self.holder = holder

@@ -163,8 +163,8 @@ class Worker:
         self._tasks: list[asyncio.Task[Any]] = []
         #: Adoption's own session (lease renewal has one too): see :meth:`adopt_available`.
         self._adopt_session = OwnSession(
-            self.settings.database_url or "", name=f"ticketiq-adopt:{self.process_id}",
-            connect_timeout=self.settings.renew_interval)
+            settings.database_url or "", name=f"ticketiq-adopt:{self.process_id}",
+            connect_timeout=settings.renew_interval, prepared=settings.prepared_statements)
         self._stopping = asyncio.Event()
         self._slots = asyncio.Semaphore(self.max_runs)
 
@@ -182,11 +182,11 @@ class Worker:
         self.db = await TicketIQ.connect(
             s.database_url, min_size=2, max_size=s.pool_size,
             group_commit=s.group_commit > 0, group_size=max(2, s.group_commit),
-        )
+            prepared=s.prepared_statements)
         await self.db.register_process(self.process_id, socket.gethostname(), os.getpid())
         self.leases = LeaseKeeper(
             self.db, self.process_id, ttl=s.lease_ttl, renew_interval=s.renew_interval,
-            margin=s.self_fence_margin, conninfo=s.database_url)
+            margin=s.self_fence_margin, conninfo=s.database_url, prepared=s.prepared_statements)
         self.runner = Runner(
             self.db,
             self.leases,
@@ -252,7 +252,7 @@ class Worker:
         return self
 
     async def shutdown(self, *, drain_timeout: float = 30.0, loop_timeout: float = 10.0) -> None:
-        """Graceful stop: resign, release runs at their next step boundary, close.
+        """Graceful stop: release runs at their next step boundary, stop services, resign.
 
         The leader and resume loops are woken and left to finish what they are
         doing rather than cancelled mid-statement: a cancelled ``adopt_run``
@@ -262,14 +262,14 @@ class Worker:
         if self._stopping.is_set():
             return
         self._stopping.set()
+        if self.runner is not None:
+            self.runner.draining = True
+        self.wakeup.notify_all()
         for service in reversed(self.services):
             try:
                 await service.stop()
             except Exception:  # noqa: BLE001 - the runs must still be released
                 log.exception("stopping %r failed", service)
-        if self.runner is not None:
-            self.runner.draining = True
-        self.wakeup.notify_all()
         if self._tasks:
             _, late = await asyncio.wait(self._tasks, timeout=loop_timeout)
             for task in late:

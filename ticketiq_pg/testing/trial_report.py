@@ -61,6 +61,20 @@ class Trial:
     model_errors: int = 0  # transient errors the run's model answered (flaky)
     vendor_errors: int = 0  # vendor errors the run's tools saw (flaky)
     script: dict[str, Any] = field(default_factory=dict)  # the run's (seed, steps, ...)
+    # Production shape (trial_shape): every HTTP status its request got (the edge's,
+    # retries included), and for a run a drain handed over, seconds from its release
+    # to its adoption and to its next step written.
+    http_status: list[int] = field(default_factory=list)
+    handover_wait: float | None = None
+    handover_step: float | None = None
+
+    @property
+    def detected_by(self) -> str | None:
+        """What took the run over: session (its process's liveness session ended),
+        lease (its lease lapsed), drain (released at a step boundary); None: not taken
+        over."""
+        return {"session_ended": "session", "lease_lapsed": "lease",
+                "released": "drain"}.get(self.claimed_by or "")
 
 
 @dataclass
@@ -82,6 +96,10 @@ class Report:
     flaky: bool = False
     model_errors: int = 0  # transient errors the model answered, in all
     vendor_errors: dict[str, int] = field(default_factory=dict)  # requests hit, by fault
+    # Production shape (trial_shape): the edge's own counters and what was judged at it
+    # (None: no edge), and the shape's findings (an edge 2xx without exactly one run ...).
+    edge: dict[str, Any] | None = None
+    shape_problems: list[str] = field(default_factory=list)
 
     @property
     def lost(self) -> int:
@@ -124,7 +142,7 @@ class Report:
     @property
     def live_takeovers(self) -> int:
         """Runs taken over because a session ended although the victim lived (restart)."""
-        if self.mode not in ("restart", "failover"):
+        if self.mode not in ("restart", "failover", "deploy", "patroni"):
             return 0
         return sum(1 for t in self.trials if t.claimed_by == "session_ended")
 
@@ -178,10 +196,33 @@ class Report:
             "live_takeovers": self.live_takeovers,
             "by_detection": self.by_detection(),
             **flaky,
+            **self.shape_json(),
             "recovery_seconds": self.recovery_seconds,
             "trials": [asdict(t) for t in self.trials],
             "write_log": self.writes,
         }
+
+    def shape_json(self) -> dict[str, Any]:
+        """``detected_by`` per trial (always), ``edge_5xx`` and the edge's counters when
+        an edge ran, each drained run's wait in ``deploy`` mode."""
+        out: dict[str, Any] = {
+            "detected_by": [{"round": t.round, "kind": t.kind, "detected_by": t.detected_by}
+                            for t in self.trials],
+            "shape_problems": self.shape_problems,
+        }
+        if self.edge is not None:
+            out["edge_5xx"] = self.edge.get("hrsp_5xx", 0)
+            out["edge"] = self.edge
+        waits = [t.handover_wait for t in self.trials if t.handover_wait is not None]
+        if self.mode == "deploy" or waits:
+            steps = [t.handover_step for t in self.trials if t.handover_step is not None]
+            out["handovers"] = {
+                "runs": len(waits), "wait_seconds": waits,
+                "wait_p50": percentile(waits, 0.5), "wait_max": max(waits) if waits else None,
+                "next_step_p50": percentile(steps, 0.5),
+                "next_step_max": max(steps) if steps else None,
+            }
+        return out
 
 
 def percentile(values: list[float], q: float) -> float | None:

@@ -86,6 +86,7 @@ from ticketiq_pg.testing.flaky import ENV as FLAKY_ENV
 from ticketiq_pg.testing.flaky import Flaky, injected_at_vendor, note_errors, vendor_faults
 from ticketiq_pg.testing.trial_proc import Proc
 from ticketiq_pg.testing.trial_report import Report, Trial
+from ticketiq_pg.testing.trial_shape import SHAPE_MODES, Shape
 from ticketiq_pg.testing.trial_timing import SEEN_TIMEOUT, draw_script, script_span, where
 from ticketiq_pg.testing.vendor_sim.process import VendorService
 
@@ -105,8 +106,10 @@ class Arena:
         env: dict[str, str] | None = None,
         say: Callable[[str], None] = lambda _: None,
         flaky: Flaky | None = None,
+        shape: Shape | None = None,
     ) -> None:
         self.db_url = db_url
+        self.shape = shape or Shape()  # the edge, the deploy and Patroni faults
         self.flaky = flaky
         self.workdir = workdir
         self.restart_cluster = restart_cluster
@@ -147,11 +150,13 @@ class Arena:
         return {**kwargs, "headers": headers}
 
     def spawn(self, name: str, **extra: str) -> tuple[Proc, str]:
+        port = self.shape.port_for(name)
         argv = [sys.executable, "-m", "ticketiq_pg.ops.cli", "worker", "--app",
-                "ticketiq_pg.testing.scripted:app", "--process-id", name, "--http-port", "0",
-                "--log-level", "WARNING"]
+                "ticketiq_pg.testing.scripted:app", "--process-id", name, "--http-port",
+                str(port), "--log-level", "WARNING"]
         proc = Proc(name, argv, self.env(name, **extra), self.workdir / f"{name}.log")
         port = proc.wait_event("http")["port"]
+        self.shape.spawned(name, proc, port)
         return proc, f"http://127.0.0.1:{port}"
 
     def start(self) -> None:
@@ -190,8 +195,9 @@ class Arena:
         name = f"victim-{index}"
         victim, victim_url = self.spawn(
             name, **({"TICKETIQ_LIVENESS_INTERVAL": "0"} if lease_only else {}))
+        self.shape.before_round(self, mode, name)  # a deploy's new process, made ready
         up = time.time()
-        trials = self._begin(index, rng, victim_url)
+        trials = self._begin(index, rng, self.shape.entry_url(victim_url))
         target = trials[index % len(trials)]
         target.target = True
         share = rng.random()  # where in the target run's span the fault lands
@@ -231,6 +237,7 @@ class Arena:
             report.stalled_writes += stalled_calls.counted(stalled)
         victim.stop()
         victim.signal(signal.SIGKILL)
+        self.shape.after_round(self, mode, name, trials, fault_at, report)
         return trials
 
     def _begin(self, index: int, rng: random.Random, url: str) -> list[Trial]:
@@ -270,6 +277,7 @@ class Arena:
         ):
             try:
                 response = httpx.post(url + path, timeout=5, **self.authed(kwargs))
+                trial.http_status.append(response.status_code)
                 response.raise_for_status()
             except httpx.HTTPError:
                 trial.retried = True  # cut off: the edge retries on the survivor
@@ -292,10 +300,12 @@ class Arena:
     def _retry_on_survivor(self, trial: Trial, index: int) -> None:
         request = json.loads(trial.detail)
         path = request.pop("path")
+        url = self.shape.retry_url(self.survivor_url)
         for _ in range(20):
             try:
-                httpx.post(self.survivor_url + path, timeout=5,
-                           **self.authed(request)).raise_for_status()
+                response = httpx.post(url + path, timeout=5, **self.authed(request))
+                trial.http_status.append(response.status_code)
+                response.raise_for_status()
                 return
             except httpx.HTTPError:
                 time.sleep(0.5)
@@ -347,6 +357,8 @@ class Arena:
             if self.failover_cluster is None:
                 raise RuntimeError("failover mode needs a primary with a standby")
             self.failover_cluster()
+        elif mode in SHAPE_MODES:
+            return self.shape.fault(self, mode, victim, name)
         return time.time()
 
     def _await(self, trials: list[Trial], fault_at: float, timeout: float = 40.0) -> None:
@@ -439,17 +451,18 @@ def run_trials(
     say: Callable[[str], None] = lambda _: None,
     lease_only_rounds: int = 0,
     flaky: bool = False,
+    shape: Shape | None = None,
 ) -> Report:
     """``rounds`` rounds whose victim holds a liveness token, plus ``lease_only_rounds``
     whose victim does not, spread evenly among them (all judged the same way); ``flaky``
     adds transient errors at random (:mod:`~ticketiq_pg.testing.flaky`)."""
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {MODES}")
+    if mode not in MODES + SHAPE_MODES:
+        raise ValueError(f"mode must be one of {MODES + SHAPE_MODES}")
     rng = random.Random(seed)
     report = Report(mode=mode, seed=seed, flaky=flaky)
     arena = Arena(db_url, workdir, restart_cluster=restart_cluster,
                   failover_cluster=failover_cluster, env=env, say=say,
-                  flaky=Flaky(workdir / "flaky.log", seed=seed) if flaky else None)
+                  flaky=Flaky(workdir / "flaky.log", seed=seed) if flaky else None, shape=shape)
     arena.start()
     try:
         total = rounds + lease_only_rounds
@@ -461,6 +474,7 @@ def run_trials(
             report.rounds += 1
             if on_round is not None:
                 on_round(index, trials, report)
+        arena.shape.finish(arena, report)
         report.writes = arena.writes()
         if arena.vendor is not None:
             report.send_window = stalled_calls.send_window(arena.vendor.requests())
