@@ -101,6 +101,11 @@ ticketiq.record_attempt(uuid, bigint, integer, text, text),
 ticketiq.audit_once(uuid, bigint, text, text, jsonb)
 to ticketiq_app;
 
+-- The inspector: an operator's ad hoc calls of the app's tools, audited.
+grant execute on function
+ticketiq.audit_inspector_call(text, uuid, text, text, text, text, jsonb)
+to ticketiq_app;
+
 grant execute on function
 ticketiq.now(),
 ticketiq.schema_version(),

@@ -161,6 +161,9 @@ RULES: dict[str, Rule] = {
     "audit_once": Rule(
         P, "once-only per (run, event, key): a repeat writes nothing and returns the first "
         "attempt's audit_id with inserted = false"),
+    "audit_inspector_call": Rule(
+        N, "no key to dedupe by: a repeat after a commit the caller never saw would audit a "
+        "person's call twice; the inspector says the audit failed instead"),
     "take_over_child": Rule(
         N, "a repeat finds the child already adopted (by the lost first attempt) and "
         "returns no row; the child comes back through its lease"),

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from fastapi import Depends, FastAPI, Header, HTTPException, Path, Request
@@ -30,11 +31,13 @@ from ticketiq_pg.db.driver import TicketIQ
 from ticketiq_pg.errors import InvalidPayload
 from ticketiq_pg.front.auth import Authenticator, AuthError, Identity, auth_first
 from ticketiq_pg.front.console import console_app
+from ticketiq_pg.front.inspector_api import inspector_router
 from ticketiq_pg.front.limits import BodyLimit
 from ticketiq_pg.front.runs_api import runs_router
 from ticketiq_pg.front.settings import FrontSettings
 from ticketiq_pg.front.waiter import RunWaiter
 from ticketiq_pg.runtime.entries import EntryKind, builtin_kinds
+from ticketiq_pg.runtime.inspector import Inspector
 
 if TYPE_CHECKING:
     from ticketiq_pg.runtime.worker import Worker
@@ -269,8 +272,11 @@ def create_app(db: TicketIQ | None = None, *, worker: Worker | None = None,
 
     app.include_router(runs_router(store, kinds, caller, waiter, resume_entries,
                                    route_class=app.router.route_class))
+    inspector = _inspector_of(worker)
+    app.include_router(inspector_router(inspector, caller,
+                                        route_class=app.router.route_class))
     # Its own login and cookie (admins only): outside the API's credential check.
-    app.mount("/console", console_app(auth, store, waiter.conninfo))
+    app.mount("/console", console_app(auth, store, waiter.conninfo, inspector))
 
     @app.post("/a2a")
     async def a2a(request: Request, who: Identity = Depends(caller)) -> JSONResponse:
@@ -278,6 +284,19 @@ def create_app(db: TicketIQ | None = None, *, worker: Worker | None = None,
         return await _a2a(request, who, accept, store)
 
     return app
+
+
+def _inspector_of(worker: Worker | None) -> Callable[[], Inspector | None]:
+    """The worker's inspector once it is started (None without a worker)."""
+    made: list[Inspector] = []
+
+    def inspector() -> Inspector | None:
+        if not made and worker is not None:
+            found = Inspector.of(worker)
+            if found is not None:
+                made.append(found)
+        return made[0] if made else None
+    return inspector
 
 
 async def _a2a(request: Request, who: Identity, accept: Any, store: Any) -> JSONResponse:

@@ -1,0 +1,32 @@
+"""The audit a person's act writes outside every run's lease: the inspector's calls."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import psycopg
+
+from ticketiq_pg.db.transport import Transport, json_param
+
+
+class AuditFunctions(Transport):
+    """One method per SQL function that audits a person's act."""
+
+    async def audit_inspector_call(
+        self,
+        actor: str,
+        run_id: uuid.UUID | None,
+        tool: str,
+        arguments_digest: str,
+        step_key: str,
+        outcome: str,
+        detail: dict[str, Any] | None = None,
+        *,
+        conn: psycopg.AsyncConnection | None = None,
+    ) -> int:
+        """``ticketiq.audit_inspector_call``: Audit an operator's ad hoc call of a tool
+        (``inspector.call``, or ``inspector.call_sent`` before a changing call is sent)."""
+        args = (actor, run_id, tool, arguments_digest, step_key, outcome,
+                json_param(detail or {}))
+        return int(await self.scalar("audit_inspector_call", args, conn))
