@@ -9,7 +9,7 @@ so another process adopts it at once.  ``function`` returns the
 scripted one), found in the ``--app-dir`` folders, the current directory or the
 installed packages; the settings come from the ``TICKETIQ_*`` variables
 (:mod:`ticketiq_pg.config`).  It logs to stderr.  The operator's commands (status,
-runs, show, audit, approvals, approve, reject, stop, purge, seal-key) are in
+runs, show, audit, approvals, approve, reject, stop, inspect, purge, seal-key) are in
 docs/operators.md.
 """
 
@@ -52,6 +52,7 @@ from ticketiq_pg.ops.args import (
     seconds_arg,
     since_arg,
 )
+from ticketiq_pg.ops.inspect_cmd import add_parser as add_inspect_parser
 from ticketiq_pg.ops.keys import add_parser as add_key_parser
 from ticketiq_pg.ops.keys import cmd_api_key
 from ticketiq_pg.ops.serve import load_app, serve
@@ -421,6 +422,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--database-url", help=f"default: ${ENV_URL}")
     p.add_argument("--json", action="store_true", help="JSON for scripts")
     p.set_defaults(func=cmd_purge)
+
+    add_inspect_parser(sub, run_id_arg)
 
     add_key_parser(sub, lambda q: q.add_argument("--database-url", help=f"default: ${ENV_URL}"))
     sub.choices["api-key"].set_defaults(func=lambda opts: cmd_api_key(opts, str(_url(opts))))
