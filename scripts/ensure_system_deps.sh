@@ -2,7 +2,7 @@
 # Check for the system packages the test suite needs and install the missing ones
 # (Debian, as root).  Needed: PostgreSQL server binaries (initdb), pgTAP, pg_prove,
 # plpgsql_check, all for the same major version as the server binaries, and psql;
-# chromium and chromedriver for the console's browser test.
+# chromium and chromedriver for the console's browser test; prometheus for the metrics test.
 set -euo pipefail
 
 # Major version: the highest installed server, else Debian bookworm's default.
@@ -24,18 +24,19 @@ check() {
     command -v psql >/dev/null 2>&1 || missing+=("psql")
     [[ -x /usr/bin/chromium ]] || missing+=("chromium")
     [[ -x /usr/bin/chromedriver ]] || missing+=("chromedriver")
+    [[ -x /usr/bin/prometheus ]] || missing+=("prometheus")
     return 0
 }
 
 PGVER=$(server_version)
 check
 if ((${#missing[@]} == 0)); then
-    echo "system deps: ok (PostgreSQL $PGVER server, pgTAP, pg_prove, plpgsql_check, chromium)"
+    echo "system deps: ok (PostgreSQL $PGVER server, pgTAP, pg_prove, plpgsql_check, chromium, prometheus)"
     exit 0
 fi
 
 pkgs=(postgresql-$PGVER postgresql-$PGVER-pgtap libtap-parser-sourcehandler-pgtap-perl postgresql-$PGVER-plpgsql-check
-      chromium chromium-driver)
+      chromium chromium-driver prometheus)
 if [[ $PGVER == 15 ]]; then
     pkgs=(postgresql postgresql-contrib "${pkgs[@]}")
 fi
@@ -57,4 +58,4 @@ if ((${#missing[@]})); then
     printf 'system deps still missing after apt-get install: %s\n' "$(printf '%s; ' "${missing[@]}")"
     exit 1
 fi
-echo "system deps: installed (PostgreSQL $PGVER server, pgTAP, pg_prove, plpgsql_check, chromium)"
+echo "system deps: installed (PostgreSQL $PGVER server, pgTAP, pg_prove, plpgsql_check, chromium, prometheus)"

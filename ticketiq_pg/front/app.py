@@ -33,6 +33,7 @@ from ticketiq_pg.front.auth import Authenticator, AuthError, Identity, auth_firs
 from ticketiq_pg.front.console import console_app
 from ticketiq_pg.front.inspector_api import inspector_router
 from ticketiq_pg.front.limits import BodyLimit
+from ticketiq_pg.front.metrics_api import metrics_router
 from ticketiq_pg.front.runs_api import runs_router
 from ticketiq_pg.front.settings import FrontSettings
 from ticketiq_pg.front.waiter import RunWaiter
@@ -272,6 +273,8 @@ def create_app(db: TicketIQ | None = None, *, worker: Worker | None = None,
 
     app.include_router(runs_router(store, kinds, caller, waiter, resume_entries,
                                    route_class=app.router.route_class))
+    app.include_router(metrics_router(worker, waiter.conninfo, caller,
+                                      route_class=app.router.route_class))
     inspector = _inspector_of(worker)
     app.include_router(inspector_router(inspector, caller,
                                         route_class=app.router.route_class))
