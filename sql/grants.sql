@@ -106,6 +106,9 @@ grant execute on function
 ticketiq.audit_inspector_call(text, uuid, text, text, text, text, jsonb)
 to ticketiq_app;
 
+-- Traces: the resuming process names the process that lost the run.
+grant execute on function ticketiq.run_losses(uuid) to ticketiq_app, ticketiq_operator;
+
 grant execute on function
 ticketiq.now(),
 ticketiq.schema_version(),

@@ -81,6 +81,22 @@ def query(prometheus: str, expr: str) -> dict[str, float]:
             for r in answer["data"]["result"]}
 
 
+def kill_round(victim: WorkerProcess, client: str, tickets: list[str], db: str) -> None:
+    """A ticket event per ticket to the victim; SIGKILL it while it is mid-run in two
+    runs; return once every run has completed (on the other worker)."""
+    for ticket in tickets:
+        httpx.post(f"{victim.url}/ticket-events", json={
+            "event_id": f"created:{ticket}", "ticket_id": ticket, "type": "ticket.created"},
+            headers={"Authorization": f"Bearer {client}"}).raise_for_status()
+    wait_for("the victim to be mid-run in two runs", lambda: len([
+        r for r in victim.held_runs() if r["last_step"] >= 1]) >= 2, 30)
+    assert victim.kill() < 0
+    ended = wait_for("every run to end", lambda: len(
+        runs(db, statuses=["completed", "failed"])) == len(tickets) and runs(
+        db, statuses=["completed", "failed"]), 60)
+    assert {r["status"] for r in ended} == {"completed"}
+
+
 def from_database(url: str) -> dict[str, Any]:
     with psycopg.connect(url) as conn:
         def rows(sql: str) -> list[tuple[Any, ...]]:
@@ -156,18 +172,7 @@ def test_prometheus_scrapes_two_workers_through_a_kill_and_its_counters_match_th
                     f"__name__=up,instance=127.0.0.1:{metrics_port(survivor)},job=port": 1.0},
                     60, interval=0.5)
 
-                for ticket in tickets:
-                    httpx.post(f"{victim.url}/ticket-events", json={
-                        "event_id": f"created:{ticket}", "ticket_id": ticket,
-                        "type": "ticket.created"},
-                        headers={"Authorization": f"Bearer {client}"}).raise_for_status()
-                wait_for("the victim to be mid-run in two runs", lambda: len([
-                    r for r in victim.held_runs() if r["last_step"] >= 1]) >= 2, 30)
-                assert victim.kill() < 0
-                ended = wait_for("every run to end", lambda: len(
-                    runs(db, statuses=["completed", "failed"])) == len(tickets) and runs(
-                    db, statuses=["completed", "failed"]), 60)
-                assert {r["status"] for r in ended} == {"completed"}
+                kill_round(victim, client, tickets, db)
 
                 expected = from_database(db)
                 assert expected["resumed"] >= 1 and expected["losses"] >= 1

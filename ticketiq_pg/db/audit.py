@@ -1,4 +1,5 @@
-"""The audit a person's act writes outside every run's lease: the inspector's calls."""
+"""The audit a person's act writes outside every run's lease (the inspector's calls), and a
+run's losses as the audit recorded them."""
 
 from __future__ import annotations
 
@@ -30,3 +31,10 @@ class AuditFunctions(Transport):
         args = (actor, run_id, tool, arguments_digest, step_key, outcome,
                 json_param(detail or {}))
         return int(await self.scalar("audit_inspector_call", args, conn))
+
+    async def run_losses(
+        self, run_id: uuid.UUID, *, conn: psycopg.AsyncConnection | None = None
+    ) -> list[dict[str, Any]]:
+        """``ticketiq.run_losses``: The losses of one run, oldest first: when, the process
+        that lost it, how it was detected, the loss count after it."""
+        return await self.rows("run_losses", (run_id,), conn)

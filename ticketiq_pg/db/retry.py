@@ -107,6 +107,7 @@ RULES: dict[str, Rule] = {
     "get_approval": Rule(R, "reads an approval request"),
     "delegation_status": Rule(R, "reads a child run by its delegation key"),
     "get_job": Rule(R, "reads a job"),
+    "run_losses": Rule(R, "reads a run's losses"),
     # -- the step loop -------------------------------------------------------
     "write_checkpoint": Rule(
         P, "the same step with the same epoch and seal (seals are deterministic HMACs) "

@@ -29,13 +29,13 @@ def attach(worker: Any) -> None:
     """
     if not _installed:
         _install()
-    if METRICS:
-        from ticketiq_pg.observe import metrics
-
-        metrics.attach(worker)
     from ticketiq_pg.observe import tracing
+    from ticketiq_pg.observe.model import ObservedModel
 
     tracing.attach(worker)
+    runner = worker.runner
+    if (METRICS or tracing.ENABLED) and not isinstance(runner.model, ObservedModel):
+        runner.model = ObservedModel(runner.model, METRICS)
 
 
 def _install() -> None:
@@ -46,6 +46,5 @@ def _install() -> None:
         STATEMENT_HOOKS.append(metrics.on_statement)
     from ticketiq_pg.observe import tracing
 
-    if tracing.ENABLED:
-        STATEMENT_HOOKS.append(tracing.on_statement)
+    STATEMENT_HOOKS.append(tracing.on_statement)  # a no-op while traces are off
 

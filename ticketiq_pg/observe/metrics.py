@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -33,7 +32,7 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
-from ticketiq_pg.agent import ModelStep, StepRequest
+from ticketiq_pg.agent import ModelStep
 
 log = logging.getLogger(__name__)
 
@@ -137,14 +136,6 @@ def _json_list(value: Any) -> list[dict[str, Any]]:
 # -- the model ------------------------------------------------------------------------
 
 
-def provider_of(model: Any) -> tuple[str, str | None]:
-    """``gen_ai.system`` and the requested model's name, as far as they are known."""
-    name = type(model).__name__
-    system = {"OpenAIChatModel": "openai", "AnthropicModel": "anthropic"}.get(name, name)
-    settings = getattr(model, "settings", None)
-    return system, getattr(settings, "model", None)
-
-
 def observe_model(provider: str, seconds: float, answer: ModelStep | None,
                   error: BaseException | None, retry: bool) -> None:
     MODEL_SECONDS.labels(provider).observe(seconds)
@@ -160,42 +151,6 @@ def observe_model(provider: str, seconds: float, answer: ModelStep | None,
     for kind, count in ((answer.usage or {}) if answer is not None else {}).items():
         if kind in ("input_tokens", "output_tokens", "cached_tokens") and isinstance(count, int):
             MODEL_TOKENS.labels(provider, kind.removesuffix("_tokens")).inc(count)
-
-
-class MeteredModel:
-    """The app's model, its calls counted (and, with the otel extra, traced)."""
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-        self.provider, self.model_name = provider_of(inner)
-        #: (run, step) of the newest failed call: the next call of it is a retry.
-        self._failed: dict[tuple[Any, int], float] = {}
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-    async def step(self, request: StepRequest) -> ModelStep:
-        key = (request.run_id, request.step)
-        retry = self._failed.pop(key, None) is not None
-        started = time.perf_counter()
-        try:
-            answer = await self.inner.step(request)
-        except BaseException as exc:
-            if not isinstance(exc, asyncio.CancelledError):
-                if len(self._failed) > 10_000:  # runs that failed for good: forget them
-                    self._failed.clear()
-                self._failed[key] = started
-                observe_model(self.provider, time.perf_counter() - started, None, exc, retry)
-            raise
-        observe_model(self.provider, time.perf_counter() - started, answer, None, retry)
-        return answer  # type: ignore[no-any-return]
-
-
-def attach(worker: Any) -> None:
-    """Count the model calls of a worker's runner (once)."""
-    runner = worker.runner
-    if runner is not None and not isinstance(runner.model, MeteredModel):
-        runner.model = MeteredModel(runner.model)
 
 
 # -- a worker's figures, read at each scrape ------------------------------------------

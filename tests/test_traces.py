@@ -1,0 +1,103 @@
+"""Traces (ticketiq_pg/observe/tracing.py): one trace per run, across a SIGKILL.
+
+Two workers of the triage example export their spans to files of their own
+(``TICKETIQ_TRACES_FILE``).  The victim takes every run and is SIGKILLed mid-run; the
+survivor resumes them.  From the files alone: each resumed run's spans on both processes
+carry one trace id (the run's), the survivor's resume span names the victim, the loss
+count and each settlement the database recorded for that resume, and the model calls
+carry the GenAI conventions' attributes.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+import pytest
+from test_example_app import EXAMPLE, Example
+from test_metrics import kill_round
+
+from ticketiq_pg import new_seal_key
+from ticketiq_pg.testing import WorkerProcess, fresh_database, make_api_key
+
+pytest.importorskip("opentelemetry.sdk", reason="the otel extra: pip install 'ticketiq-pg[otel]'")
+
+
+def spans(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+@pytest.mark.slow
+def test_a_resumed_runs_spans_share_its_trace_across_a_kill(
+        pg_server_url: str, tmp_path: Path) -> None:
+    service = Example("", tmp_path)
+    service.start_service()
+    tickets = [f"T-{i}" for i in range(1, 5)]
+    for ticket in tickets:
+        httpx.post(f"{service.service_url}/tickets", json={
+            "id": ticket, "title": "Export fails", "body": "An error."}).raise_for_status()
+    keys = new_seal_key()
+    files = {name: tmp_path / f"{name}.spans.jsonl" for name in ("victim", "survivor")}
+    try:
+        with fresh_database(pg_server_url) as db:
+            client = make_api_key(db, "triage-client")
+
+            def worker(name: str, **env: str) -> WorkerProcess:
+                return WorkerProcess(
+                    "app:app", db, seal_keys=keys, name=name, app_dir=EXAMPLE, http=True,
+                    log_dir=tmp_path, env={"TRIAGE_SERVICE_URL": service.service_url,
+                                           "TRIAGE_THINK_SECONDS": "1",
+                                           "TICKETIQ_TRACES_FILE": str(files[name]), **env})
+
+            with worker("victim") as victim, worker(
+                    "survivor", TICKETIQ_ENTRY_CLAIM_DELAY="60") as survivor:
+                kill_round(victim, client, tickets, db)
+                survivor.stop()
+            with psycopg.connect(db) as conn:
+                resumed = conn.execute(
+                    "select run_id, detail -> 'settlements', detail ->> 'loss_count' "
+                    "from ticketiq.audit where event = 'agent.run.crash_resumed'").fetchall()
+                # The runs the victim had written a step of before it was killed.
+                stepped = {r for (r,) in conn.execute(
+                    "select distinct k.run_id from ticketiq.checkpoints as k inner join "
+                    "ticketiq.audit as a on a.run_id = k.run_id and a.event = "
+                    "'agent.run.crash_resumed' and k.epoch < a.epoch").fetchall()}
+    finally:
+        service.close()
+
+    before, after = spans(files["victim"]), spans(files["survivor"])
+    assert resumed and before and after and len(stepped) >= 2
+    for run_id, settlements, _ in resumed:
+        trace_id = run_id.hex
+        mine = [s for s in before if s["trace_id"] == trace_id]
+        theirs = [s for s in after if s["trace_id"] == trace_id]
+        if run_id in stepped:
+            # Steps the victim finished (a model call, a checkpoint) before the kill...
+            assert {"checkpoint write"} <= {s["name"] for s in mine}, run_id
+            assert any(s["name"].startswith("chat ") for s in mine), run_id
+        # ...and the survivor's resume and later steps, in the same trace.
+        names = {s["name"] for s in theirs}
+        assert {"resume", "run ticket_event"} <= names, (run_id, names)
+        (resume,) = [s for s in theirs if s["name"] == "resume"]
+        assert resume["attributes"]["ticketiq.resume.lost_process"] == "victim"
+        assert resume["attributes"]["ticketiq.resume.detected_by"] == "session_ended"
+        assert resume["attributes"]["ticketiq.run.loss_count"] == 1
+        assert [(e["attributes"]["ticketiq.call.id"], e["attributes"]["ticketiq.call.settlement"])
+                for e in resume["events"] if e["name"] == "settlement"] == [
+            (s["call_id"], s["settlement"]) for s in settlements]
+        (attempt,) = [s for s in theirs if s["name"] == "run ticket_event"]
+        assert resume["parent_id"] == attempt["span_id"]
+        assert attempt["attributes"]["ticketiq.run.outcome"] == "completed"
+        # Both attempts hang from the run's root span: the same parent on both processes.
+        roots = {s["parent_id"] for s in before + after
+                 if s["trace_id"] == trace_id and s["name"] == "run ticket_event"}
+        assert len(roots) == 1
+    assert any(settlements for _, settlements, _ in resumed)
+    chats = [s for s in before + after if s["name"].startswith("chat ")]
+    assert all(s["attributes"]["gen_ai.operation.name"] == "chat" and
+               s["attributes"]["gen_ai.system"] for s in chats)
+    tools = [s for s in after if s["name"].startswith("execute_tool ")]
+    assert tools and all("ticketiq.call.classification" in s["attributes"] for s in tools)
