@@ -5,7 +5,9 @@ Two workers of the triage example export their spans to files of their own
 survivor resumes them.  From the files alone: each resumed run's spans on both processes
 carry one trace id (the run's), the survivor's resume span names the victim, the loss
 count and each settlement the database recorded for that resume, and the model calls
-carry the GenAI conventions' attributes.
+carry the GenAI conventions' attributes.  The same workers log JSON lines
+(``TICKETIQ_LOG_FORMAT=json``): the runs started, lost, resumed and completed and each
+call settled, with the run id and its trace id.
 """
 
 from __future__ import annotations
@@ -50,12 +52,15 @@ def test_a_resumed_runs_spans_share_its_trace_across_a_kill(
                     "app:app", db, seal_keys=keys, name=name, app_dir=EXAMPLE, http=True,
                     log_dir=tmp_path, env={"TRIAGE_SERVICE_URL": service.service_url,
                                            "TRIAGE_THINK_SECONDS": "1",
-                                           "TICKETIQ_TRACES_FILE": str(files[name]), **env})
+                                           "TICKETIQ_TRACES_FILE": str(files[name]),
+                                           "TICKETIQ_LOG_FORMAT": "json", **env})
 
             with worker("victim") as victim, worker(
                     "survivor", TICKETIQ_ENTRY_CLAIM_DELAY="60") as survivor:
                 kill_round(victim, client, tickets, db)
                 survivor.stop()
+                logs = {w.name: [json.loads(line) for line in w.log().splitlines()]
+                        for w in (victim, survivor)}
             with psycopg.connect(db) as conn:
                 resumed = conn.execute(
                     "select run_id, detail -> 'settlements', detail ->> 'loss_count' "
@@ -96,6 +101,20 @@ def test_a_resumed_runs_spans_share_its_trace_across_a_kill(
                  if s["trace_id"] == trace_id and s["name"] == "run ticket_event"}
         assert len(roots) == 1
     assert any(settlements for _, settlements, _ in resumed)
+
+    # The logs: JSON lines, the events with the run id and its trace id.
+    def logged(worker: str, event: str) -> list[dict[str, Any]]:
+        return [line for line in logs[worker] if line.get("event") == event]
+    assert {line["run_id"] for line in logged("victim", "run.started")} >= {
+        str(r) for r, _, _ in resumed}
+    assert {(line["run_id"], line["trace_id"]) for line in logged("survivor", "run.resumed")
+            } == {(str(r), r.hex) for r, _, _ in resumed}
+    assert [line["lost_process"] for line in logged("survivor", "run.lost")] == ["victim"]
+    assert sorted((line["run_id"], line["call_id"], line["settlement"])
+                  for line in logged("survivor", "call.settled")) == sorted(
+        (str(r), s["call_id"], s["settlement"]) for r, settled, _ in resumed for s in settled)
+    assert {line["run_id"] for line in logged("survivor", "run.completed")} >= {
+        str(r) for r, _, _ in resumed}
     chats = [s for s in before + after if s["name"].startswith("chat ")]
     assert all(s["attributes"]["gen_ai.operation.name"] == "chat" and
                s["attributes"]["gen_ai.system"] for s in chats)

@@ -39,7 +39,10 @@ def attach(worker: Any) -> None:
 
 
 def _install() -> None:
+    from ticketiq_pg.observe import logs
+
     _installed.append(True)
+    STATEMENT_HOOKS.append(logs.on_statement)
     if METRICS:
         from ticketiq_pg.observe import metrics
 

@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 from ticketiq_pg.agent import ModelStep, StepRequest
+from ticketiq_pg.observe.logs import current_run
 from ticketiq_pg.observe.tracing import enabled, end_model_span, model_span
 
 
@@ -33,6 +34,7 @@ class ObservedModel:
 
     async def step(self, request: StepRequest) -> ModelStep:
         key = (request.run_id, request.step)
+        current_run.set(request.run_id)  # the run's task: its log lines carry its id
         retry = self._failed.pop(key, None) is not None
         span = (await model_span(request, self.provider, self.model_name)
                 if enabled() else None)

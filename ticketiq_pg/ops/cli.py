@@ -127,11 +127,16 @@ def cmd_worker(opts: argparse.Namespace) -> int:
     from ticketiq_pg.config import Settings
 
     level = (opts.log_level or os.environ.get(ENV_LOG_LEVEL) or "INFO").upper()
-    logging.basicConfig(
-        level=level,
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    log_format = os.environ.get("TICKETIQ_LOG_FORMAT", "text").strip().lower()
+    if log_format not in ("text", "json"):
+        raise ConfigError(f"TICKETIQ_LOG_FORMAT must be text or json, not {log_format!r}")
+    if log_format == "json":
+        from ticketiq_pg.observe.logs import handler
+
+        logging.basicConfig(level=level, handlers=[handler(sys.stderr)])
+    else:
+        logging.basicConfig(level=level, stream=sys.stderr,
+                            format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     ref = opts.app or os.environ.get(ENV_APP)
     if not ref:
         raise SystemExit(f"ticketiq-pg worker: pass --app module:function or set {ENV_APP}")
