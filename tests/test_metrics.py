@@ -214,3 +214,35 @@ def test_prometheus_scrapes_two_workers_through_a_kill_and_its_counters_match_th
             prometheus.wait(10)
         service.close()
         shutil.rmtree(tmp_path / "tsdb", ignore_errors=True)
+
+
+def test_every_figure_is_documented_and_the_dashboard_asks_only_for_them(db_url: str) -> None:
+    """docs/observability.md names each family a worker's scrape has; the dashboard's
+    queries name only those."""
+    import re
+    from collections import Counter
+    from types import SimpleNamespace
+
+    from prometheus_client import generate_latest
+
+    from ticketiq_pg.observe import metrics
+
+    # The figures a worker's registry reads off a worker: those it has before it starts.
+    worker = SimpleNamespace(ended=Counter(completed=1), leases=None, is_leader=False,
+                             liveness=None, db=None, process_id="p",
+                             settings=SimpleNamespace(database_url=db_url))
+    metrics.RUNS_STARTED.labels("run")  # a labelled family shows once it has a child
+    text = generate_latest(metrics.registry_for(worker)).decode()
+    families = set(re.findall(r"^# TYPE (\w+) (\w+)", text, re.M))
+    exposed = {name + ("_total" if kind == "counter" and not name.endswith("_total") else "")
+               for name, kind in families if not name.endswith("_created")}
+    root = Path(__file__).resolve().parents[1]
+    doc = (root / "docs" / "observability.md").read_text()
+    documented = set(re.findall(r"`(ticketiq_\w+)`", doc))
+    assert sorted(exposed - documented) == []
+    dashboard = json.loads((root / "docs" / "grafana-dashboard.json").read_text())
+    asked = {re.sub(r"_(bucket|sum|count)$", "", name)
+             for panel in dashboard["panels"] for target in panel["targets"]
+             for name in re.findall(r"\b(ticketiq_\w+)", target["expr"])}
+    assert sorted(asked - documented) == []
+    assert "ticketiq_database_runs_lost_twice" in asked

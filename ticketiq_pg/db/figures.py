@@ -64,6 +64,7 @@ def database_figures(url: str) -> dict[str, Any]:
             "approvals_waiting": one("select count(*) from ticketiq.approvals_waiting"),
             "processes_alive": one("select count(*) from ticketiq.processes "
                                    "where liveness_key is not null and stopped_at is null"),
+            "lost_twice": one("select count(*) from ticketiq.runs where loss_count >= 2"),
             "leases_lapsed": one("select count(*) from ticketiq.runs where status = 'running' "
                                  "and lease_expires_at < ticketiq.now()"),
         }

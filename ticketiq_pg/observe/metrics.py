@@ -278,6 +278,8 @@ class DatabaseCollector(Collector):
                  "Writes held for a person's approval, not decided yet."),
                 ("ticketiq_database_processes_alive", "processes_alive",
                  "Processes holding their liveness token (not stopped)."),
+                ("ticketiq_database_runs_lost_twice", "lost_twice",
+                 "Runs lost twice or more (the next loss fails them, by default)."),
                 ("ticketiq_database_leases_lapsed", "leases_lapsed",
                  "Runs whose lease has lapsed and that nobody claimed yet.")):
             gauge = GaugeMetricFamily(name, what)
