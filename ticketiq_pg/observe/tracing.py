@@ -33,6 +33,7 @@ import importlib.util
 import json
 import logging
 import os
+import sys
 import threading
 import time
 import uuid
@@ -62,6 +63,8 @@ def wanted() -> bool:
     if os.environ.get(ENV_FILE) or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or \
             os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
         return True
+    if "opentelemetry.trace" not in sys.modules:
+        return False  # the app set no provider up: nothing of OpenTelemetry is imported
     from opentelemetry import trace
 
     return not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
