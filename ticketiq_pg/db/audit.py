@@ -1,5 +1,5 @@
-"""The audit a person's act writes outside every run's lease (the inspector's calls), and a
-run's losses as the audit recorded them."""
+"""What a person's act and a run's trace leave outside every lease: the inspector's calls
+audited, a run's losses as the audit recorded them, the traceparent its entry came with."""
 
 from __future__ import annotations
 
@@ -38,3 +38,20 @@ class AuditFunctions(Transport):
         """``ticketiq.run_losses``: The losses of one run, oldest first: when, the process
         that lost it, how it was detected, the loss count after it."""
         return await self.rows("run_losses", (run_id,), conn)
+
+    async def record_trace_context(
+        self, kind: str, sender_id: str, traceparent: str, *,
+        conn: psycopg.AsyncConnection | None = None,
+    ) -> bool:
+        """``ticketiq.record_trace_context``: Record the W3C traceparent a run's entry
+        arrives with, before it is accepted; the first wins."""
+        return bool(await self.scalar("record_trace_context", (kind, sender_id, traceparent),
+                                      conn))
+
+    async def run_trace_context(
+        self, run_id: uuid.UUID, *, conn: psycopg.AsyncConnection | None = None
+    ) -> str | None:
+        """``ticketiq.run_trace_context``: The W3C traceparent the run's entry arrived with,
+        or None."""
+        found = await self.scalar("run_trace_context", (run_id,), conn)
+        return str(found) if found else None

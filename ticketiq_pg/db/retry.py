@@ -108,6 +108,9 @@ RULES: dict[str, Rule] = {
     "delegation_status": Rule(R, "reads a child run by its delegation key"),
     "get_job": Rule(R, "reads a job"),
     "run_losses": Rule(R, "reads a run's losses"),
+    "run_trace_context": Rule(R, "reads the traceparent a run's entry arrived with"),
+    "record_trace_context": Rule(
+        P, "the first record of an entry wins: a repeat changes nothing (returns false)"),
     # -- the step loop -------------------------------------------------------
     "write_checkpoint": Rule(
         P, "the same step with the same epoch and seal (seals are deterministic HMACs) "

@@ -53,6 +53,9 @@ def _readable(conn: psycopg.AsyncConnection) -> bool:
 #: Called after every statement with (function, args, seconds, rows or None, error or
 #: None): the metrics and traces of :mod:`ticketiq_pg.observe` install theirs here.
 STATEMENT_HOOKS: list[Callable[..., None]] = []
+#: Awaited before a statement with (transport, function, args): the traces record the
+#: traceparent a request came with before the entry it writes (ticketiq_pg.observe).
+BEFORE_STATEMENT: list[Callable[..., Awaitable[None]]] = []
 
 
 def json_param(value: Any) -> Jsonb | None:
@@ -198,6 +201,8 @@ class Transport:
         placeholders = ", ".join(["%s"] * len(args))
         query = f"SELECT * FROM ticketiq.{function}({placeholders})"
         self.statements[function] += 1
+        for before in BEFORE_STATEMENT:
+            await before(self, function, args)
         if not STATEMENT_HOOKS:
             return await self._send(function, query, args, conn)
         started = time.perf_counter()

@@ -36,6 +36,7 @@ from ticketiq_pg.front.limits import BodyLimit
 from ticketiq_pg.front.metrics_api import metrics_router
 from ticketiq_pg.front.runs_api import runs_router
 from ticketiq_pg.front.settings import FrontSettings
+from ticketiq_pg.front.trace_header import TraceHeader
 from ticketiq_pg.front.waiter import RunWaiter
 from ticketiq_pg.runtime.entries import EntryKind, builtin_kinds
 from ticketiq_pg.runtime.inspector import Inspector
@@ -146,6 +147,7 @@ def create_app(db: TicketIQ | None = None, *, worker: Worker | None = None,
     )
     app.state.auth, app.state.waiter, app.state.kinds = auth, waiter, kinds
     app.add_middleware(BodyLimit, max_body=settings.max_body)
+    app.add_middleware(TraceHeader)
     app.router.on_shutdown.append(waiter.stop)
     scheme = HTTPBearer(auto_error=False, description="an API key (tiq_...) or a JWT")
 

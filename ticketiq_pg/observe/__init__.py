@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib.util
 from typing import Any
 
-from ticketiq_pg.db.transport import STATEMENT_HOOKS
+from ticketiq_pg.db.transport import BEFORE_STATEMENT, STATEMENT_HOOKS
 
 #: Whether the metrics are kept (prometheus_client is installed).
 METRICS = importlib.util.find_spec("prometheus_client") is not None
@@ -39,9 +39,10 @@ def attach(worker: Any) -> None:
 
 
 def _install() -> None:
-    from ticketiq_pg.observe import logs
+    from ticketiq_pg.observe import incoming, logs
 
     _installed.append(True)
+    BEFORE_STATEMENT.append(incoming.record_incoming)
     STATEMENT_HOOKS.append(logs.on_statement)
     if METRICS:
         from ticketiq_pg.observe import metrics

@@ -5,12 +5,14 @@ spans (``TICKETIQ_TRACES_FILE``, one JSON object per line, each span written as 
 ends), an OTLP exporter configured the standard way (``OTEL_EXPORTER_OTLP_ENDPOINT``,
 with ``opentelemetry-exporter-otlp`` installed), or a tracer provider the app set itself.
 
-**One trace per run, across processes.**  A run's trace id and the id of its root span
-are its own: the run id's 128 bits are the trace id, the root span id is drawn from the
-run id (:func:`run_context`), so every process that drives the run, the one that
-started it and each one that resumed it, makes its spans in the same trace without
-reading anything.  The root span itself is never exported (no process owns a run from
-its start to its end); every process makes, under it:
+**One trace per run, across processes.**  A run whose entry came with a W3C
+``traceparent`` (:mod:`ticketiq_pg.observe.incoming`) is a child of the caller's span:
+every process that drives it reads that context (``ticketiq.run_trace_context``).
+Otherwise the run's trace is its own: the run id's 128 bits are the trace id, the root
+span id is drawn from the run id (:func:`run_context`), so every process that drives
+the run, the one that started it and each one that resumed it, makes its spans in the
+same trace.  The root span itself is never exported (no process owns a run from its
+start to its end); every process makes, under it:
 
 * ``run <entry point>``: its attempt at the run (started, claimed from an entry, or
   adopted), ended when the run ends, is released or suspended, or is lost;
@@ -152,12 +154,14 @@ def run_context(run_id: uuid.UUID) -> Any:
 
 @dataclasses.dataclass
 class _RunTrace:
-    attempt: Any
+    attempt: Any = None  # made once the run's parent is known (``pending``)
+    pending: Any = None
+    ended: tuple[str, bool] | None = None  # the run ended before its spans were made
+    settlements: list[dict[str, str]] = dataclasses.field(default_factory=list)
     step: Any = None
     resume: Any = None
     step_no: int | None = None
     marked: set[str] = dataclasses.field(default_factory=set)
-    naming: Any = None  # the task that names the lost process on the resume span
 
 
 def _child(parent: Any, name: str, attributes: dict[str, Any] | None = None,
@@ -168,27 +172,76 @@ def _child(parent: Any, name: str, attributes: dict[str, Any] | None = None,
                               attributes=attributes, start_time=start)
 
 
-def _attempt(run_id: uuid.UUID, entry_point: str, how: str,
-             loss_count: int | None = None) -> _RunTrace:
+def _attempt(run_id: uuid.UUID, entry_point: str, how: str, row: dict[str, Any] | None = None,
+             lookup: bool = True) -> _RunTrace:
+    """The run's trace here; its spans are made once its parent is read (``pending``)."""
     found = _runs.get(run_id)
     if found is not None:
         return found
     if len(_runs) >= MAX_OPEN:
         for stale in list(_runs)[: MAX_OPEN // 10]:
             _end(stale, "dropped")
+    _runs[run_id] = found = _RunTrace()
+    found.pending = asyncio.get_running_loop().create_task(
+        _open(found, run_id, entry_point, how, row, lookup))
+    return found
+
+
+async def _open(found: _RunTrace, run_id: uuid.UUID, entry_point: str, how: str,
+                row: dict[str, Any] | None, lookup: bool) -> None:
+    traceparent = None
+    if lookup and _db:
+        try:
+            traceparent = await _db[0].run_trace_context(run_id)
+        except Exception:  # noqa: BLE001 - then the run's own trace
+            log.debug("the trace context of run %s could not be read", run_id, exc_info=True)
     attributes = {"ticketiq.run.id": str(run_id), "ticketiq.run.entry_point": entry_point,
                   "ticketiq.run.attempt": how}
-    if loss_count is not None:
-        attributes["ticketiq.run.loss_count"] = loss_count
-    span = _tracer.start_span(f"run {entry_point}", context=run_context(run_id),
-                              attributes=attributes)
-    _runs[run_id] = found = _RunTrace(span)
-    return found
+    parent = _remote(traceparent) if traceparent else run_context(run_id)
+    if row is not None:
+        attributes["ticketiq.run.loss_count"] = row.get("loss_count") or 0
+    found.attempt = _tracer.start_span(f"run {entry_point}", context=parent,
+                                       attributes=attributes)
+    if row is not None:
+        found.resume = _child(found.attempt, "resume", {
+            "ticketiq.run.loss_count": row.get("loss_count") or 0,
+            "ticketiq.resume.last_step": row.get("last_step") or 0})
+        if row.get("loss_count") and _db:
+            await name_the_loss(_db[0], run_id)
+        for item in found.settlements:
+            found.resume.add_event("settlement", item)
+        found.settlements.clear()
+    if found.ended is not None:
+        _runs[run_id] = found
+        _end(run_id, *found.ended)
+
+
+def _remote(traceparent: str) -> Any:
+    from opentelemetry import trace
+
+    _, trace_id, span_id, flags = traceparent.split("-")
+    context = trace.SpanContext(trace_id=int(trace_id, 16), span_id=int(span_id, 16),
+                                is_remote=True, trace_flags=trace.TraceFlags(int(flags, 16)))
+    return trace.set_span_in_context(trace.NonRecordingSpan(context))
+
+
+async def ready(run_id: uuid.UUID) -> _RunTrace | None:
+    """The run's trace here once its spans are made (None: not traced here)."""
+    found = _runs.get(run_id)
+    if found is not None and found.pending is not None and not found.pending.done():
+        try:
+            await asyncio.shield(found.pending)
+        except Exception:  # noqa: BLE001 - a trace never fails a run
+            log.debug("the spans of run %s could not be made", run_id, exc_info=True)
+    return _runs.get(run_id)
 
 
 def _end(run_id: Any, outcome: str, error: bool = False) -> None:
     found = _runs.pop(run_id, None) if isinstance(run_id, uuid.UUID) else None
     if found is None:
+        return
+    if found.attempt is None:  # its spans are not made yet: ended once they are
+        found.ended = (outcome, error)
         return
     from opentelemetry.trace import Status, StatusCode
 
@@ -206,7 +259,7 @@ def current(run_id: uuid.UUID) -> Any:
     found = _runs.get(run_id)
     if found is None:
         return None
-    return found.step or found.resume or found.attempt
+    return found.step or found.resume or found.attempt  # None until its spans are made
 
 
 def trace_id_of(run_id: Any) -> str | None:
@@ -239,20 +292,14 @@ def _on_statement(function: str, args: Sequence[Any], seconds: float,
     if function == "start_run":
         for row in rows:
             if row.get("created", True) and row.get("epoch") is not None:
-                _attempt(row["run_id"], str(args[4]), "started")
+                # A run started by the app's code (no entry): its own trace, no read.
+                _attempt(row["run_id"], str(args[4]), "started", lookup=False)
     elif function == "claim_entries":
         for row in rows:
             _attempt(row["run_id"], str(row["kind"]), "claimed")
     elif function in ("adopt_run", "adopt_runs"):
         for row in rows:
-            found = _attempt(row["run_id"], str(row["entry_point"]), "adopted",
-                             row.get("loss_count"))
-            found.resume = _child(found.attempt, "resume", {
-                "ticketiq.run.loss_count": row.get("loss_count") or 0,
-                "ticketiq.resume.last_step": row.get("last_step") or 0})
-            if _db and row.get("loss_count"):
-                found.naming = asyncio.get_running_loop().create_task(
-                    name_the_loss(_db[0], row["run_id"]))
+            _attempt(row["run_id"], str(row["entry_point"]), "adopted", row)
     elif function in ("write_checkpoint", "write_checkpoints"):
         end = time.time_ns()
         start = end - int(seconds * 1e9)
@@ -271,11 +318,13 @@ def _on_statement(function: str, args: Sequence[Any], seconds: float,
     elif function == "record_resume":
         found = _runs.get(args[0])
         inner = getattr(args[2], "obj", args[2])
-        if found is not None and found.resume is not None and isinstance(inner, list):
-            for item in inner:
-                found.resume.add_event("settlement", {
-                    "ticketiq.call.id": str(item.get("call_id")),
-                    "ticketiq.call.settlement": str(item.get("settlement"))})
+        for item in inner if found is not None and isinstance(inner, list) else []:
+            event = {"ticketiq.call.id": str(item.get("call_id")),
+                     "ticketiq.call.settlement": str(item.get("settlement"))}
+            if found.resume is not None:
+                found.resume.add_event("settlement", event)
+            elif found.attempt is None:
+                found.settlements.append(event)  # added once the resume span is made
     elif function == "renew_leases":
         for row in rows:
             if not row.get("held"):
@@ -304,12 +353,9 @@ async def name_the_loss(db: Any, run_id: uuid.UUID) -> None:
 
 async def model_span(request: Any, provider: str, model_name: str | None) -> Any:
     """The span of one model call; its step's span begins here (the previous one ends)."""
-    found = _runs.get(request.run_id)
-    if found is None:
+    found = await ready(request.run_id)
+    if found is None or found.attempt is None:
         return None
-    if found.naming is not None:
-        naming, found.naming = found.naming, None
-        await naming
     if found.step_no != request.step:
         if found.step is not None:
             found.step.end()
@@ -372,10 +418,10 @@ class TracedTools:
 
 def _traced(invoke: Any, operation: str) -> Any:
     async def call(context: Any) -> Any:
+        found = await ready(context.run.run_id)
         parent = current(context.run.run_id)
         if parent is None:
             return await invoke(context)
-        found = _runs.get(context.run.run_id)
         key = context.step_key
         span = _child(parent, f"{operation} {context.tool}", {
             "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": context.tool,
