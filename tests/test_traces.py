@@ -135,8 +135,12 @@ def test_a_resumed_runs_spans_share_its_trace_across_a_kill(
         return [line for line in logs[worker] if line.get("event") == event]
     assert {line["run_id"] for line in logged("victim", "run.started")} >= {
         str(r) for r, _, _ in resumed}
+    trace_of = {str(r): (traceparents[t].split("-")[1] if t in traceparents else r.hex)
+                for r, t in entries}
     assert {(line["run_id"], line["trace_id"]) for line in logged("survivor", "run.resumed")
-            } == {(str(r), r.hex) for r, _, _ in resumed}
+            } == {(str(r), trace_of[str(r)]) for r, _, _ in resumed}
+    assert all(line["trace_id"] == trace_of[line["run_id"]]
+               for worker in logs for line in logs[worker] if line.get("run_id") in trace_of)
     assert [line["lost_process"] for line in logged("survivor", "run.lost")] == ["victim"]
     assert sorted((line["run_id"], line["call_id"], line["settlement"])
                   for line in logged("survivor", "call.settled")) == sorted(

@@ -39,16 +39,14 @@ def attach(worker: Any) -> None:
 
 
 def _install() -> None:
-    from ticketiq_pg.observe import incoming, logs
+    from ticketiq_pg.observe import incoming, logs, tracing
 
     _installed.append(True)
     BEFORE_STATEMENT.append(incoming.record_incoming)
+    # Traces first: a run's trace is known (or being read) when its event is logged.
+    STATEMENT_HOOKS.append(tracing.on_statement)  # a no-op while traces are off
     STATEMENT_HOOKS.append(logs.on_statement)
     if METRICS:
         from ticketiq_pg.observe import metrics
 
         STATEMENT_HOOKS.append(metrics.on_statement)
-    from ticketiq_pg.observe import tracing
-
-    STATEMENT_HOOKS.append(tracing.on_statement)  # a no-op while traces are off
-

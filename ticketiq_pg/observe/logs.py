@@ -32,7 +32,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from ticketiq_pg.observe.tracing import enabled, trace_id_of
+from ticketiq_pg.observe.tracing import enabled, pending_of, trace_id_of
 
 ENV_FORMAT = "TICKETIQ_LOG_FORMAT"
 events = logging.getLogger("ticketiq_pg.events")
@@ -63,7 +63,7 @@ class JsonFormatter(logging.Formatter):
         if run_id is not None:
             out["run_id"] = str(run_id)
             if enabled():
-                out.setdefault("trace_id", uuid.UUID(str(run_id)).hex)
+                out.setdefault("trace_id", trace_id_of(uuid.UUID(str(run_id))))
         if record.exc_info:
             out["exception"] = self.formatException(record.exc_info)
         return json.dumps(out, default=str)
@@ -80,8 +80,17 @@ def _event(name: str, message: str, run_id: Any = None, **fields: Any) -> None:
     extra = {"event": name, **fields}
     if run_id is not None:
         extra["run_id"] = str(run_id)
-        if enabled():
-            extra["trace_id"] = trace_id_of(run_id)
+        pending = pending_of(run_id) if enabled() else None
+        if pending is not None:
+            # Its trace (a caller's?) is being read: logged once it is known.
+            pending.add_done_callback(lambda _: _emit(message, extra, run_id))
+            return
+    _emit(message, extra, run_id)
+
+
+def _emit(message: str, extra: dict[str, Any], run_id: Any) -> None:
+    if run_id is not None and enabled():
+        extra["trace_id"] = trace_id_of(run_id)
     events.info(message, extra=extra)
 
 

@@ -48,6 +48,8 @@ ENV_FILE = "TICKETIQ_TRACES_FILE"
 ENABLED = False
 _tracer: Any = None
 _db: list[Any] = []  # the worker's driver: the resume span's one read
+#: The trace id of each run traced here lately (a caller's differs from the run id).
+_trace_ids: dict[uuid.UUID, str] = {}
 _runs: dict[uuid.UUID, _RunTrace] = {}
 #: Attempts still open after this many runs are dropped (a run lost without notice).
 MAX_OPEN = 100_000
@@ -202,6 +204,9 @@ async def _open(found: _RunTrace, run_id: uuid.UUID, entry_point: str, how: str,
         attributes["ticketiq.run.loss_count"] = row.get("loss_count") or 0
     found.attempt = _tracer.start_span(f"run {entry_point}", context=parent,
                                        attributes=attributes)
+    if len(_trace_ids) >= MAX_OPEN:
+        _trace_ids.clear()
+    _trace_ids[run_id] = f"{found.attempt.get_span_context().trace_id:032x}"
     if row is not None:
         found.resume = _child(found.attempt, "resume", {
             "ticketiq.run.loss_count": row.get("loss_count") or 0,
@@ -263,8 +268,18 @@ def current(run_id: uuid.UUID) -> Any:
 
 
 def trace_id_of(run_id: Any) -> str | None:
-    """The run's trace id as W3C writes it (the run id's hex), for a log line."""
-    return run_id.hex if isinstance(run_id, uuid.UUID) else None
+    """The run's trace id as W3C writes it (its caller's, or its run id's hex)."""
+    if not isinstance(run_id, uuid.UUID):
+        return None
+    return _trace_ids.get(run_id) or run_id.hex
+
+
+def pending_of(run_id: Any) -> Any:
+    """The task still making the run's spans (its trace id is known once it is done)."""
+    found = _runs.get(run_id) if isinstance(run_id, uuid.UUID) else None
+    if found is None or found.pending is None or found.pending.done():
+        return None
+    return found.pending
 
 
 # -- the hooks ---------------------------------------------------------------------
