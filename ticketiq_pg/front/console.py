@@ -1,5 +1,7 @@
 """The operator's console: ``ticketiq-pg status``, ``runs``, ``show`` and ``audit`` in a
-browser, and the approvals waiting with a button each (docs/front.md, *Console*).
+browser, the approvals waiting with a button each, and on a run's page the inspector (an
+admin's ad hoc call of one of the app's tools, :mod:`ticketiq_pg.runtime.inspector`)
+(docs/front.md, *Console*).  Pages are Jinja2 templates (``templates/``), autoescaped.
 
 Mounted at ``/console`` by :func:`ticketiq_pg.front.app.create_app` (its links follow
 the mount, under a prefix too).  Only a caller with the ``admin`` scope gets in: the
