@@ -189,7 +189,7 @@ def test_prometheus_scrapes_two_workers_through_a_kill_and_its_counters_match_th
                             api, "sum by (settlement) (ticketiq_calls_settled_total)").items()
                             if v},
                         "database": {
-                            "resumed": sum(query(api, "max by (event) "
+                            "resumed": sum(query(api, "max by (event, detected_by) "
                                                  "(ticketiq_database_resumes_total)").values()),
                             "losses": sum(query(api, "max by (detected_by) "
                                                 "(ticketiq_database_losses_total)").values()),

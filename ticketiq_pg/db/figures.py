@@ -35,6 +35,23 @@ where a.event = 'agent.run.crash_resumed'
 """
 
 
+# Each resume by its event and, after a loss, how the loss was detected (the newest
+# agent.run.lease_lapsed row before it); 'none' for a resume after a wake or hand-over.
+_RESUMES_BY = """
+select substr(a.event, 11), coalesce(lost.detected_by, 'none'), count(*)::int
+from ticketiq.audit as a
+left join lateral (
+    select coalesce(l.detail ->> 'reason', 'lease_lapsed') as detected_by
+    from ticketiq.audit as l
+    where a.event = 'agent.run.crash_resumed' and l.run_id = a.run_id
+        and l.event = 'agent.run.lease_lapsed' and l.audit_id < a.audit_id
+    order by l.audit_id desc limit 1
+) as lost on true
+where a.event in ('agent.run.crash_resumed', 'agent.run.resumed')
+group by 1, 2 order by 1, 2
+"""
+
+
 def database_figures(url: str) -> dict[str, Any]:
     """Every ``ticketiq_database_*`` figure, read in one snapshot."""
     with snapshot(url) as conn:
@@ -50,9 +67,7 @@ def database_figures(url: str) -> dict[str, Any]:
             "losses": rows("select coalesce(detail ->> 'reason', 'lease_lapsed'), count(*)::int "
                            "from ticketiq.audit where event = 'agent.run.lease_lapsed' "
                            "group by 1 order by 1"),
-            "resumes": rows("select substr(event, 11), count(*)::int from ticketiq.audit "
-                            "where event in ('agent.run.crash_resumed', 'agent.run.resumed') "
-                            "group by 1 order by 1"),
+            "resumes": rows(_RESUMES_BY),
             "settlements": rows(
                 "select s.value ->> 'settlement', count(*)::int from ticketiq.audit as a "
                 "cross join lateral jsonb_array_elements(coalesce(a.detail -> 'settlements', "

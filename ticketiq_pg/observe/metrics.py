@@ -260,9 +260,6 @@ class DatabaseCollector(Collector):
                 ("ticketiq_database_losses", "losses",
                  "Losses recorded (agent.run.lease_lapsed), by how they were detected.",
                  "detected_by"),
-                ("ticketiq_database_resumes", "resumes",
-                 "Resumes audited, by event (crash_resumed after a loss, resumed otherwise).",
-                 "event"),
                 ("ticketiq_database_settlements", "settlements",
                  "Settlements of calls a lost attempt left, by settlement.", "settlement"),
                 ("ticketiq_database_inspector_calls", "inspector",
@@ -271,6 +268,13 @@ class DatabaseCollector(Collector):
             for value, count in figures[key]:
                 family.add_metric([value], count)
             yield family
+        resumes = CounterMetricFamily(
+            "ticketiq_database_resumes", "Resumes audited, by event (crash_resumed after a "
+            "loss, resumed otherwise) and how the loss was detected.",
+            labels=["event", "detected_by"])
+        for event, detected_by, count in figures["resumes"]:
+            resumes.add_metric([event, detected_by], count)
+        yield resumes
         for name, key, what in (
                 ("ticketiq_database_calls_in_doubt", "in_doubt",
                  "Calls marked in doubt and not settled yet."),
