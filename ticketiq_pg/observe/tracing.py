@@ -464,8 +464,7 @@ def attach(worker: Any) -> None:
     """Trace a worker's runs (when traces are asked for): its tools and its model."""
     if not configure(worker.process_id):
         return
-    if not _db:
-        _db.append(worker.db)
+    _db[:] = [worker.db]  # the newest worker's driver (a test process starts several)
     runner = worker.runner
     if runner is not None and not isinstance(runner.tools, TracedTools):
         runner.tools = TracedTools(runner.tools)
