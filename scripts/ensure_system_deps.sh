@@ -2,8 +2,9 @@
 # Check for the system packages the test suite needs and install the missing ones
 # (Debian, as root).  Needed: PostgreSQL server binaries (initdb), pgTAP, pg_prove,
 # plpgsql_check, all for the same major version as the server binaries, and psql;
-# chromium and chromedriver for the console's browser test; haproxy, patroni, etcd and
-# pgbouncer for the kill trials in the production shape (tests/unit/test_kill_trials.py).
+# chromium and chromedriver for the console's browser test; prometheus for the metrics test;
+# haproxy, patroni, etcd and pgbouncer for the kill trials in the production shape
+# (tests/unit/test_kill_trials.py).
 set -euo pipefail
 
 # Major version: the highest installed server, else Debian bookworm's default.
@@ -29,6 +30,7 @@ check() {
     command -v patroni >/dev/null 2>&1 || missing+=("patroni")
     command -v etcd >/dev/null 2>&1 || missing+=("etcd")
     command -v pgbouncer >/dev/null 2>&1 || [[ -x /usr/sbin/pgbouncer ]] || missing+=("pgbouncer")
+    [[ -x /usr/bin/prometheus ]] || missing+=("prometheus")
     return 0
 }
 
@@ -36,12 +38,12 @@ PGVER=$(server_version)
 check
 if ((${#missing[@]} == 0)); then
     echo "system deps: ok (PostgreSQL $PGVER server, pgTAP, pg_prove, plpgsql_check, chromium," \
-        "haproxy, patroni, etcd, pgbouncer)"
+        "prometheus, haproxy, patroni, etcd, pgbouncer)"
     exit 0
 fi
 
 pkgs=(postgresql-$PGVER postgresql-$PGVER-pgtap libtap-parser-sourcehandler-pgtap-perl postgresql-$PGVER-plpgsql-check
-      chromium chromium-driver haproxy patroni etcd-server pgbouncer)
+      chromium chromium-driver prometheus haproxy patroni etcd-server pgbouncer)
 if [[ $PGVER == 15 ]]; then
     pkgs=(postgresql postgresql-contrib "${pkgs[@]}")
 fi
@@ -63,4 +65,4 @@ if ((${#missing[@]})); then
     printf 'system deps still missing after apt-get install: %s\n' "$(printf '%s; ' "${missing[@]}")"
     exit 1
 fi
-echo "system deps: installed (PostgreSQL $PGVER server, pgTAP, pg_prove, plpgsql_check, chromium)"
+echo "system deps: installed (PostgreSQL $PGVER server, pgTAP, pg_prove, plpgsql_check, chromium, prometheus)"

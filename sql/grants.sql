@@ -102,6 +102,18 @@ ticketiq.record_attempt(uuid, bigint, integer, text, text),
 ticketiq.audit_once(uuid, bigint, text, text, jsonb)
 to ticketiq_app;
 
+-- The inspector: an operator's ad hoc calls of the app's tools, audited.
+grant execute on function
+ticketiq.audit_inspector_call(text, uuid, text, text, text, text, jsonb)
+to ticketiq_app;
+
+-- Traces: the resuming process names the process that lost the run.
+grant execute on function ticketiq.run_losses(uuid) to ticketiq_app, ticketiq_operator;
+grant execute on function
+ticketiq.record_trace_context(text, text, text),
+ticketiq.run_trace_context(uuid)
+to ticketiq_app;
+
 grant execute on function
 ticketiq.now(),
 ticketiq.schema_version(),

@@ -32,7 +32,8 @@ insert into ticketiq.schema_migrations (version, name) values
 (10, 'hardening'),
 (11, 'front_auth'),
 (12, 'chained_seals'),
-(13, 'front_owners');
+(13, 'front_owners'),
+(15, 'trace_context');
 
 -- One-row settings table.  fake_clock_allowed lets the setting
 -- ticketiq.fake_now move the database clock; only test databases turn it on.
@@ -577,3 +578,17 @@ where j.state in ('queued', 'running');
 
 comment on view ticketiq.jobs_open is
 'Background jobs queued or running, with their holder, lease expiry, attempts lost and progress.';
+
+-- The W3C traceparent a run's entry arrived with (migration 0015): keyed by the
+-- entry (kind, sender id), recorded before the entry is accepted.
+create table ticketiq.trace_contexts (
+    kind text not null,
+    sender_id text not null,
+    traceparent text not null
+    check (traceparent ~ '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$'),
+    recorded_at timestamptz not null,
+    primary key (kind, sender_id)
+);
+
+comment on table ticketiq.trace_contexts is
+'The W3C traceparent a run''s entry arrived with, by the entry''s (kind, sender id): its spans are children of it.';

@@ -10,6 +10,8 @@ its comment landed once.
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -300,3 +302,76 @@ def test_a_person_approves_in_the_browser_after_the_holding_worker_was_killed(
         landed = [r for r in comment_requests(service.requests(), "S-1")
                   if r["effect"] == "created"]
         assert len(landed) == 1
+
+
+@pytest.mark.slow
+def test_an_admin_calls_a_tool_from_a_runs_page_in_the_browser(
+        pg_server_url: str, browser: Any, service: Example, tmp_path: Path) -> None:
+    """The inspector on a run's page: two calls, two keys, both audited as the person;
+    the gates refuse a comment on a frozen ticket (nothing sent).  The screenshot goes to
+    ``$TICKETIQ_SCREENSHOT_DIR`` when set (docs/img/console-inspector.png is one)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    comment = {"ticket_id": "T-1", "team": "support", "text": "Checked by hand: P3."}
+    for ticket, title in (("T-1", "Export fails"), ("F-1", "Legal hold")):
+        httpx.post(f"{service.service_url}/tickets", json={
+            "id": ticket, "title": title, "body": "An error."}).raise_for_status()
+    with fresh_database(pg_server_url) as db:
+        client = make_api_key(db, "triage-client")
+        admin = make_api_key(db, "dana", scopes=["admin"])
+        with WorkerProcess("app:app", db, seal_keys=new_seal_key(), app_dir=EXAMPLE,
+                           http=True, log_dir=tmp_path,
+                           env={"TRIAGE_SERVICE_URL": service.service_url,
+                                "TRIAGE_THINK_SECONDS": "0.1",
+                                "TRIAGE_FROZEN_TICKETS": "F-1"}) as worker:
+            httpx.post(f"{worker.url}/ticket-events", json={
+                "event_id": "created:T-1", "ticket_id": "T-1", "type": "ticket.created"},
+                headers={"Authorization": f"Bearer {client}"}).raise_for_status()
+            (run,) = wait_for("the run to end", lambda: runs(db, statuses=["completed"]), 30)
+            with psycopg.connect(db) as conn:
+                checkpoints = conn.execute("select count(*) from ticketiq.checkpoints "
+                                           "where run_id = %s", (run["run_id"],)).fetchone()
+            browser.set_window_size(1100, 1400)
+            browser.get(f"{worker.url}/console/login")
+            browser.find_element(By.NAME, "token").send_keys(admin)
+            browser.find_element(By.TAG_NAME, "button").click()
+            shows(browser, "Signed in as dana")
+            browser.get(f"{worker.url}/console/runs/{run['run_id']}")
+
+            def call(arguments: dict[str, Any]) -> str:
+                Select(browser.find_element(By.ID, "inspector-tool")).select_by_value(
+                    "tickets.comment")
+                box = browser.find_element(By.ID, "inspector-arguments")
+                box.clear()
+                box.send_keys(json.dumps(arguments))
+                browser.find_element(By.ID, "inspector-call").click()
+                shows(browser, "The run")
+                return str(browser.find_element(By.TAG_NAME, "body").text)
+
+            keys = []
+            for _ in range(2):
+                page = call(comment)
+                assert "made" in page
+                keys.append(browser.find_element(By.CSS_SELECTOR, "#inspector-result .key").text)
+            assert keys[0] != keys[1] and all(k.startswith("tiq1-adhoc-") for k in keys)
+            if os.environ.get("TICKETIQ_SCREENSHOT_DIR"):
+                browser.save_screenshot(str(Path(os.environ["TICKETIQ_SCREENSHOT_DIR"])
+                                            / "console-inspector.png"))
+            page = call({**comment, "ticket_id": "F-1"})
+            assert "refused by the gates: ticket F-1 is frozen" in page
+            assert browser.find_elements(By.ID, "inspector-result") == []
+
+        landed = [(r["idempotency_key"], r["effect"])
+                  for r in comment_requests(service.requests(), "T-1")]
+        assert landed[1:] == [(keys[0], "created"), (keys[1], "created")]  # after the run's
+        assert comment_requests(service.requests(), "F-1") == []
+        with psycopg.connect(db) as conn:
+            rows = conn.execute(
+                "select actor, run_id, detail->>'key', detail->>'outcome' from ticketiq.audit "
+                "where event = 'inspector.call' order by audit_id").fetchall()
+            assert conn.execute("select count(*) from ticketiq.checkpoints where run_id = %s",
+                                (run["run_id"],)).fetchone() == checkpoints
+        assert [(a, r, k, o) for a, r, k, o in rows][:2] == [
+            ("dana", run["run_id"], keys[0], "made"), ("dana", run["run_id"], keys[1], "made")]
+        assert [(a, o) for a, _, _, o in rows[2:]] == [("dana", "refused")]

@@ -30,7 +30,7 @@ LAYERS = {
     "ticketiq_pg.db": 1, "ticketiq_pg.vendors": 1, "ticketiq_pg.adapters": 1,
     # the schema derivation and validator Tool uses (imports nothing of ticketiq_pg)
     "ticketiq_pg.adapters.schema": 0,
-    "ticketiq_pg.runtime": 2,
+    "ticketiq_pg.runtime": 2, "ticketiq_pg.observe": 2,
     # agent frameworks as an App's model and tools (a layer as high as the runtime)
     "ticketiq_pg.integrations": 2,
     "ticketiq_pg.front": 3, "ticketiq_pg.ops": 3,

@@ -70,6 +70,7 @@ if TYPE_CHECKING:
     from ticketiq_pg.retries import RetryPolicy, is_transient
     from ticketiq_pg.runtime.app import App, AppFactory, Hook
     from ticketiq_pg.runtime.entries import EntryKind
+    from ticketiq_pg.runtime.inspector import INSPECTOR
     from ticketiq_pg.runtime.jobs import Handler as JobHandler
     from ticketiq_pg.runtime.jobs import JobContext
     from ticketiq_pg.runtime.runner import RunOutcome
@@ -85,7 +86,7 @@ __all__ = [
     # provider adapters (the SDKs are extras: openai, anthropic)
     "OpenAIChatModel", "AnthropicModel", "ModelSettings", "ToolNames",
     # gates and answers
-    "Gates", "Verdict", "AllowAll", "RunInfo", "AnswerDelivery", "Delivery",
+    "Gates", "Verdict", "AllowAll", "RunInfo", "AnswerDelivery", "Delivery", "INSPECTOR",
     # background jobs
     "JobContext", "JobHandler",
     # settings and set-up
@@ -120,6 +121,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "ModelStep": ("ticketiq_pg.agent", "ModelStep"),
     "ReadBack": ("ticketiq_pg.agent", "ReadBack"),
     "RunInfo": ("ticketiq_pg.agent", "RunInfo"),
+    "INSPECTOR": ("ticketiq_pg.runtime.inspector", "INSPECTOR"),
     "StepRequest": ("ticketiq_pg.agent", "StepRequest"),
     "Tool": ("ticketiq_pg.agent", "Tool"),
     "ToolCall": ("ticketiq_pg.agent", "ToolCall"),

@@ -3,7 +3,8 @@
 -- Deletes at most p_limit runs that finished (completed, failed or
 -- stopped) at least p_older_than_seconds ago by the database clock, with
 -- everything kept for them: checkpoints, calls, approval requests,
--- transcript entries, inbox entries and audit rows (a run's failed
+-- transcript entries, inbox entries (with the traceparent each came with,
+-- uncounted) and audit rows (a run's failed
 -- attempts and audit_once keys go with its row, on delete cascade,
 -- uncounted); then at most p_limit audit rows older than that age that
 -- belong to no run still kept (leader.* and job.* rows, rows of runs
@@ -82,8 +83,19 @@ begin
     delete from ticketiq.transcript_entries as t where t.run_id = any(v_run_ids);
     get diagnostics v_count = row_count;
     transcript_purged := v_count;
-    delete from ticketiq.entries as e where e.run_id = any(v_run_ids);
-    get diagnostics v_count = row_count;
+    -- The traceparent an entry came with goes with it.
+    with gone as (
+        delete from ticketiq.entries as e where e.run_id = any(v_run_ids)
+        returning e.kind, e.sender_id
+    ),
+
+    traced as (
+        delete from ticketiq.trace_contexts as t
+        using gone as g
+        where t.kind = g.kind and t.sender_id = g.sender_id
+    )
+
+    select count(*)::integer into v_count from gone;
     entries_purged := v_count;
     delete from ticketiq.audit as a where a.run_id = any(v_run_ids) and a.at <= v_cutoff;
     get diagnostics v_count = row_count;

@@ -34,6 +34,7 @@ from psycopg_pool import AsyncConnectionPool
 from ticketiq_pg import errors
 from ticketiq_pg.db import retry
 from ticketiq_pg.db import rows as models
+from ticketiq_pg.db.audit import AuditFunctions
 from ticketiq_pg.db.entries import EntryFunctions
 from ticketiq_pg.db.group_commit import DEFAULT_GROUP, CheckpointBatcher
 from ticketiq_pg.db.jobs import JobStore
@@ -49,7 +50,7 @@ from ticketiq_pg.db.transport import (
 from ticketiq_pg.seal import JsonText
 
 #: Schema versions this driver knows how to talk to.
-KNOWN_SCHEMA_VERSIONS = frozenset({13})
+KNOWN_SCHEMA_VERSIONS = frozenset({15})
 
 #: NOTIFY channels the functions use.
 RESUME_CHANNEL = "ticketiq_resume"
@@ -60,7 +61,7 @@ APPROVAL_CHANNEL = "ticketiq_approval"
 ENTRY_CHANNEL = "ticketiq_entry"
 
 
-class TicketIQ(ProcessFunctions, EntryFunctions, KeyFunctions):
+class TicketIQ(ProcessFunctions, EntryFunctions, KeyFunctions, AuditFunctions):
     """Async client of the ``ticketiq`` schema: one method per SQL function.
 
     Build one with :meth:`connect` (it opens its own pool and checks the schema

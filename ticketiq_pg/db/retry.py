@@ -107,6 +107,10 @@ RULES: dict[str, Rule] = {
     "get_approval": Rule(R, "reads an approval request"),
     "delegation_status": Rule(R, "reads a child run by its delegation key"),
     "get_job": Rule(R, "reads a job"),
+    "run_losses": Rule(R, "reads a run's losses"),
+    "run_trace_context": Rule(R, "reads the traceparent a run's entry arrived with"),
+    "record_trace_context": Rule(
+        P, "the first record of an entry wins: a repeat changes nothing (returns false)"),
     # -- the step loop -------------------------------------------------------
     "write_checkpoint": Rule(
         P, "the same step with the same epoch and seal (seals are deterministic HMACs) "
@@ -161,6 +165,9 @@ RULES: dict[str, Rule] = {
     "audit_once": Rule(
         P, "once-only per (run, event, key): a repeat writes nothing and returns the first "
         "attempt's audit_id with inserted = false"),
+    "audit_inspector_call": Rule(
+        N, "no key to dedupe by: a repeat after a commit the caller never saw would audit a "
+        "person's call twice; the inspector says the audit failed instead"),
     "take_over_child": Rule(
         N, "a repeat finds the child already adopted (by the lost first attempt) and "
         "returns no row; the child comes back through its lease"),

@@ -50,6 +50,14 @@ def _readable(conn: psycopg.AsyncConnection) -> bool:
         return True  # no usable socket: let the real check say what is wrong
 
 
+#: Called after every statement with (function, args, seconds, rows or None, error or
+#: None): the metrics and traces of :mod:`ticketiq_pg.observe` install theirs here.
+STATEMENT_HOOKS: list[Callable[..., None]] = []
+#: Awaited before a statement with (transport, function, args): the traces record the
+#: traceparent a request came with before the entry it writes (ticketiq_pg.observe).
+BEFORE_STATEMENT: list[Callable[..., Awaitable[None]]] = []
+
+
 def json_param(value: Any) -> Jsonb | None:
     if value is None:
         return None
@@ -193,6 +201,23 @@ class Transport:
         placeholders = ", ".join(["%s"] * len(args))
         query = f"SELECT * FROM ticketiq.{function}({placeholders})"
         self.statements[function] += 1
+        for before in BEFORE_STATEMENT:
+            await before(self, function, args)
+        if not STATEMENT_HOOKS:
+            return await self._send(function, query, args, conn)
+        started = time.perf_counter()
+        try:
+            found = await self._send(function, query, args, conn)
+        except BaseException as exc:
+            for hook in STATEMENT_HOOKS:
+                hook(function, args, time.perf_counter() - started, None, exc)
+            raise
+        for hook in STATEMENT_HOOKS:
+            hook(function, args, time.perf_counter() - started, found, None)
+        return found
+
+    async def _send(self, function: str, query: str, args: Sequence[Any],
+                    conn: psycopg.AsyncConnection | None) -> list[dict[str, Any]]:
         if conn is not None:
             # The caller's transaction: never retried here (it is gone with
             # its connection; only the caller can run it again).

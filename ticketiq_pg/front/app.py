@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import math
 import uuid
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from fastapi import Depends, FastAPI, Header, HTTPException, Path, Request
@@ -37,12 +38,16 @@ from ticketiq_pg.front.auth import Authenticator, AuthError, Identity, auth_firs
 from ticketiq_pg.front.console import console_app
 from ticketiq_pg.front.inputs import REASON as VALUE_REFUSED
 from ticketiq_pg.front.inputs import refused_value, require_storable
+from ticketiq_pg.front.inspector_api import inspector_router
 from ticketiq_pg.front.limits import BodyLimit
+from ticketiq_pg.front.metrics_api import metrics_router
 from ticketiq_pg.front.refusals import note_refusal
 from ticketiq_pg.front.runs_api import runs_router
 from ticketiq_pg.front.settings import FrontSettings
+from ticketiq_pg.front.trace_header import TraceHeader
 from ticketiq_pg.front.waiter import RunWaiter
 from ticketiq_pg.runtime.entries import EntryKind, builtin_kinds
+from ticketiq_pg.runtime.inspector import Inspector
 
 if TYPE_CHECKING:
     from ticketiq_pg.runtime.worker import Worker
@@ -162,6 +167,7 @@ def create_app(db: TicketIQ | None = None, *, worker: Worker | None = None,
     #: sending here while the process still serves what it was sent.
     app.state.draining = False
     app.add_middleware(BodyLimit, max_body=settings.max_body)
+    app.add_middleware(TraceHeader)
     app.router.on_shutdown.append(waiter.stop)
     scheme = HTTPBearer(auto_error=False, description="an API key (tiq_...) or a JWT")
 
@@ -309,8 +315,13 @@ def create_app(db: TicketIQ | None = None, *, worker: Worker | None = None,
     app.include_router(runs_router(store, kinds, caller, waiter, resume_entries,
                                    route_class=app.router.route_class,
                                    max_waits=settings.max_waits))
+    app.include_router(metrics_router(worker, waiter.conninfo, caller,
+                                      route_class=app.router.route_class))
+    inspector = _inspector_of(worker)
+    app.include_router(inspector_router(inspector, caller,
+                                        route_class=app.router.route_class))
     # Its own login and cookie (admins only): outside the API's credential check.
-    app.mount("/console", _CountForbidden(console_app(auth, store, waiter.conninfo)))
+    app.mount("/console", _CountForbidden(console_app(auth, store, waiter.conninfo, inspector)))
     if settings.docs:
         _serve_docs(app)
 
@@ -354,6 +365,19 @@ class _CountForbidden:
             await send(message)
 
         await self.app(scope, receive, counted)
+
+
+def _inspector_of(worker: Worker | None) -> Callable[[], Inspector | None]:
+    """The worker's inspector once it is started (None without a worker)."""
+    made: list[Inspector] = []
+
+    def inspector() -> Inspector | None:
+        if not made and worker is not None:
+            found = Inspector.of(worker)
+            if found is not None:
+                made.append(found)
+        return made[0] if made else None
+    return inspector
 
 
 async def _a2a(request: Request, who: Identity, accept: Any, store: Any) -> JSONResponse:

@@ -1,5 +1,7 @@
 """The operator's console: ``ticketiq-pg status``, ``runs``, ``show`` and ``audit`` in a
-browser, and the approvals waiting with a button each (docs/front.md, *Console*).
+browser, the approvals waiting with a button each, and on a run's page the inspector (an
+admin's ad hoc call of one of the app's tools, :mod:`ticketiq_pg.runtime.inspector`)
+(docs/front.md, *Console*).  Pages are Jinja2 templates (``templates/``), autoescaped.
 
 Mounted at ``/console`` by :func:`ticketiq_pg.front.app.create_app` (its links follow
 the mount, under a prefix too).  Only a caller with the ``admin`` scope gets in: the
@@ -13,12 +15,13 @@ cross-site form cannot set) is refused (403), writing nothing.
 from __future__ import annotations
 
 import asyncio
-import html
+import json
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 import psycopg
+from jinja2 import Environment, PackageLoader, StrictUndefined
 from psycopg.conninfo import make_conninfo
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -30,22 +33,24 @@ from ticketiq_pg.db.inspect_run import show
 from ticketiq_pg.errors import TicketIQError, UnknownApproval, UnknownRun
 from ticketiq_pg.front.auth import Authenticator, AuthError, Identity
 from ticketiq_pg.ops.render import render_audit, render_show, render_status
+from ticketiq_pg.runtime.inspector import InspectorRefused
+
+if TYPE_CHECKING:
+    from ticketiq_pg.runtime.inspector import Inspector
 
 COOKIE = "ticketiq_console"
 READ_TIMEOUT = 5  # seconds to connect for a page's read
 IN_FLIGHT = ("running", "claimed", "suspended")
 ENDED = ("completed", "failed", "stopped")
 EVENTS = ("agent.run.crash_resumed", "agent.run.lease_lapsed", "agent.run.stop_requested",
-          "process.*", "approval.*")
-STYLE = ("body{font:14px system-ui,sans-serif;margin:1.5em}table{border-collapse:collapse}"
-         "td,th{border:1px solid #ccc;padding:.2em .5em;text-align:left}"
-         "pre{background:#f6f6f6;padding:.5em;overflow:auto}form{display:inline}")
+          "process.*", "approval.*", "inspector.*")
+HEADERS = {"Cache-Control": "no-store", "X-Frame-Options": "DENY"}
 
 Page = Callable[[Request, Identity], Awaitable[Response]]
 
-
-def _e(value: Any) -> str:
-    return html.escape("" if value is None else str(value))
+# Every value a page shows is escaped by Jinja2's autoescaping, never by hand.
+_templates = Environment(loader=PackageLoader("ticketiq_pg.front", "templates"),
+                         autoescape=True, undefined=StrictUndefined)
 
 
 def _base(request: Request) -> str:
@@ -53,42 +58,24 @@ def _base(request: Request) -> str:
     return str(request.scope.get("root_path", "")).rstrip("/")
 
 
-def _page(request: Request, title: str, body: str, status_code: int = 200,
+def _render(request: Request, template: str, title: str, status_code: int = 200,
+            who: Identity | None = None, **values: Any) -> HTMLResponse:
+    values.setdefault("message", "")
+    html = _templates.get_template(template).render(
+        title=title, who=who, base=_base(request), **values)
+    return HTMLResponse(html, status_code=status_code, headers=HEADERS)
+
+
+def _page(request: Request, title: str, message: str, status_code: int = 200,
           who: Identity | None = None) -> HTMLResponse:
-    bar, base = "", _e(_base(request))
-    if who is not None:
-        bar = (f'<p>Signed in as <b>{_e(who.subject)}</b> · <a href="{base}/">overview</a> · '
-               f'<form method="post" action="{base}/logout"><button>Sign out</button></form></p>')
-    return HTMLResponse(
-        f"<!doctype html><html><head><meta charset='utf-8'><title>{_e(title)} · ticketiq-pg"
-        f"</title><style>{STYLE}</style></head><body><h1>{_e(title)}</h1>{bar}{body}"
-        "</body></html>", status_code=status_code,
-        headers={"Cache-Control": "no-store", "X-Frame-Options": "DENY"})
+    """A page that only says something (refused, not found, unavailable)."""
+    return _render(request, "base.html", title, status_code, who, message=message)
 
 
-def _table(base: str, rows: list[dict[str, Any]], columns: list[str]) -> str:
-    if not rows:
-        return "<p>none</p>"
-    head = "".join(f"<th>{_e(c)}</th>" for c in columns)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{_cell(base, r, c)}</td>" for c in columns) + "</tr>"
-        for r in rows)
-    return f"<table><tr>{head}</tr>{body}</table>"
-
-
-def _cell(base: str, row: dict[str, Any], column: str) -> str:
-    if column == "run_id":
-        return f'<a href="{_e(base)}/runs/{_e(row["run_id"])}">{_e(row["run_id"])}</a>'
-    if column == "decide":
-        form = ('<form method="post" action="{base}/approvals/{id}">'
-                '<button name="decision" value="{v}">{label}</button></form>')
-        return "".join(form.format(base=_e(base), id=_e(row["approval_id"]), v=v, label=label)
-                       for v, label in (("approve", "Approve"), ("reject", "Reject")))
-    return _e(row.get(column))
-
-
-def console_app(auth: Authenticator, store: Any, conninfo: Callable[[], str | None]) -> Starlette:
-    """The console's ASGI app, over the front's authenticator and driver."""
+def console_app(auth: Authenticator, store: Any, conninfo: Callable[[], str | None],
+                inspector: Callable[[], Inspector | None] | None = None) -> Starlette:
+    """The console's ASGI app, over the front's authenticator and driver (and the
+    worker's :class:`~ticketiq_pg.runtime.inspector.Inspector`, for a run's page)."""
 
     async def read(query: Callable[[Any], Any]) -> Any:
         url = conninfo()
@@ -103,7 +90,7 @@ def console_app(auth: Authenticator, store: Any, conninfo: Callable[[], str | No
     def admin_only(page: Page) -> Callable[[Request], Awaitable[Response]]:
         async def endpoint(request: Request) -> Response:
             if request.method == "POST" and not _same_origin(request):
-                return _page(request, "Refused", "<p>A form from another origin.</p>", 403)
+                return _page(request, "Refused", "A form from another origin.", 403)
             token = request.cookies.get(COOKIE)
             if not token:
                 return RedirectResponse(f"{_base(request)}/login", 303)
@@ -114,13 +101,12 @@ def console_app(auth: Authenticator, store: Any, conninfo: Callable[[], str | No
                 response.delete_cookie(COOKIE, path=_base(request) or "/")
                 return response
             if not who.admin:
-                return _page(request, "Forbidden", "<p>The console needs the admin scope.</p>",
-                             403)
+                return _page(request, "Forbidden", "The console needs the admin scope.", 403)
             try:
                 return await page(request, who)
             except (TicketIQError, psycopg.Error) as exc:
                 return _page(request, "Unavailable",
-                             f"<p>The database cannot be read now: {_e(exc)}</p>", 503, who)
+                             f"The database cannot be read now: {exc}", 503, who)
         return endpoint
 
     async def overview(request: Request, who: Identity) -> Response:
@@ -129,42 +115,58 @@ def console_app(auth: Authenticator, store: Any, conninfo: Callable[[], str | No
                     runs(conn, statuses=ENDED, limit=20)["runs"], status(conn),
                     audit(conn, events=EVENTS, limit=20))
         waiting, in_flight, ended, report, events = await read(query)
-        base = _base(request)
-        body = (
-            f"<h2>Approvals waiting ({len(waiting)})</h2>"
-            + _table(base, waiting, ["approval_id", "run_id", "step", "tool", "requested_at",
-                                     "decide"])
-            + f"<h2>Runs in flight ({len(in_flight)})</h2>"
-            + _table(base, in_flight, ["run_id", "status", "entry_point", "owner",
-                                       "lease_holder", "last_step", "loss_count"])
-            + "<h2>Runs ended lately</h2>"
-            + _table(base, ended, ["run_id", "status", "entry_point", "owner", "last_step",
-                                   "loss_count", "finished_at", "failure_reason"])
-            + f"<h2>Status</h2><pre>{_e(render_status(report))}</pre>"
-            + f"<h2>Resumes, lapses and processes</h2><pre>{_e(render_audit(events))}</pre>")
-        return _page(request, "ticketiq-pg console", body, who=who)
+        return _render(request, "overview.html", "ticketiq-pg console", who=who,
+                       waiting=waiting, in_flight=in_flight, ended=ended,
+                       status_text=render_status(report), audit_text=render_audit(events))
 
-    async def run_page(request: Request, who: Identity) -> Response:
+    async def run_page(request: Request, who: Identity, call: dict[str, Any] | None = None,
+                       form: dict[str, str] | None = None, status_code: int = 200,
+                       message: str = "") -> Response:
         run_id = request.path_params["run_id"]
         try:
             report = await read(lambda conn: show(conn, run_id))
         except UnknownRun:
-            return _page(request, "Unknown run", "<p>No run has that id.</p>", 404, who)
-        stop = ""
-        if report["run"]["status"] not in ENDED:
-            stop = (f'<form method="post" action="{_e(_base(request))}/runs/{run_id}/stop">'
-                    '<button name="stop" value="1">Stop this run</button></form>')
-        return _page(request, f"Run {run_id}",
-                     f"{stop}<pre>{_e(render_show(report))}</pre>", who=who)
+            return _page(request, "Unknown run", "No run has that id.", 404, who)
+        found = inspector() if inspector is not None else None
+        tools = found.tools() if found is not None else []
+        form = form or {}
+        return _render(request, "run.html", f"Run {run_id}", status_code, who,
+                       run_id=run_id, ended=report["run"]["status"] in ENDED,
+                       report_text=render_show(report), tools=tools, call=call,
+                       chosen=form.get("tool", ""), arguments=form.get("arguments", "{}"),
+                       message=message)
+
+    async def inspect(request: Request, who: Identity) -> Response:
+        """An operator's ad hoc call of one tool, shown on the run's page (never in it)."""
+        found = inspector() if inspector is not None else None
+        if found is None:
+            return _page(request, "Not here", "This front has no worker's tools to call.",
+                         404, who)
+        form = {k: v[0] for k, v in
+                parse_qs((await request.body()).decode("utf-8", "replace")).items()}
+        try:
+            arguments = json.loads(form.get("arguments") or "{}")
+        except ValueError as exc:
+            return await run_page(request, who, form=form, status_code=422,
+                                  message=f"The arguments are not JSON: {exc}")
+        try:
+            made = await found.call(who.subject, form.get("tool", ""), arguments,
+                                    run_id=request.path_params["run_id"])
+        except InspectorRefused as exc:
+            return await run_page(request, who, form=form, status_code=exc.status,
+                                  message=str(exc))
+        call = {**made.as_dict(), "result_text": json.dumps(made.result, indent=2,
+                                                            default=str)}
+        return await run_page(request, who, call=call, form=form)
 
     async def act(request: Request, who: Identity, call: Awaitable[Any], then: str) -> Response:
         """A person's act (a stop, a decision) as ``who``; back to ``then`` once done."""
         try:
             await call
         except (UnknownRun, UnknownApproval):
-            return _page(request, "Not found", "<p>No such run or approval.</p>", 404, who)
+            return _page(request, "Not found", "No such run or approval.", 404, who)
         except TicketIQError as exc:
-            return _page(request, "Not done", f"<p>{_e(exc)}</p>", 409, who)
+            return _page(request, "Not done", str(exc), 409, who)
         return RedirectResponse(f"{_base(request)}{then}", 303)
 
     async def stop_run(request: Request, who: Identity) -> Response:
@@ -176,30 +178,26 @@ def console_app(auth: Authenticator, store: Any, conninfo: Callable[[], str | No
         form = parse_qs((await request.body()).decode("utf-8", "replace"))
         decision = form.get("decision", [""])[0]
         if decision not in ("approve", "reject"):
-            return _page(request, "Bad request", "<p>decision must be approve or reject</p>",
-                         422, who)
+            return _page(request, "Bad request", "decision must be approve or reject", 422, who)
         return await act(request, who, store.decide_approval(
             request.path_params["approval_id"], decision == "approve", who.subject,
             "from the console"), "/")
 
     async def login(request: Request) -> Response:
-        base = _base(request)
-        form = (f'<form method="post" action="{_e(base)}/login"><label>API key or JWT of an '
-                'admin: <input type="password" name="token" size="60" autofocus></label> '
-                '<button>Sign in</button></form>')
         if request.method == "GET":
-            return _page(request, "Sign in", form)
+            return _render(request, "login.html", "Sign in")
         if not _same_origin(request):
-            return _page(request, "Refused", "<p>A form from another origin.</p>", 403)
+            return _page(request, "Refused", "A form from another origin.", 403)
         token = parse_qs((await request.body()).decode("utf-8", "replace")).get("token", [""])[0]
         try:
             who = await auth.caller({"authorization": f"Bearer {token.strip()}"})
         except AuthError as exc:
-            return _page(request, "Sign in", f"<p>{_e(exc.detail)}</p>{form}", 401)
+            return _render(request, "login.html", "Sign in", 401, message=exc.detail)
         if not who.admin:
-            return _page(request, "Sign in",
-                         f"<p>{_e(who.subject)} has no admin scope.</p>{form}", 403)
+            return _render(request, "login.html", "Sign in", 403,
+                           message=f"{who.subject} has no admin scope.")
         https = "https" in (request.url.scheme, request.headers.get("x-forwarded-proto"))
+        base = _base(request)
         response = RedirectResponse(f"{base}/", 303)
         response.set_cookie(COOKIE, token.strip(), path=base or "/", httponly=True,
                             samesite="strict", secure=https)
@@ -216,6 +214,7 @@ def console_app(auth: Authenticator, store: Any, conninfo: Callable[[], str | No
         # A path that is no UUID matches nothing: 404 before any credential is looked at.
         Route("/runs/{run_id:uuid}", admin_only(run_page)),
         Route("/runs/{run_id:uuid}/stop", admin_only(stop_run), methods=["POST"]),
+        Route("/runs/{run_id:uuid}/inspect", admin_only(inspect), methods=["POST"]),
         Route("/approvals/{approval_id:uuid}", admin_only(decide), methods=["POST"]),
         Route("/login", login, methods=["GET", "POST"]),
         Route("/logout", logout, methods=["POST"]),

@@ -48,7 +48,7 @@ class FrontServer:
                 yield
 
         assert worker.db is not None
-        app = create_app(worker.db, settings=self.settings, kinds=worker.app.kinds,
+        app = create_app(worker.db, worker=worker, settings=self.settings, kinds=worker.app.kinds,
                          crash_resume_entries=worker.settings.crash_resume_entries)
         config = uvicorn.Config(app, host=self.host, port=self.port, log_level="warning",
                                 lifespan="off", access_log=False)

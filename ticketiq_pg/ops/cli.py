@@ -9,7 +9,7 @@ so another process adopts it at once.  ``function`` returns the
 scripted one), found in the ``--app-dir`` folders, the current directory or the
 installed packages; the settings come from the ``TICKETIQ_*`` variables
 (:mod:`ticketiq_pg.config`).  It logs to stderr.  The operator's commands (status,
-runs, show, audit, approvals, approve, reject, stop, purge, seal-key) are in
+runs, show, audit, approvals, approve, reject, stop, inspect, purge, seal-key) are in
 docs/operators.md.
 """
 
@@ -57,6 +57,7 @@ from ticketiq_pg.ops.args import (
     seconds_arg,
     since_arg,
 )
+from ticketiq_pg.ops.inspect_cmd import add_parser as add_inspect_parser
 from ticketiq_pg.ops.keys import add_parser as add_key_parser
 from ticketiq_pg.ops.keys import cmd_api_key
 from ticketiq_pg.ops.serve import load_app, serve
@@ -133,15 +134,20 @@ def cmd_worker(opts: argparse.Namespace) -> int:
     from ticketiq_pg.config import Settings
 
     level = (opts.log_level or os.environ.get(ENV_LOG_LEVEL) or "INFO").upper()
-    logging.basicConfig(
-        level=level,
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    log_format = os.environ.get("TICKETIQ_LOG_FORMAT", "text").strip().lower()
+    if log_format not in ("text", "json"):
+        raise ConfigError(f"TICKETIQ_LOG_FORMAT must be text or json, not {log_format!r}")
+    if log_format == "json":
+        from ticketiq_pg.observe.logs import handler
+
+        logging.basicConfig(level=level, handlers=[handler(sys.stderr)])
+    else:
+        logging.basicConfig(level=level, stream=sys.stderr,
+                            format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     ref = opts.app or os.environ.get(ENV_APP)
     if not ref:
         raise SystemExit(f"ticketiq-pg worker: pass --app module:function or set {ENV_APP}")
-    port = opts.http_port if opts.http_port is not None else _env_port()
+    port = _env_port("TICKETIQ_HTTP_PORT", opts.http_port)
     settings = Settings.from_env()
     url = _url(opts)
     settings = dataclasses.replace(settings, database_url=url)
@@ -149,16 +155,22 @@ def cmd_worker(opts: argparse.Namespace) -> int:
     app = load_app(ref, opts.app_dir or ())
     return asyncio.run(serve(settings, app, process_id=opts.process_id, max_runs=opts.max_runs,
                              http_port=port, drain_timeout=opts.drain_timeout,
-                             http_host=opts.http_host))
+                             http_host=opts.http_host,
+                             metrics_port=_env_port("TICKETIQ_METRICS_PORT", opts.metrics_port, 0),
+                             metrics_host=opts.metrics_host or os.environ.get(
+                                 "TICKETIQ_METRICS_HOST")))
 
 
-def _env_port() -> int | None:
-    """``TICKETIQ_HTTP_PORT``: a port number, or None when unset."""
-    text = os.environ.get("TICKETIQ_HTTP_PORT", "").strip()
+def _env_port(name: str, given: int | None, lowest: int = 1) -> int | None:
+    """``given``, else the variable ``name``: a port number (``lowest``: 0 for any free
+    port), or None when unset."""
+    if given is not None:
+        return given
+    text = os.environ.get(name, "").strip()
     if not text:
         return None
-    if not text.isdigit() or not 0 < int(text) < 65536:
-        raise ConfigError(f"TICKETIQ_HTTP_PORT must be a port number (1-65535), not {text!r}")
+    if not text.isdigit() or not lowest <= int(text) < 65536:
+        raise ConfigError(f"{name} must be a port number ({lowest}-65535), not {text!r}")
     return int(text)
 
 
@@ -371,6 +383,12 @@ def build_parser() -> argparse.ArgumentParser:
                    "default: $TICKETIQ_HTTP_PORT, else no HTTP)")
     p.add_argument("--http-host", default=None,
                    help="the front's bind address (default: $TICKETIQ_HTTP_HOST or 127.0.0.1)")
+    p.add_argument("--metrics-port", type=int, default=None,
+                   help="serve /metrics on a port of its own, without a credential (0: any "
+                   "free port; default: $TICKETIQ_METRICS_PORT, else none; the front serves "
+                   "/metrics too)")
+    p.add_argument("--metrics-host", default=None,
+                   help="its bind address (default: $TICKETIQ_METRICS_HOST or 127.0.0.1)")
     p.set_defaults(func=cmd_worker)
 
     def operator_common(p: argparse.ArgumentParser) -> None:
@@ -450,6 +468,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--database-url", help=f"default: ${ENV_URL}")
     p.add_argument("--json", action="store_true", help="JSON for scripts")
     p.set_defaults(func=cmd_purge)
+
+    add_inspect_parser(sub, run_id_arg)
 
     add_key_parser(sub, lambda q: q.add_argument("--database-url", help=f"default: ${ENV_URL}"))
     sub.choices["api-key"].set_defaults(func=lambda opts: cmd_api_key(opts, str(_url(opts))))

@@ -84,7 +84,8 @@ def load_app(ref: str, app_dirs: Sequence[str | Path] = ()) -> Any:
 
 async def serve(settings: Settings, app: Any, *, process_id: str | None = None,
                 max_runs: int | None = None, http_port: int | None = None,
-                drain_timeout: float = 30.0, http_host: str | None = None) -> int:
+                drain_timeout: float = 30.0, http_host: str | None = None,
+                metrics_port: int | None = None, metrics_host: str | None = None) -> int:
     """Run ``app``'s worker until SIGTERM or SIGINT, then shut it down gracefully."""
     from ticketiq_pg.runtime.worker import Worker
 
@@ -94,8 +95,15 @@ async def serve(settings: Settings, app: Any, *, process_id: str | None = None,
         from ticketiq_pg.front.settings import FrontSettings
 
         front = FrontServer(settings=FrontSettings.from_env(port=http_port, host=http_host))
+    services: list[Any] = [front] if front is not None else []
+    metrics = None
+    if metrics_port is not None:
+        from ticketiq_pg.observe.metrics import MetricsServer
+
+        metrics = MetricsServer(metrics_port, metrics_host or "127.0.0.1")
+        services.append(metrics)
     worker = Worker(settings, app, process_id=process_id, max_runs=max_runs,
-                    services=[front] if front is not None else [])
+                    services=services)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
 
@@ -112,6 +120,9 @@ async def serve(settings: Settings, app: Any, *, process_id: str | None = None,
     if front is not None:
         # One line on stdout a parent (a test, the demo, the trials) can read.
         print(json.dumps({"event": "http", "port": front.port, "host": front.host,
+                          "process_id": worker.process_id}), flush=True)
+    if metrics is not None:
+        print(json.dumps({"event": "metrics", "port": metrics.port, "host": metrics.host,
                           "process_id": worker.process_id}), flush=True)
     log.info(
         "worker %s serving (lease %gs, renew %gs, sweep %gs, poll %gs)",

@@ -2,10 +2,9 @@
 
 One :class:`Worker` per app process.  It
 
-* registers the process and renews all of its leases in one statement per
-  tick (:class:`~ticketiq_pg.runtime.leases.LeaseKeeper`), stopping a run at once
-  when renewal says it no longer holds it, and self-fencing when it cannot
-  renew in time;
+* registers the process and renews all of its leases in one statement per tick
+  (:class:`~ticketiq_pg.runtime.leases.LeaseKeeper`), stopping a run at once when
+  renewal says it no longer holds it, and self-fencing when it cannot renew in time;
 * holds its liveness token and watches its peers' (:mod:`ticketiq_pg.runtime.liveness`):
   a peer whose PostgreSQL session ended while this one's stayed up is dead,
   and its runs are claimed after a short grace (``TICKETIQ_LIVENESS_INTERVAL``;
@@ -24,8 +23,7 @@ One :class:`Worker` per app process.  It
   co-pilot turns) become runs here, woken by NOTIFY ``ticketiq_entry``;
 * runs a background job worker (:mod:`ticketiq_pg.runtime.jobs`) for the app's job
   handlers; the leader also takes back lapsed jobs;
-* runs its ``services`` beside (the HTTP front,
-  :class:`ticketiq_pg.front.server.FrontServer`);
+* runs its ``services`` beside (the HTTP front, ``/metrics`` on a port of its own);
 * on :meth:`shutdown` (SIGTERM) stops taking work, resigns leadership (a
   follower takes over at once), releases each run at its next step
   boundary with the results it has, and exits.
@@ -43,6 +41,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
+from ticketiq_pg import observe
 from ticketiq_pg.agent import AllowAll
 from ticketiq_pg.config import Settings
 from ticketiq_pg.db.driver import ENTRY_CHANNEL, LEADER_CHANNEL, RESUME_CHANNEL, TicketIQ
@@ -208,6 +207,7 @@ class Worker:
             deadline=self.app.deadline if self.app.deadline is not None else (
                 s.run_deadline or None),
         )
+        observe.attach(self)  # metrics and traces: its statements, its model's calls
         self.pump = EntryPump(
             self.db, self.runner, self.leases, self._spawn,
             crash_resume_entries=s.crash_resume_entries,

@@ -1,0 +1,43 @@
+-- ticketiq.record_trace_context(kind, sender_id, traceparent): the trace a run's
+-- entry arrived with.
+--
+-- Records the W3C traceparent of the request that is about to write the entry
+-- (p_kind, p_sender_id), before ticketiq.accept_entry: the run the entry starts
+-- has its spans made children of it (ticketiq.run_trace_context).  The first
+-- record of an entry wins, as the first accept of the entry does: a retried
+-- request with another traceparent changes nothing and returns false.
+-- Limits:
+--   p_kind         1..64
+--   p_sender_id    1..512
+--   p_traceparent  version-traceid-spanid-flags, lower-case hex (55 characters)
+-- SQLSTATEs: TQ004 (bad kind, sender id or traceparent).
+create or replace function ticketiq.record_trace_context(
+    p_kind text,
+    p_sender_id text,
+    p_traceparent text
+)
+returns boolean
+language plpgsql
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+declare
+    v_inserted boolean;
+begin
+    perform ticketiq._require_text('kind', p_kind, 64);
+    perform ticketiq._require_text('sender_id', p_sender_id, 512);
+    if p_traceparent is null
+        or p_traceparent !~ '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$' then
+        raise exception 'traceparent must be a W3C traceparent, got %', coalesce(left(p_traceparent, 80), 'null')
+            using errcode = 'TQ004';
+    end if;
+    insert into ticketiq.trace_contexts as t (kind, sender_id, traceparent, recorded_at)
+    values (p_kind, p_sender_id, p_traceparent, ticketiq.now())
+    on conflict (kind, sender_id) do nothing
+    returning true into v_inserted;
+    return coalesce(v_inserted, false);
+end;
+$$;
+
+comment on function ticketiq.record_trace_context(text, text, text) is
+'Record the W3C traceparent a run''s entry arrives with, before it is accepted; the first wins. TQ004.';
