@@ -33,7 +33,7 @@ insert into ticketiq.schema_migrations (version, name) values
 (11, 'front_auth'),
 (12, 'chained_seals'),
 (13, 'front_owners'),
-(15, 'trace_context');
+(14, 'trace_context');
 
 -- One-row settings table.  fake_clock_allowed lets the setting
 -- ticketiq.fake_now move the database clock; only test databases turn it on.
@@ -579,7 +579,7 @@ where j.state in ('queued', 'running');
 comment on view ticketiq.jobs_open is
 'Background jobs queued or running, with their holder, lease expiry, attempts lost and progress.';
 
--- The W3C traceparent a run's entry arrived with (migration 0015): keyed by the
+-- The W3C traceparent a run's entry arrived with (migration 0014): keyed by the
 -- entry (kind, sender id), recorded before the entry is accepted.
 create table ticketiq.trace_contexts (
     kind text not null,

@@ -50,7 +50,7 @@ from ticketiq_pg.db.transport import (
 from ticketiq_pg.seal import JsonText
 
 #: Schema versions this driver knows how to talk to.
-KNOWN_SCHEMA_VERSIONS = frozenset({15})
+KNOWN_SCHEMA_VERSIONS = frozenset({14})
 
 #: NOTIFY channels the functions use.
 RESUME_CHANNEL = "ticketiq_resume"

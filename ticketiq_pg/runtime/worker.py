@@ -22,11 +22,10 @@ One :class:`Worker` per app process.  It
   pending inbox rows (webhooks, ticket events, Teams activities, A2A tasks,
   co-pilot turns) become runs here, woken by NOTIFY ``ticketiq_entry``;
 * runs a background job worker (:mod:`ticketiq_pg.runtime.jobs`) for the app's job
-  handlers; the leader also takes back lapsed jobs;
-* runs its ``services`` beside (the HTTP front, ``/metrics`` on a port of its own);
-* on :meth:`shutdown` (SIGTERM) stops taking work, resigns leadership (a
-  follower takes over at once), releases each run at its next step
-  boundary with the results it has, and exits.
+  handlers (the leader also takes back lapsed jobs), and its ``services`` beside (the
+  HTTP front, ``/metrics`` on a port of its own);
+* on :meth:`shutdown` (SIGTERM) stops taking work, resigns leadership (a follower
+  takes over at once), releases each run at its next step boundary, and exits.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ select functions_are(
         'enqueue_job', 'fail_job', 'finish_job', 'get_job', 'renew_job_leases', 'sweep_jobs',
         'hold_liveness', 'release_liveness', 'watch_processes', 'record_attempt', 'audit_once',
         'get_entry_by_run', 'create_api_key', 'find_api_key', 'list_api_keys', 'revoke_api_key',
-        'note_api_key_use'
+        'note_api_key_use', 'audit_inspector_call', 'record_trace_context', 'run_trace_context', 'run_losses'
     ],
     'ticketiq has the documented functions and no others'
 );

@@ -1,4 +1,4 @@
--- Migration 0015: the trace context a run's entry arrived with (W3C traceparent).
+-- Migration 0014: the trace context a run's entry arrived with (W3C traceparent).
 --
 -- A request that starts a run (POST /runs, a webhook, ...) with a W3C traceparent
 -- header has it recorded by ticketiq.record_trace_context, keyed by the entry it is
@@ -19,4 +19,4 @@ create table ticketiq.trace_contexts (
 comment on table ticketiq.trace_contexts is
 'The W3C traceparent a run''s entry arrived with, by the entry''s (kind, sender id): its spans are children of it.';
 
-insert into ticketiq.schema_migrations (version, name) values (15, 'trace_context');
+insert into ticketiq.schema_migrations (version, name) values (14, 'trace_context');
