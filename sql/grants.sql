@@ -101,6 +101,13 @@ ticketiq.record_attempt(uuid, bigint, integer, text, text),
 ticketiq.audit_once(uuid, bigint, text, text, jsonb)
 to ticketiq_app;
 
+-- Durable waits of workflow runs (schema 16): timers and signals.
+grant execute on function
+ticketiq.wait_run(uuid, bigint, text, text, double precision, jsonb),
+ticketiq.fire_due_timers(integer),
+ticketiq.send_signal(uuid, text, jsonb, text, text)
+to ticketiq_app;
+
 grant execute on function
 ticketiq.now(),
 ticketiq.schema_version(),

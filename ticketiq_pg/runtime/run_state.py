@@ -8,8 +8,8 @@ from typing import Any
 
 from ticketiq_pg.agent import ModelStep, RunInfo, assistant_message, is_changing, tool_message
 
-#: Counters that carry a run's limits from checkpoint to checkpoint.
-LIMIT_COUNTERS = ("max_steps", "deadline_at")
+#: Counters carried from checkpoint to checkpoint: a run's limits, a workflow's state.
+LIMIT_COUNTERS = ("max_steps", "deadline_at", "workflow")
 
 UNKNOWN_OUTCOME = {
     "outcome": "unknown",
@@ -60,6 +60,9 @@ class RunState:
     chain_seal: str | None = None
     #: How many messages of the conversation the chain holds (the next link adds the rest).
     chained: int = 0
+    #: The run's :class:`~ticketiq_pg.workflow.Workflow` when it is a workflow run (its
+    #: code decides the steps), None for an agent run (the model does).
+    workflow: Any = None
 
     @property
     def run_id(self) -> uuid.UUID:

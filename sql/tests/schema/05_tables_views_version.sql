@@ -8,7 +8,8 @@
 -- to ticketiq.adopted_run.  Version 9 adds the tables attempts and
 -- audit_once_keys, each keyed as its function needs and going with its run;
 -- version 10 (hardening) adds only an index; 11 (front_auth) the table
--- api_keys; 12 (chained_seals) the seals of the call rows.
+-- api_keys; 12 (chained_seals) the seals of the call rows; 16 (workflows) the
+-- tables workflow_timers and workflow_signals.
 begin;
 select plan(28);
 
@@ -17,7 +18,7 @@ select tables_are(
     array[
         'schema_migrations', 'config', 'processes', 'runs', 'checkpoints', 'calls', 'answers',
         'transcript_entries', 'audit', 'leader_leases', 'approval_requests', 'entries', 'cron_schedules',
-        'jobs', 'attempts', 'audit_once_keys', 'api_keys'
+        'jobs', 'attempts', 'audit_once_keys', 'api_keys', 'workflow_timers', 'workflow_signals'
     ]
 );
 select views_are(
@@ -25,13 +26,13 @@ select views_are(
         'runs_in_flight', 'calls_in_doubt', 'resume_audit', 'approvals_waiting', 'entries_open', 'jobs_open'
     ]
 );
-select is(ticketiq.schema_version(), 12, 'schema_version() is 12');
+select is(ticketiq.schema_version(), 16, 'schema_version() is 16');
 select results_eq(
     $$select m.version, m.name from ticketiq.schema_migrations as m order by m.version$$,
     $$values (1, 'core'::text), (2, 'approvals_delegation'), (3, 'entry_points'), (4, 'jobs'), (5, 'fast_steps'),
         (6, 'liveness'), (7, 'group_commit'), (8, 'lean_steps'), (9, 'failures'), (10, 'hardening'),
-        (11, 'front_auth'), (12, 'chained_seals')$$,
-    'migrations 1 to 12 are recorded'
+        (11, 'front_auth'), (12, 'chained_seals'), (16, 'workflows')$$,
+    'migrations 1 to 12 and 16 are recorded'
 );
 select is(
     (select c.reloptions from pg_catalog.pg_class as c where c.oid = 'ticketiq.runs'::regclass),
