@@ -19,11 +19,15 @@ from __future__ import annotations
 import json
 import signal
 import time
+import uuid
 from typing import Any
 
 import pytest
 from procs import KILLED, Proc, Stack
 
+from ticketiq_pg.db.inspect import snapshot
+from ticketiq_pg.db.inspect_run import show
+from ticketiq_pg.ops.render import render_show
 from ticketiq_pg.runtime.step_keys import workflow_step_key
 from ticketiq_pg.testing import wait_for
 
@@ -156,6 +160,22 @@ def test_a_workflow_waiting_for_a_signal_consumes_it_once_after_a_kill(stack: St
     assert rows == [("ops-1", wait_step), ("ops-2", None)]
     assert wait_step == key(run_id, "await_go", 5)  # after read, incident, comment, rest, check
     assert stack.duplicates() == {}
+
+    # what an operator sees (ticketiq-pg show): each action's key, state and how resumes
+    # settled it, the timer and the signals
+    with snapshot(stack.db_url) as conn:
+        report = show(conn, uuid.UUID(run_id))
+    flow = report["workflow"]
+    assert (flow["name"], flow["version"]) == ("scripted_flow", "1")
+    steps = {s["call_id"]: s for s in flow["steps"]}
+    assert list(steps) == ["read#0", "open_incident#1", "comment#2", "rest#3", "await_go#5"]
+    assert steps["await_go#5"]["step_key"] == wait_step
+    assert steps["await_go#5"]["resumes"] == ["redone"]  # woken by the signal, made again
+    assert steps["open_incident#1"]["state"] == "done"
+    assert [t["state"] for t in flow["timers"]] == ["fired"]
+    assert [g["consumed_by"] for g in flow["signals"]] == [wait_step, None]
+    text = render_show(report)
+    assert "workflow scripted_flow (version 1): 5 actions" in text and wait_step in text
 
 
 def test_a_signal_wait_times_out_without_a_signal(stack: Stack) -> None:

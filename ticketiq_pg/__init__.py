@@ -74,10 +74,13 @@ if TYPE_CHECKING:
     from ticketiq_pg.runtime.jobs import JobContext
     from ticketiq_pg.runtime.runner import RunOutcome
     from ticketiq_pg.runtime.worker import RunHandle, Worker
+    from ticketiq_pg.workflow import Workflow, WorkflowContext, WorkflowNext
 
 __all__ = [
     # the app
     "App", "AppFactory", "Hook", "Worker", "RunHandle", "RunOutcome",
+    # workflows: steps of code, resumed like agent runs
+    "Workflow", "WorkflowContext", "WorkflowNext",
     # the model and its tools
     "Model", "ModelStep", "ToolCall", "StepRequest", "Tool", "Tools", "CallContext",
     "ReadBack", "CLASSIFICATIONS",
@@ -163,6 +166,9 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "RetryPolicy": ("ticketiq_pg.retries", "RetryPolicy"),
     "TransientError": ("ticketiq_pg.errors", "TransientError"),
     "is_transient": ("ticketiq_pg.retries", "is_transient"),
+    "Workflow": ("ticketiq_pg.workflow", "Workflow"),
+    "WorkflowContext": ("ticketiq_pg.workflow", "WorkflowContext"),
+    "WorkflowNext": ("ticketiq_pg.workflow", "WorkflowNext"),
 }
 
 

@@ -7,8 +7,11 @@ a reader: read back, never resent) and a durable sleep, optionally waits for the
 ``go`` and hands a question to a child agent run, and ends with an answer made of what
 it saw.  Its input::
 
-    {"seed": 7, "loops": 2, "sleep": 0.5, "signal": false, "signal_timeout": null,
-     "child": false}
+    {"seed": 7, "loops": 2, "sleep": 0.5, "think": 0.0, "signal": false,
+     "signal_timeout": null, "child": false}
+
+``think`` is the seconds of plain code before each call (the run holds its lease
+meanwhile), so a kill trial catches it running as well as sleeping.
 
 Every write carries its run, step and call where it lands (``landed.mark``), so
 duplicates are counted by what landed.
@@ -16,6 +19,7 @@ duplicates are counted by what landed.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from ticketiq_pg.workflow import Workflow, WorkflowContext, WorkflowNext
@@ -24,7 +28,13 @@ scripted_flow = Workflow("scripted_flow", version="1")
 
 
 def _spec(ctx: WorkflowContext) -> dict[str, Any]:
-    return ctx.input if isinstance(ctx.input, dict) else {}
+    spec = ctx.input if isinstance(ctx.input, dict) else {}
+    # POST /runs hands a run {"input": <the request's input>}
+    return spec["input"] if isinstance(spec.get("input"), dict) else spec
+
+
+async def _think(ctx: WorkflowContext) -> None:
+    await asyncio.sleep(float(_spec(ctx).get("think", 0.0)))
 
 
 def _issue(ctx: WorkflowContext) -> str:
@@ -32,21 +42,24 @@ def _issue(ctx: WorkflowContext) -> str:
 
 
 @scripted_flow.step(first=True)
-def read(ctx: WorkflowContext) -> WorkflowNext:
+async def read(ctx: WorkflowContext) -> WorkflowNext:
+    await _think(ctx)
     ctx.vars["loop"] = 0
     issue = f"OPS-{int(_spec(ctx).get('seed', 1)) % 50 + 1}"
     return ctx.call("jira.get_issue", {"issue_key": issue}, then="open_incident")
 
 
 @scripted_flow.step()
-def open_incident(ctx: WorkflowContext) -> WorkflowNext:
+async def open_incident(ctx: WorkflowContext) -> WorkflowNext:
+    await _think(ctx)
     issue = _issue(ctx)
     return ctx.call("incident.create", {"name": f"workflow {issue}",
                                         "summary": f"opened from {issue}"}, then="comment")
 
 
 @scripted_flow.step()
-def comment(ctx: WorkflowContext) -> WorkflowNext:
+async def comment(ctx: WorkflowContext) -> WorkflowNext:
+    await _think(ctx)
     issue = _issue(ctx)
     return ctx.call("jira.comment", {"issue_key": issue, "text": f"loop {ctx.vars['loop']}"},
                     then="rest")

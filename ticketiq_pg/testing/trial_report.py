@@ -13,6 +13,9 @@ from typing import Any
 
 from ticketiq_pg.testing import landed
 
+#: The inbox entry kind of a trial kind whose entry is named otherwise.
+ENTRY_KINDS = {"long": "webhook", "workflow": "scripted_flow"}
+
 
 @dataclass
 class Trial:
@@ -54,8 +57,9 @@ class Trial:
 
     @property
     def entry_kind(self) -> str:
-        """The kind of its inbox entry: a long run comes in as a webhook."""
-        return "webhook" if self.kind == "long" else self.kind
+        """The kind of its inbox entry: a long run comes in as a webhook, a workflow
+        as the scripted workflow's kind (``POST /runs`` with ``"kind"``)."""
+        return ENTRY_KINDS.get(self.kind, self.kind)
     # The faults that hit the run's process: 1 caught in flight on the victim, else 0.
     loss_allowed: int = 0
     model_errors: int = 0  # transient errors the run's model answered (flaky)
