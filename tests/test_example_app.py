@@ -511,13 +511,15 @@ def test_asgi_app_serves_its_route_the_front_and_the_gates(example: Example) -> 
 # -- the example's own test (ticketiq_pg.testing, as the guide teaches) -----------------
 
 
-def test_the_examples_own_test_passes(pg_server_url: str, tmp_path: Path) -> None:
-    """``examples/triage/test_triage.py`` passes as an app author runs it, from its folder
-    with a server URL, on a database it makes itself."""
+@pytest.mark.parametrize("test_file", ["test_triage.py", "test_escalation.py"])
+def test_the_examples_own_test_passes(pg_server_url: str, tmp_path: Path, test_file: str) -> None:
+    """``examples/triage/test_triage.py`` (and the escalation workflow's
+    ``test_escalation.py``) passes as an app author runs it, from its folder with a server
+    URL, on a database it makes itself."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("TICKETIQ_")}
     env["TICKETIQ_TEST_DATABASE_URL"] = pg_server_url
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                           "--basetemp", str(tmp_path / "pytest"), "test_triage.py"],
+                           "--basetemp", str(tmp_path / "pytest"), test_file],
                           cwd=EXAMPLE, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
     assert re.search(r"^1 passed", done.stdout.splitlines()[-1]), done.stdout[-2000:]
