@@ -210,3 +210,21 @@ async def _rows(db_url: str, sql: str, *params: Any) -> list[tuple[Any, ...]]:
     async with await psycopg.AsyncConnection.connect(db_url, autocommit=True) as conn:
         cur = await conn.execute(sql, params)
         return await cur.fetchall()
+
+
+async def test_a_workflow_step_costs_the_statements_of_an_agent_step(db_url: str) -> None:
+    """One engine: a workflow's write costs its checkpoint, its in-doubt mark and its
+    outcome, as an agent's does; a sleep one wait_run more, which also gives the lease up."""
+    sent: list[str] = []
+    flow = looping()
+    db = await TicketIQ.connect(db_url, group_commit=False)
+    try:
+        run = runner(db, flow, keyed_tools(sent, fail_first=0), "proc-a")
+        state = await start(run, flow)
+        assert (await run.run(state)).status == "suspended"
+        counts = {k: v for k, v in db.statements.items() if v}
+        assert {k: counts.get(k) for k in ("write_checkpoint", "mark_in_doubt",
+                                           "record_outcome", "wait_run")} == {
+            "write_checkpoint": 4, "mark_in_doubt": 3, "record_outcome": 3, "wait_run": 1}
+    finally:
+        await db.close()
