@@ -9,10 +9,11 @@
 -- is locked first, so a wait committing at this moment either sees the
 -- signal or is woken by it.  Not fenced: it is not an attempt's write.
 -- Limits:
+--   p_run_id      the run
 --   p_name        1..200
 --   p_payload     any JSON value (not SQL null)
 --   p_sender_key  1..512
---   p_actor       null or 1..512
+--   p_actor       null, or 1..512
 -- SQLSTATEs: TQ004 (bad name, payload, key or actor), TQ001 (unknown run),
 --   TQ006 (the run is completed, failed or stopped: nothing stored).
 create or replace function ticketiq.send_signal(

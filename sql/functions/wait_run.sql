@@ -23,6 +23,8 @@
 -- declares its waits, whatever its entry point.  The run must be written
 -- ahead (durable).
 -- Limits:
+--   p_run_id    the run
+--   p_epoch     the writer's epoch
 --   p_step_key  1..512
 --   p_wait_key  1..512, timer:... or signal:<this run's id>:<name>
 --   p_seconds   null (a signal without timeout) or 0..1e9
