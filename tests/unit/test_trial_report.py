@@ -25,3 +25,19 @@ def _trial(kind: str, *, errors: int = 0, resume: float | None = 11.9) -> Trial:
 ])
 def test_the_time_held_to_the_bound(trial: Trial, judged: float) -> None:
     assert trial.judged_seconds == judged
+
+
+def test_a_workflow_trial_is_judged_to_its_end_and_found_by_its_kind() -> None:
+    """A workflow trial comes in through POST /runs with the scripted workflow's kind, and
+    its time to its end (sleeps included) is what the bound holds."""
+    import random
+
+    from ticketiq_pg.testing.scripted_workflow import scripted_flow
+    from ticketiq_pg.testing.trial_timing import draw_workflow_script, script_span
+
+    trial = _trial("workflow")
+    assert trial.entry_kind == scripted_flow.kind == "scripted_flow"
+    assert trial.judged_seconds == 15.5
+    script = draw_workflow_script(random.Random(7))
+    assert script["loops"] >= 2 and script["sleep"] > 0  # a loop back and a durable sleep
+    assert script_span(script) == script["steps"] * script["think"]
