@@ -112,8 +112,10 @@ class EntryPump:
             except Exception:  # noqa: BLE001 - a failed fire must not keep the inbox waiting
                 log.exception("firing due crons failed; claiming entries all the same")
             try:
-                # workflow timers: each fires once, on whichever process gets it first
-                self.timers_fired += len(await self.db.fire_due_timers())
+                # workflow timers (an app with workflows): each fires once, on whichever
+                # process gets it first
+                if self.runner.workflows:
+                    self.timers_fired += len(await self.db.fire_due_timers())
             except Exception:  # noqa: BLE001 - nor a failed timer
                 log.exception("firing due workflow timers failed")
         if room < 1:
