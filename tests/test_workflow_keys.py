@@ -20,12 +20,12 @@ from typing import Any
 import psycopg
 import pytest
 
-from ticketiq_pg import App, CallContext, Model, RetryPolicy, Tools, TransientError
+from ticketiq_pg import App, CallContext, Model, RetryPolicy, Tools, TransientError, Verdict
 from ticketiq_pg.config import parse_seal_keys
 from ticketiq_pg.db.driver import TicketIQ
 from ticketiq_pg.runtime.leases import LeaseKeeper
 from ticketiq_pg.runtime.runner import Runner
-from ticketiq_pg.runtime.step_keys import workflow_step_key
+from ticketiq_pg.runtime.step_keys import approval_key, workflow_step_key
 from ticketiq_pg.seal import Sealer
 from ticketiq_pg.workflow import Workflow, WorkflowContext, WorkflowNext
 
@@ -226,5 +226,56 @@ async def test_a_workflow_step_costs_the_statements_of_an_agent_step(db_url: str
         assert {k: counts.get(k) for k in ("write_checkpoint", "mark_in_doubt",
                                            "record_outcome", "wait_run")} == {
             "write_checkpoint": 4, "mark_in_doubt": 3, "record_outcome": 3, "wait_run": 1}
+    finally:
+        await db.close()
+
+
+class HoldAdds:
+    """Gates that hold every ledger.add for a person's approval."""
+
+    async def check_run(self, run: Any) -> Verdict:
+        return Verdict.allow()
+
+    async def check_call(self, run: Any, call: Any, classification: str) -> Verdict:
+        if call.tool == "ledger.add":
+            return Verdict.hold("a person approves each add")
+        return Verdict.allow()
+
+
+async def test_a_workflow_step_held_for_a_person_waits_without_a_lease(db_url: str) -> None:
+    """Wait for a person: a gate's hold files the approval, the run gives its lease up,
+    the decision wakes it on another process, and the approved call is keyed by its
+    approval (the specification's third row), sent once."""
+    sent: list[str] = []
+    flow = Workflow("held")
+
+    @flow.step(first=True)
+    def add(ctx: WorkflowContext) -> WorkflowNext:
+        return ctx.call("ledger.add", {"n": 1}, then="done")
+
+    @flow.step()
+    def done(ctx: WorkflowContext) -> WorkflowNext:
+        return ctx.end(ctx.results["add"])
+
+    db = await TicketIQ.connect(db_url)
+    try:
+        first = runner(db, flow, keyed_tools(sent, fail_first=0), "proc-a")
+        first.gates = HoldAdds()
+        state = await first.start(owner="alice", run_as="alice", channel="test",
+                                  entry_point=flow.kind, input={}, may_wait=True)
+        assert (await first.run(state)).status == "suspended"
+        ((approval_id, lease),) = await _rows(
+            db_url, "select a.approval_id, r.lease_holder from ticketiq.approval_requests as a "
+            "join ticketiq.runs as r using (run_id) where a.run_id = %s", state.run_id)
+        assert lease is None and sent == []
+        await db.decide_approval(approval_id, True, "bob")
+        adopted = await db.adopt_run("proc-b", 30)
+        assert adopted is not None and adopted.run_id == state.run_id
+        second = runner(db, flow, keyed_tools(sent, fail_first=0), "proc-b")
+        second.gates = HoldAdds()
+        outcome = await second.resume(adopted, second.leases.sent_at())
+        assert outcome.status == "completed", outcome
+        assert outcome.answer["output"] == {"added": 1}
+        assert sent == [approval_key(str(approval_id))]
     finally:
         await db.close()
