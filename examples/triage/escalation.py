@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import os
 
-from app import make_model, service, tools, triage
+from app import app as triage_app
+from app import close_client, open_client, tools, triage
 
 from ticketiq_pg import App, RunInfo, ToolCall, Verdict, Workflow, WorkflowContext, WorkflowNext
 
@@ -95,15 +96,6 @@ class EscalationGates:
         return Verdict.allow()
 
 
-app = App(model=make_model(), tools=tools, gates=EscalationGates(), workflows=[escalation])
-
-
-@app.startup
-async def open_client() -> None:
-    await service.open()
-
-
-@app.shutdown
-async def close_client() -> None:
-    await service.close()
-
+# The triage app's model (its child runs are triage runs) and its client's hooks.
+app = App(model=triage_app.model, tools=tools, gates=EscalationGates(), workflows=[escalation],
+          on_startup=[open_client], on_shutdown=[close_client])
