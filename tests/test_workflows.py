@@ -207,3 +207,27 @@ def test_a_workflow_killed_while_its_child_agent_runs_finds_that_child(stack: St
     assert [(c[1], c[2]) for c in children] == [("completed", key(run_id, "delegate", 5))]
     assert ("delegate#5", "asked_again") in resume_settlements(stack, run_id)
     assert stack.duplicates() == {}
+
+
+def test_a_cron_schedule_starts_a_workflow_that_sleeps_durably(stack: Stack) -> None:
+    """A cron fire whose payload names a workflow is that workflow's run: it sleeps
+    durably (a cron run may not wait for a person, but a workflow's own waits hold no
+    lease) and ends with the workflow's answer."""
+    stack.query("select * from ticketiq.upsert_cron_schedule('flow-nightly', 86400, %s::jsonb, "
+                "'ops', 'ops', 'cron', clock_timestamp())",
+                json.dumps({"workflow": "scripted_flow", "loops": 1, "sleep": 0.3}))
+    worker = stack.spawn()
+    worker.read_event("ready")
+    try:
+        ((run_id,),) = wait_for("the cron fire's run", lambda: stack.query(
+            "select run_id from ticketiq.entries where kind = 'cron' and run_id is not null"), 30)
+        wait_for("it to end", lambda: status(stack, str(run_id))[0] == "completed", 30)
+    finally:
+        worker.signal(signal.SIGTERM)
+        worker.wait(30)
+    ((output, may_wait),) = stack.query(
+        "select a.body -> 'output', r.may_wait from ticketiq.answers as a join ticketiq.runs "
+        "as r using (run_id) where run_id = %s", run_id)
+    assert output["loops"] == 1 and may_wait is False
+    assert [t for (t,) in stack.query("select state from ticketiq.workflow_timers "
+                                      "where run_id = %s", run_id)] == ["fired"]
