@@ -28,8 +28,8 @@ def test_the_time_held_to_the_bound(trial: Trial, judged: float) -> None:
 
 
 def test_a_workflow_trial_is_judged_to_its_end_and_found_by_its_kind() -> None:
-    """A workflow trial comes in through POST /runs with the scripted workflow's kind, and
-    its time to its end (sleeps included) is what the bound holds."""
+    """A workflow trial comes in through POST /runs with the scripted workflow's kind; the
+    bound holds its time to its next step after a takeover, else to its end."""
     import random
 
     from ticketiq_pg.testing.scripted_workflow import scripted_flow
@@ -37,7 +37,8 @@ def test_a_workflow_trial_is_judged_to_its_end_and_found_by_its_kind() -> None:
 
     trial = _trial("workflow")
     assert trial.entry_kind == scripted_flow.kind == "scripted_flow"
-    assert trial.judged_seconds == 15.5
+    assert trial.judged_seconds == 11.9  # taken over: to its next step (its sleeps are its own)
+    assert _trial("workflow", resume=None).judged_seconds == 15.5  # asleep at the fault
     script = draw_workflow_script(random.Random(7))
     assert script["loops"] >= 2 and script["sleep"] > 0  # a loop back and a durable sleep
     assert script_span(script) == script["steps"] * script["think"]

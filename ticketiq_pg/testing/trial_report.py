@@ -48,8 +48,12 @@ class Trial:
         from the fault to the run's next step after the takeover for a long run (its
         end is 30 more steps of its own work away) and for a taken-over run that met
         injected errors (flaky): the rest of such a run is its own work, retries and
-        their backoff included, not recovery."""
+        their backoff included, not recovery; and for a taken-over workflow, whose rest
+        holds its own durable sleeps."""
         if self.kind == "long":
+            return self.resume_seconds
+        if self.kind == "workflow" and self.resume_seconds is not None:
+            # its durable sleeps and the code between its calls are its own time
             return self.resume_seconds
         if (self.model_errors or self.vendor_errors) and self.resume_seconds is not None:
             return self.resume_seconds
