@@ -82,6 +82,8 @@ class Report:
     duplicates: dict[str, int] = field(default_factory=dict)
     writes: list[dict[str, Any]] = field(default_factory=list)
     stalled_writes: int = 0
+    #: The requests counted in stalled_writes: victim, method, path, run and call, when.
+    stalled_detail: list[dict[str, Any]] = field(default_factory=list)
     flaky: bool = False
     model_errors: int = 0  # transient errors the model answered, in all
     vendor_errors: dict[str, int] = field(default_factory=dict)  # requests hit, by fault
@@ -176,6 +178,7 @@ class Report:
             "writes_unattributed": landed.unattributed(self.writes),
             "by_kind": self.by_kind(),
             "stalled_writes": self.stalled_writes,
+            "stalled_detail": self.stalled_detail,
             "live_takeovers": self.live_takeovers,
             "by_detection": self.by_detection(),
             **flaky,

@@ -124,6 +124,8 @@ class Arena:
         # Trial ids are unique per arena, so a database used before (the
         # demo's embedded server keeps its data) never answers for them.
         self.tag = os.urandom(4).hex()
+        #: Each request a stalled process sent after the takeover (stop mode), to look into.
+        self.stalled: list[dict[str, Any]] = []
 
     # -- processes --------------------------------------------------------
 
@@ -440,6 +442,12 @@ class Arena:
             who = base64.b64decode(auth[6:]).decode().partition(":")[0] if auth else ""
             if who == name and request["wall_at"] > takeover_at:
                 calls += 1
+                found = landed.origin(request.get("body"))
+                self.stalled.append({
+                    "victim": name, "method": request["method"], "path": request["path"],
+                    "after_takeover_s": round(request["wall_at"] - takeover_at, 3),
+                    "run_id": found[0] if found else None,
+                    "call_id": found[2] if found else None})
         return calls
 
     def writes(self) -> list[dict[str, Any]]:
@@ -485,6 +493,7 @@ def run_trials(
             if on_round is not None:
                 on_round(index, trials, report)
         report.writes = arena.writes()
+        report.stalled_detail = arena.stalled
         report.duplicates = landed.duplicates(report.writes)
         if arena.flaky is not None and arena.vendor is not None:
             report.model_errors = sum(
