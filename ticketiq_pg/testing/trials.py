@@ -84,6 +84,7 @@ from ticketiq_pg.testing.flaky import ENV as FLAKY_ENV
 from ticketiq_pg.testing.flaky import Flaky, injected_at_vendor, note_errors, vendor_faults
 from ticketiq_pg.testing.trial_proc import Proc
 from ticketiq_pg.testing.trial_report import Report, Trial
+from ticketiq_pg.testing.trial_stalled import stalled_calls
 from ticketiq_pg.testing.trial_timing import (
     SEEN_TIMEOUT,
     draw_script,
@@ -429,26 +430,9 @@ class Arena:
             and r["effect"] == "created")
 
     def _stalled_writes(self, name: str, takeover_at: float) -> int:
-        """Outside calls the stalled process made after the takeover, counted at the vendor.
-
-        (Database writes after a takeover are refused by the fence; the
-        worker tests count those separately.)
-        """
+        """Outside calls the stalled process made after the takeover (:func:`stalled_calls`)."""
         assert self.vendor is not None
-        calls = 0
-        for request in self.vendor.requests():
-            auth = next((v for k, v in request["headers"].items()
-                         if k.lower() == "authorization"), "")
-            who = base64.b64decode(auth[6:]).decode().partition(":")[0] if auth else ""
-            if who == name and request["wall_at"] > takeover_at:
-                calls += 1
-                found = landed.origin(request.get("body"))
-                self.stalled.append({
-                    "victim": name, "method": request["method"], "path": request["path"],
-                    "after_takeover_s": round(request["wall_at"] - takeover_at, 3),
-                    "run_id": found[0] if found else None,
-                    "call_id": found[2] if found else None})
-        return calls
+        return stalled_calls(self.query, self.vendor.requests(), name, takeover_at, self.stalled)
 
     def writes(self) -> list[dict[str, Any]]:
         """Every write the vendor service recorded, with its run, call and key."""
