@@ -38,11 +38,12 @@ from . import (
     takeover,
     throughput,
     wakeup,
+    workflow_steps,
 )
 from .common import FULL, SMOKE, BenchDB, as_dict, machine, open_server
 
 SECTIONS = ("throughput", "concurrency", "roundtrips", "peer", "lease_scale", "history", "wakeup",
-            "takeover", "recovery", "long_runs")
+            "takeover", "recovery", "long_runs", "workflow_steps")
 ASYNC_SECTIONS = {
     "throughput": throughput.run,
     "concurrency": concurrency.run,
@@ -53,8 +54,10 @@ ASYNC_SECTIONS = {
     "wakeup": wakeup.run,
     "takeover": takeover.run,
     "long_runs": long_runs.run,
+    "workflow_steps": workflow_steps.run,
 }
 report.BUILDERS["long_runs"] = long_runs.rows
+report.BUILDERS["workflow_steps"] = workflow_steps.rows
 
 
 def log(message: str) -> None:

@@ -114,6 +114,13 @@ ticketiq.record_trace_context(text, text, text),
 ticketiq.run_trace_context(uuid)
 to ticketiq_app;
 
+-- Durable waits of workflow runs (schema 15): timers and signals.
+grant execute on function
+ticketiq.wait_run(uuid, bigint, text, text, double precision, jsonb),
+ticketiq.fire_due_timers(integer),
+ticketiq.send_signal(uuid, text, jsonb, text, text)
+to ticketiq_app;
+
 grant execute on function
 ticketiq.now(),
 ticketiq.schema_version(),

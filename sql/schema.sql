@@ -33,7 +33,8 @@ insert into ticketiq.schema_migrations (version, name) values
 (11, 'front_auth'),
 (12, 'chained_seals'),
 (13, 'front_owners'),
-(14, 'trace_context');
+(14, 'trace_context'),
+(15, 'workflows');
 
 -- One-row settings table.  fake_clock_allowed lets the setting
 -- ticketiq.fake_now move the database clock; only test databases turn it on.
@@ -592,3 +593,45 @@ create table ticketiq.trace_contexts (
 
 comment on table ticketiq.trace_contexts is
 'The W3C traceparent a run''s entry arrived with, by the entry''s (kind, sender id): its spans are children of it.';
+
+-- Durable waits of workflow runs (schema 15): timers that fire once, signals consumed once.
+create table ticketiq.workflow_timers (
+    run_id uuid not null references ticketiq.runs (run_id) on delete cascade,
+    timer_key text not null check (timer_key <> ''),
+    wait_key text not null check (wait_key <> ''),
+    due_at timestamptz not null,
+    set_at timestamptz not null,
+    state text not null default 'set' check (state in ('set', 'fired', 'cancelled')),
+    fired_at timestamptz,
+    primary key (run_id, timer_key),
+    check ((state = 'set') = (fired_at is null))
+);
+
+comment on table ticketiq.workflow_timers is
+'Durable timers of workflow runs: a sleep, or a signal''s timeout; each fires once (state set -> fired).';
+
+create index workflow_timers_due_idx on ticketiq.workflow_timers (due_at)
+where state = 'set';
+
+create table ticketiq.workflow_signals (
+    signal_id bigint generated always as identity primary key,
+    run_id uuid not null references ticketiq.runs (run_id) on delete cascade,
+    name text not null check (name <> ''),
+    sender_key text not null check (sender_key <> ''),
+    payload jsonb not null,
+    sent_at timestamptz not null,
+    sent_by text,
+    consumed_at timestamptz,
+    consumed_by text,
+    unique (run_id, name, sender_key),
+    check ((consumed_at is null) = (consumed_by is null))
+);
+
+comment on table ticketiq.workflow_signals is
+'Signals sent to workflow runs: delivered once per sender key, consumed once by the waiting step (its step key).';
+
+create index workflow_signals_pending_idx on ticketiq.workflow_signals (run_id, name, signal_id)
+where consumed_at is null;
+
+create unique index workflow_signals_consumer_idx on ticketiq.workflow_signals (run_id, consumed_by)
+where consumed_by is not null;

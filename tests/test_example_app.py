@@ -537,7 +537,9 @@ def test_the_ticket_service_refuses_a_fencing_token_older_than_one_it_has_seen(
 # -- the example's own test (ticketiq_pg.testing, as the guide teaches) -----------------
 
 
-def test_the_examples_own_test_passes(pg_server_url: str, tmp_path: Path) -> None:
-    """``examples/triage/test_triage.py`` passes as an app author runs it, from its folder
-    with a server URL, on a database it makes itself."""
-    run_example_test(EXAMPLE, "test_triage.py", pg_server_url, tmp_path / "pytest", passed=1)
+@pytest.mark.parametrize("test_file", ["test_triage.py", "test_escalation.py"])
+def test_the_examples_own_test_passes(pg_server_url: str, tmp_path: Path, test_file: str) -> None:
+    """``examples/triage/test_triage.py`` (and the escalation workflow's
+    ``test_escalation.py``) passes as an app author runs it, from its folder with a server
+    URL, on a database it makes itself."""
+    run_example_test(EXAMPLE, test_file, pg_server_url, tmp_path / "pytest", passed=1)

@@ -1,6 +1,6 @@
 """The package's rooms and their arrows, read from the source: one way, no cycles, small modules.
 
-Layers, lowest first: the base (errors, seal, agent, config), the database layer
+Layers, lowest first: the base (errors, seal, agent, workflow, config), the database layer
 (``db``) and the real vendor clients (``vendors``), the runtime of one process
 (``runtime``), the HTTP front (``front``) and the operator's tools (``ops``), the
 harness (``testing``), and the package's ``__init__`` that re-exports the public API.
@@ -26,7 +26,7 @@ MAX_LINES = 500
 
 LAYERS = {
     "ticketiq_pg.errors": 0, "ticketiq_pg.seal": 0, "ticketiq_pg.agent": 0,
-    "ticketiq_pg.config": 0, "ticketiq_pg.retries": 0,
+    "ticketiq_pg.config": 0, "ticketiq_pg.retries": 0, "ticketiq_pg.workflow": 0,
     "ticketiq_pg.db": 1, "ticketiq_pg.vendors": 1, "ticketiq_pg.adapters": 1,
     # the schema derivation and validator Tool uses (imports nothing of ticketiq_pg)
     "ticketiq_pg.adapters.schema": 0,

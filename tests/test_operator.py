@@ -494,7 +494,8 @@ def test_runs_bad_arguments_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
 def test_show_json_of_a_resumed_run(world: World, capsys: pytest.CaptureFixture[str]) -> None:
     report = cli_json(capsys, "show", str(world.resumed), "--database-url", world.url)
     assert list(report) == ["now", "run", "checkpoints", "calls", "approvals", "answer",
-                            "entries", "children", "transcript", "audit"]
+                            "entries", "children", "transcript", "audit", "workflow"]
+    assert report["workflow"] is None  # an agent run
     run = report["run"]
     assert (run["run_id"], run["status"], run["epoch"], run["loss_count"], run["last_step"],
             run["claim_reason"]) == (str(world.resumed), "completed", 3, 1, 2, "lease_lapsed")

@@ -76,10 +76,13 @@ if TYPE_CHECKING:
     from ticketiq_pg.runtime.runner import RunOutcome
     from ticketiq_pg.runtime.worker import RunHandle, Worker
     from ticketiq_pg.vendors.fencing import FencedTransport
+    from ticketiq_pg.workflow import Workflow, WorkflowContext, WorkflowNext
 
 __all__ = [
     # the app
     "App", "AppFactory", "Hook", "Worker", "RunHandle", "RunOutcome",
+    # workflows: steps of code, resumed like agent runs
+    "Workflow", "WorkflowContext", "WorkflowNext",
     # the model and its tools
     "Model", "ModelStep", "ToolCall", "StepRequest", "Tool", "Tools", "CallContext",
     "ReadBack", "CLASSIFICATIONS",
@@ -169,6 +172,9 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "TransientError": ("ticketiq_pg.errors", "TransientError"),
     "is_transient": ("ticketiq_pg.retries", "is_transient"),
     "FencedTransport": ("ticketiq_pg.vendors.fencing", "FencedTransport"),
+    "Workflow": ("ticketiq_pg.workflow", "Workflow"),
+    "WorkflowContext": ("ticketiq_pg.workflow", "WorkflowContext"),
+    "WorkflowNext": ("ticketiq_pg.workflow", "WorkflowNext"),
 }
 
 

@@ -46,17 +46,7 @@ begin
         raise exception 'detail must be a JSON object' using errcode = 'TQ004';
     end if;
 
-    update ticketiq.runs as r
-    set status = 'suspended',
-        epoch = r.epoch + 1,
-        wait_key = p_wait_key,
-        lease_holder = null,
-        lease_expires_at = null,
-        updated_at = v_now
-    where r.run_id = p_run_id;
-    insert into ticketiq.audit (at, event, run_id, epoch, actor, detail)
-    values (v_now, 'agent.run.suspended', p_run_id, p_epoch + 1, v_run.lease_holder,
-        jsonb_build_object('wait_key', p_wait_key, 'step', v_run.last_step) || p_detail);
+    perform ticketiq._suspend(v_run, p_wait_key, 'agent.run.suspended', p_detail, v_now);
 
     -- The event may have happened before the run got here.  The event's row
     -- is locked first: a decision or a child's end committing at this

@@ -47,10 +47,11 @@ from ticketiq_pg.db.transport import (
     json_param,
     reason_param,
 )
+from ticketiq_pg.db.workflows import WorkflowFunctions
 from ticketiq_pg.seal import JsonText
 
 #: Schema versions this driver knows how to talk to.
-KNOWN_SCHEMA_VERSIONS = frozenset({14})
+KNOWN_SCHEMA_VERSIONS = frozenset({15})
 
 #: NOTIFY channels the functions use.
 RESUME_CHANNEL = "ticketiq_resume"
@@ -61,7 +62,8 @@ APPROVAL_CHANNEL = "ticketiq_approval"
 ENTRY_CHANNEL = "ticketiq_entry"
 
 
-class TicketIQ(ProcessFunctions, EntryFunctions, KeyFunctions, AuditFunctions):
+class TicketIQ(ProcessFunctions, EntryFunctions, KeyFunctions, AuditFunctions,
+               WorkflowFunctions):
     """Async client of the ``ticketiq`` schema: one method per SQL function.
 
     Build one with :meth:`connect` (it opens its own pool and checks the schema

@@ -14,6 +14,7 @@ from typing import Any
 import psycopg
 
 from ticketiq_pg.db.inspect import db_now, fetch_all, seconds_until
+from ticketiq_pg.db.inspect_workflow import workflow
 from ticketiq_pg.errors import UnknownRun
 
 _RUN = """
@@ -138,7 +139,9 @@ def usage(checkpoints: list[dict[str, Any]], answer: dict[str, Any] | None) -> d
 
 def show(conn: psycopg.Connection[Any], run_id: uuid.UUID) -> dict[str, Any]:
     """One run: its row, checkpoints, calls, approvals, answer, entries, children,
-    transcript and audit rows.  :class:`UnknownRun` when no run has that id.
+    transcript and audit rows, and a workflow run's steps, keys, waits and settlements
+    (:func:`~ticketiq_pg.db.inspect_workflow.workflow`; None for an agent run).
+    :class:`UnknownRun` when no run has that id.
 
     Each checkpoint carries its step's ``usage``; the run's row carries ``usage``, the
     usage of every step (the final one's from the answer) and the sums (:func:`usage`)."""
@@ -152,15 +155,18 @@ def show(conn: psycopg.Connection[Any], run_id: uuid.UUID) -> dict[str, Any]:
     answer = fetch_all(conn, _ANSWER, params)
     checkpoints = fetch_all(conn, _CHECKPOINTS, params)
     run["usage"] = usage(checkpoints, answer[0] if answer else None)
+    calls = fetch_all(conn, _CALLS, params)
+    audit = fetch_all(conn, _RUN_AUDIT, params)
     return {
         "now": now,
         "run": run,
         "checkpoints": checkpoints,
-        "calls": fetch_all(conn, _CALLS, params),
+        "calls": calls,
         "approvals": fetch_all(conn, _APPROVALS, params),
         "answer": answer[0] if answer else None,
         "entries": fetch_all(conn, _ENTRIES, params),
         "children": fetch_all(conn, _CHILDREN, params),
         "transcript": fetch_all(conn, _TRANSCRIPT, params),
-        "audit": fetch_all(conn, _RUN_AUDIT, params),
+        "audit": audit,
+        "workflow": workflow(conn, run_id, calls, audit),
     }

@@ -114,6 +114,17 @@ db: _Reads, args: Sequence[Any], error: Exception | None, rows: list[dict[str, A
     return [{"run_id": run.run_id, "status": run.status, "epoch": run.epoch}]
 
 
+async def wait_run(
+db: _Reads, args: Sequence[Any], error: Exception | None, rows: list[dict[str, Any]] | None
+) -> list[dict[str, Any]] | None:
+    if not isinstance(error, errors.Fenced):
+        return None
+    run = await db.get_run(args[0])
+    if run.status != "suspended" or run.epoch != args[1] + 1 or run.wait_key != args[3]:
+        return None
+    return [{"outcome": "suspended", "payload": None, "due_at": None, "epoch": run.epoch}]
+
+
 async def job_ended_at_epoch(
 db: _Reads, args: Sequence[Any], error: Exception | None, state: str
 ) -> list[dict[str, Any]] | None:
@@ -145,6 +156,7 @@ BY_FUNCTION: Mapping[str, Recogniser] = {
     "stop_run": stop_run,
     "release_run": release_run,
     "suspend_run": suspend_run,
+    "wait_run": wait_run,
     "finish_job": finish_job,
     "fail_job": fail_job,
 }

@@ -203,6 +203,17 @@ RULES: dict[str, Rule] = {
     "decide_approval": Rule(P, "deciding the same way again returns the stored decision"),
     "request_stop": Rule(P, "asking twice keeps the first request"),
     "wake_runs": Rule(P, "waking again finds nothing suspended on the key (returns 0)"),
+    # -- workflow waits (schema 15) -------------------------------------------------
+    "wait_run": Rule(
+        C, "a signal consumed by the step, or a timer due, is answered again the same "
+        "(keyed by the step key); a suspension finds the epoch raised (TQ002), and "
+        "suspended at epoch + 1 on the same wait key is the first attempt's"),
+    "fire_due_timers": Rule(
+        P, "each timer fires once (its state moves to fired); a repeat fires only what is "
+        "due since"),
+    "send_signal": Rule(
+        P, "keyed by (run, name, sender key): a repeat finds the first delivery "
+        "(created = false) and wakes nothing"),
     # -- entry points ------------------------------------------------------------
     "accept_entry": Rule(
         P, "keyed by (kind, owner, sender id): a repeat finds the entry (created = false)"),

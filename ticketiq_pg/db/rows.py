@@ -362,3 +362,28 @@ class TranscriptLine:
     kind: str
     step: int | None
     body: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class WaitOutcome:
+    """``ticketiq.wait_run``: signal, due, timeout, or suspended (at ``epoch``)."""
+
+    outcome: str
+    payload: Any
+    due_at: datetime | None
+    epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class SignalSent:
+    signal_id: int
+    created: bool
+    woken: int
+
+
+@dataclass(frozen=True, slots=True)
+class TimerFired:
+    run_id: uuid.UUID
+    timer_key: str
+    wait_key: str
+    woken: int

@@ -1,5 +1,5 @@
 """The generic runs API: ``POST /runs``, ``GET /runs/{id}`` (long poll), ``GET /runs?key=``,
-``POST /runs/{id}/stop``.
+``POST /runs/{id}/stop``, ``POST /runs/{id}/signals/{name}`` (a workflow's signal).
 
 ``POST /runs`` writes an entry of kind ``run`` (or an app kind registered with
 :meth:`ticketiq_pg.App.entry_kind`) keyed by the ``Idempotency-Key`` header, which is
@@ -19,7 +19,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from fastapi import APIRouter, Depends, Header, HTTPException, Query
+from fastapi import APIRouter, Depends, Header, HTTPException, Path, Query
 from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, Field
@@ -76,6 +76,18 @@ class RunStatus(BaseModel):
 class StopAnswer(BaseModel):
     run_id: uuid.UUID
     status: str
+
+
+class SignalRequest(BaseModel):
+    payload: Any = Field(default=None, description="the signal's payload: any JSON value")
+
+
+class SignalAnswer(BaseModel):
+    run_id: uuid.UUID
+    name: str
+    signal_id: int
+    created: bool = Field(description="false: this Idempotency-Key's signal was sent before")
+    woken: int = Field(description="1 when the run was waiting for it and was woken")
 
 
 def runs_router(db: TicketIQ, kinds: dict[str, EntryKind], caller: Any,
@@ -222,5 +234,25 @@ def runs_router(db: TicketIQ, kinds: dict[str, EntryKind], caller: Any,
             note_refusal("run_not_running", str(run_id))
             raise HTTPException(status_code=409, detail=str(exc)) from exc
         return StopAnswer(run_id=asked.run_id, status=asked.status)
+
+    @router.post("/runs/{run_id}/signals/{name}", response_model=SignalAnswer,
+                 status_code=202,
+                 responses={200: {"model": SignalAnswer, "description": "the key's signal"},
+                            409: {"description": "the run ended: not delivered"}})
+    async def signal(run_id: uuid.UUID, body: SignalRequest,
+                     name: str = Path(min_length=1, max_length=200),
+                     idempotency_key: str = Header(min_length=1, max_length=200),
+                     who: Identity = Depends(caller)) -> JSONResponse:
+        """Send the signal ``name`` to a workflow run, once per ``Idempotency-Key``; a run
+        waiting for it is woken, one not waiting yet finds it when it waits."""
+        await visible(run_id, who)
+        try:
+            sent = await db.send_signal(run_id, name, body.payload, idempotency_key, who.subject)
+        except (UnknownRun, RunNotRunning) as exc:
+            raise HTTPException(status_code=409, detail=str(exc)) from exc
+        answer = SignalAnswer(run_id=run_id, name=name, signal_id=sent.signal_id,
+                              created=sent.created, woken=sent.woken)
+        return JSONResponse(answer.model_dump(mode="json"), status_code=202 if sent.created
+                            else 200)
 
     return router

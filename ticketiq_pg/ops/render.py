@@ -284,6 +284,31 @@ def _usage_lines(usage: dict[str, Any] | None) -> list[str]:
     )]
 
 
+def _workflow_lines(flow: dict[str, Any] | None) -> list[str]:
+    """A workflow run's steps (each action's key and how it was settled) and waits."""
+    if not flow:
+        return []
+    out = ["", f"workflow {flow['name']} (version {flow['version']}): "
+               f"{len(flow['steps'])} actions", table(
+        ["ckpt", "step id", "executed", "tool", "class", "state", "settlement", "resumed as",
+         "then", "step key"],
+        [[s["step"], s["step_id"], s["steps_executed"], s["tool"], s["classification"],
+          s["state"] or "no row", s["settlement"], ", ".join(s["resumes"]) or None, s["then"],
+          s["step_key"]] for s in flow["steps"]],
+    )]
+    if flow["timers"]:
+        out += ["", f"timers: {len(flow['timers'])}", table(
+            ["timer (step key)", "set", "due", "state", "fired"],
+            [[t["timer_key"], t["set_at"], t["due_at"], t["state"], t["fired_at"]]
+             for t in flow["timers"]])]
+    if flow["signals"]:
+        out += ["", f"signals: {len(flow['signals'])}", table(
+            ["id", "name", "sender key", "sent", "by", "consumed", "by step", "payload"],
+            [[g["signal_id"], g["name"], g["sender_key"], g["sent_at"], g["sent_by"],
+              g["consumed_at"], g["consumed_by"], g["payload"]] for g in flow["signals"]])]
+    return out
+
+
 def render_show(report: dict[str, Any]) -> str:
     r = report["run"]
     lease = (f"{r['lease_holder']}, expires {fmt_time(r['lease_expires_at'])} "
@@ -331,6 +356,7 @@ def render_show(report: dict[str, Any]) -> str:
               c["step_key"]] for c in report["calls"]],
         ),
     ]
+    out += _workflow_lines(report.get("workflow"))
     if report["approvals"]:
         out += ["", f"approvals: {len(report['approvals'])}", table(
             ["approval", "step", "call", "tool", "state", "requested", "decided", "by", "reason"],

@@ -18,6 +18,7 @@ from ticketiq_pg.agent import AnswerDelivery, Delivery, Gates, Model, Tools
 from ticketiq_pg.retries import RetryPolicy
 from ticketiq_pg.runtime.entries import EntryKind, builtin_kinds
 from ticketiq_pg.runtime.jobs import Handler
+from ticketiq_pg.workflow import Workflow
 
 log = logging.getLogger(__name__)
 
@@ -51,11 +52,27 @@ class App:
     deadline: float | None = None
     #: Entry kinds by name: the built-in ones and those :meth:`entry_kind` registers.
     kinds: dict[str, EntryKind] = field(default_factory=builtin_kinds)
+    #: The app's workflows (:meth:`workflow` registers one and its entry kind).
+    workflows: list[Workflow] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         for name, kind in self.kinds.items():
             if kind.delivery is not None:
                 self.deliveries.setdefault(name, kind.delivery)
+        flows, self.workflows = self.workflows, []
+        for flow in flows:
+            self.workflow(flow)
+
+    def workflow(self, flow: Workflow) -> Workflow:
+        """Register a workflow and its entry kind (``flow.kind``: ``POST /runs`` with that
+        ``"kind"`` starts it); its runs are written ahead and may wait.  A cron schedule
+        starts it with ``{"workflow": flow.name}`` in its payload.  Returns ``flow``.
+        """
+        if any(known.name == flow.name for known in self.workflows):
+            raise ValueError(f"workflow {flow.name!r} is registered already")
+        self.entry_kind(flow.kind, may_wait=True, written_ahead=True)
+        self.workflows.append(flow)
+        return flow
 
     def entry_kind(self, name: str, *, may_wait: bool = False,
                    written_ahead: bool | None = None,

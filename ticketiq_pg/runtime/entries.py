@@ -99,6 +99,7 @@ class EntryPump:
         self.claim_delay = claim_delay
         self.claimed = 0
         self.fired = 0
+        self.timers_fired = 0
         self.last_claimed = 0
 
     async def tick(self, room: int) -> int:
@@ -110,6 +111,13 @@ class EntryPump:
                 self.fired += len(fires)
             except Exception:  # noqa: BLE001 - a failed fire must not keep the inbox waiting
                 log.exception("firing due crons failed; claiming entries all the same")
+            try:
+                # workflow timers (an app with workflows): each fires once, on whichever
+                # process gets it first
+                if self.runner.workflows:
+                    self.timers_fired += len(await self.db.fire_due_timers())
+            except Exception:  # noqa: BLE001 - nor a failed timer
+                log.exception("firing due workflow timers failed")
         if room < 1:
             return 0
         sent = self.leases.sent_at()

@@ -25,6 +25,7 @@ from ticketiq_pg.errors import (
     SealMismatch,
 )
 from ticketiq_pg.runtime import call_fence, call_rows, chain
+from ticketiq_pg.runtime import workflow_engine as flows
 from ticketiq_pg.runtime.faults import FaultPoints
 from ticketiq_pg.runtime.leases import LeaseKeeper
 from ticketiq_pg.runtime.run_state import (
@@ -53,6 +54,7 @@ class Resuming:
     poll_interval: float
     max_losses: int
     faults: FaultPoints
+    workflows: flows.Workflows
 
 
     # -- resuming ---------------------------------------------------------
@@ -114,6 +116,10 @@ class Resuming:
         verdict = await self.gates.check_run(info)
         if not verdict.allowed:
             return await self._refuse(state, verdict.reason, "agent.run.gate_refused")
+        # A workflow run: the definition its record names, with every step it is at.
+        state.workflow = self.workflows.for_resume(info, adopted.input, state.counters)
+        if state.workflow is not None:
+            flows.check_resumable(state.workflow, state)
 
         if body is not None:
             try:

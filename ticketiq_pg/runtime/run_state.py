@@ -8,9 +8,9 @@ from typing import Any
 
 from ticketiq_pg.agent import ModelStep, RunInfo, assistant_message, is_changing, tool_message
 
-#: Counters that carry a run's limits from checkpoint to checkpoint (and how many steps
-#: in a row had malformed tool arguments: :mod:`ticketiq_pg.runtime.malformed`).
-LIMIT_COUNTERS = ("max_steps", "deadline_at", "malformed_steps")
+#: Counters carried from checkpoint to checkpoint: a run's limits, a workflow's state, and
+#: how many steps in a row had malformed tool arguments (:mod:`ticketiq_pg.runtime.malformed`).
+LIMIT_COUNTERS = ("max_steps", "deadline_at", "workflow", "malformed_steps")
 
 UNKNOWN_OUTCOME = {
     "outcome": "unknown",
@@ -61,6 +61,9 @@ class RunState:
     chain_seal: str | None = None
     #: How many messages of the conversation the chain holds (the next link adds the rest).
     chained: int = 0
+    #: The run's :class:`~ticketiq_pg.workflow.Workflow` when it is a workflow run (its
+    #: code decides the steps), None for an agent run (the model does).
+    workflow: Any = None
 
     @property
     def run_id(self) -> uuid.UUID:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import psycopg
@@ -52,9 +52,11 @@ from ticketiq_pg.retries import (
     RetryPolicy,
     describe,
 )
-from ticketiq_pg.runtime import call_fence, call_rows, malformed
+from ticketiq_pg.runtime import call_rows, malformed
 from ticketiq_pg.runtime import step_keys as keys
+from ticketiq_pg.runtime import workflow_engine as flows
 from ticketiq_pg.runtime.attempts import Attempting
+from ticketiq_pg.runtime.ending import Ending
 from ticketiq_pg.runtime.faults import FaultPoints
 from ticketiq_pg.runtime.leases import LeaseKeeper
 from ticketiq_pg.runtime.resume import Resuming
@@ -68,11 +70,11 @@ from ticketiq_pg.runtime.run_state import (
     adopt_body,
     carry_results,
     checkpoint_body,
-    step_usage,
 )
 from ticketiq_pg.runtime.waits import Waiting
+from ticketiq_pg.runtime.workflow_waits import WorkflowWaiting
 from ticketiq_pg.seal import Sealer
-from ticketiq_pg.vendors import fencing
+from ticketiq_pg.workflow import Workflow
 
 log = logging.getLogger(__name__)
 
@@ -80,8 +82,14 @@ log = logging.getLogger(__name__)
 __all__ = ["RunOutcome", "RunState", "Runner"]
 
 
-class Runner(Attempting, Resuming, Waiting):
-    """Runs agent runs durably on behalf of one app process (the lease holder)."""
+class Runner(Attempting, Resuming, Waiting, WorkflowWaiting, Ending):
+    """Runs agent and workflow runs durably on behalf of one app process (the lease holder).
+
+    One step engine, two drivers: a step is decided by the model (an agent run) or by
+    the workflow's code (:mod:`ticketiq_pg.runtime.workflow_engine`); the write-ahead
+    checkpoint, the in-doubt marks, the fence, the gates and the settlement of a resume
+    are the same code for both.
+    """
 
     def __init__(
         self,
@@ -103,12 +111,14 @@ class Runner(Attempting, Resuming, Waiting):
         tool_retry: RetryPolicy = TOOL_RETRY,
         max_steps: int = 50,
         deadline: float | None = 3600.0,
+        workflows: Iterable[Workflow] = (),
     ) -> None:
         self.db = db
         self.leases = leases
         self.sealer = sealer
         self.model = model
-        self.tools = tools
+        self.tools = flows.EngineTools(tools)
+        self.workflows = flows.Workflows(workflows)
         self.gates = gates or AllowAll()
         self.agent_loop = agent_loop
         self.answer_retention = answer_retention
@@ -223,16 +233,21 @@ class Runner(Attempting, Resuming, Waiting):
 
     def fresh_state(self, info: RunInfo, epoch: int, input: Any, durable: bool = True, *,
                     max_steps: int | None = None, deadline: float | None = None) -> RunState:
-        """The state of a run that has taken no step yet, with its limits."""
+        """The state of a run that has taken no step yet, with its limits.
+
+        A workflow run has no deadline unless its start gives one (it may sleep for days).
+        """
+        workflow = self.workflows.for_run(info, input)
         counters: dict[str, Any] = {"model_steps": 0, "tool_calls": 0}
         counters["max_steps"] = max_steps if max_steps is not None else self.max_steps
-        seconds = deadline if deadline is not None else self.deadline
+        seconds = deadline if deadline is not None or workflow else self.deadline
         if seconds:
             # A deadline is not a lease: the wall clock of the process that starts the run
             # decides it, carried in the sealed checkpoints (seconds of skew at most).
             counters["deadline_at"] = time.time() + seconds
         return RunState(info=info, epoch=epoch, input=input,
-                        conversation=[user_message(input)], counters=counters, durable=durable)
+                        conversation=[user_message(input)], counters=counters, durable=durable,
+                        workflow=workflow)
 
 
     async def start_and_run(self, **kwargs: Any) -> RunOutcome:
@@ -299,7 +314,7 @@ class Runner(Attempting, Resuming, Waiting):
                 return await self._fail(state, verdict.reason, "agent.run.gate_refused")
             step_no = state.step + 1
             self._within_limits(state, step_no)
-            answer = await self._ask_model(state, step_no)
+            answer = await self._decide(state, step_no)
             if answer.final:
                 return await self._finish(state, step_no, answer)
             calls = self._plan_calls(state, step_no, answer)
@@ -343,9 +358,22 @@ class Runner(Attempting, Resuming, Waiting):
             carry_results(state, calls, [result for result, _ in results])
 
 
+    async def _decide(self, state: RunState, step_no: int) -> ModelStep:
+        """The next step: the workflow's code decides it, or the model answers it."""
+        if state.workflow is None:
+            return await self._ask_model(state, step_no)
+        self.faults.reach("before_model", step_no)
+        return await flows.decide(state.workflow, state, step_no)
+
     def _plan_calls(
         self, state: RunState, step_no: int, answer: ModelStep
     ) -> list[dict[str, Any]]:
+        if state.workflow is not None:
+            # a workflow's action: keyed by the run id, the step id and the steps executed
+            (call,) = answer.calls
+            return [{"call_id": call.call_id, "tool": call.tool, "arguments": call.arguments,
+                     "classification": self.tools.classify(call.tool),
+                     "step_key": flows.step_key(state)}]
         return [
             {
                 "call_id": call.call_id,
@@ -370,6 +398,8 @@ class Runner(Attempting, Resuming, Waiting):
         rejected, unknown tool) or, on a resume that found the call's
         approval request, coalesced (still waiting) or read_decision.
         """
+        if state.workflow is not None and call["tool"] in flows.WAITS:
+            return await self._workflow_wait(state, step_no, call), "made"
         tool_call = ToolCall(call["call_id"], call["tool"], call["arguments"])
         recorded = call["classification"]
         tool = self.tools.get(call["tool"])
@@ -427,66 +457,6 @@ class Runner(Attempting, Resuming, Waiting):
             self.leases.check(state.run_id, state.epoch)
             await call_rows.record(self.db, self.sealer, state, step_no, call, result, ended)
         return result, how
-
-
-    # -- ending -----------------------------------------------------------
-
-    async def _finish(self, state: RunState, step_no: int, answer: ModelStep) -> RunOutcome:
-        body = {"text": answer.text, "step": step_no, **step_usage(answer)}
-        self.leases.check(state.run_id, state.epoch)
-        seal, key_id = self.sealer.seal("answer", state.run_id, step_no, body)
-        await self.db.seal_answer(
-            state.run_id, state.epoch, step_no, body, seal, key_id, self.answer_retention
-        )
-        self.faults.reach("after_seal", step_no)
-        return await self._hand_on(state.info, state.epoch, step_no, state.input, body)
-
-
-    async def _hand_on(
-        self, info: RunInfo, epoch: int, step_no: int, request: Any, answer: Any
-    ) -> RunOutcome:
-        """Hand a sealed answer on, and deliver it to its entry point.
-
-        A delivery with a reader is marked first and sent before the
-        hand-on; a process that finds the mark (it replaced a dead one) reads
-        the delivery back and sends it only if it is not there: made once.
-        Any other delivery is made after the hand-on: at most once.
-        """
-        delivery = self.deliveries.get(info.entry_point)
-        key = f"answer:{info.run_id}"
-        if delivery is not None and delivery.read_back is not None:
-            self.leases.check(info.run_id, epoch)
-            mark = await self.db.mark_delivery(info.run_id, epoch)
-            with fencing.fenced(call_fence.for_run(self.leases, info.run_id, epoch)):
-                if mark.already_started:
-                    await self.leases.ready(info.run_id, epoch)
-                landed = mark.already_started and await delivery.read_back(info, request, key)
-                if not landed:
-                    await self.leases.ready(info.run_id, epoch)
-                    await delivery.send(info, request, answer, key)
-            self.faults.reach("after_deliver", step_no)
-            self.leases.check(info.run_id, epoch)
-            handed = await self.db.hand_on_answer(info.run_id, epoch)
-            self.leases.drop(info.run_id, epoch)
-            self.faults.reach("after_hand_on", step_no)
-            return RunOutcome(info.run_id, "completed", answer=handed.body)
-        self.leases.check(info.run_id, epoch)
-        handed = await self.db.hand_on_answer(info.run_id, epoch)
-        self.leases.drop(info.run_id, epoch)
-        self.faults.reach("after_hand_on", step_no)
-        if info.entry_point != "delegation":
-            try:
-                if delivery is not None:
-                    await delivery.send(info, request, handed.body, key)
-                elif self.deliver is not None:
-                    await self.deliver(info, handed.body)
-            except Exception as exc:  # noqa: BLE001 - the run is completed; only its delivery failed
-                # At most once: not sent again, and the run is not failed (its answer is
-                # sealed and handed on, for the entry's caller to read).
-                log.exception("run %s: the answer's delivery failed", info.run_id)
-                return RunOutcome(info.run_id, "completed", answer=handed.body,
-                                  reason=f"delivery failed, not retried: {describe(exc)}")
-        return RunOutcome(info.run_id, "completed", answer=handed.body)
 
 
     async def _fail(self, state: RunState, reason: str, event: str) -> RunOutcome:

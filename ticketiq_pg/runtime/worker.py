@@ -204,7 +204,7 @@ class Worker:
             tool_retry=self.app.tool_retry or replace(TOOL_RETRY, attempts=s.tool_attempts),
             max_steps=self.app.max_steps or s.max_steps,
             deadline=self.app.deadline if self.app.deadline is not None else (
-                s.run_deadline or None),
+                s.run_deadline or None), workflows=self.app.workflows,
         )
         observe.attach(self)  # metrics and traces: its statements, its model's calls
         self.pump = EntryPump(

@@ -358,6 +358,7 @@ def app() -> Any:
             tools.add(dataclasses.replace(tool, classification=classification.strip()))
     from ticketiq_pg.runtime.entries import teams_delivery
     from ticketiq_pg.testing.scripted_jobs import scripted_handlers
+    from ticketiq_pg.testing.scripted_workflow import scripted_flow
     from ticketiq_pg.vendors.clients import VendorClients
 
     clients = VendorClients.local(base_url)
@@ -370,6 +371,7 @@ def app() -> Any:
             {"scripted": scripted_tools.answer_delivery(clients)}
             if os.environ.get("TICKETIQ_SCRIPT_DELIVER") else {})},
         jobs=scripted_handlers(clients),
+        workflows=[scripted_flow],
     )
 
 
@@ -425,9 +427,12 @@ async def _main(args: argparse.Namespace) -> int:
     async def start_one(overrides: dict[str, Any]) -> None:
         spec = {"seed": args.seed, "steps": args.steps, "plan": args.plan,
                 "model_delay": args.model_delay, **overrides}
+        if args.workflow:  # the scripted workflow: its input is the JSON given, with the seed
+            spec = {**json.loads(args.workflow), "seed": spec["seed"], **overrides}
         started = await worker.start_run(
             owner=args.owner, run_as=args.owner, channel=args.channel,
-            entry_point="scripted", may_wait=args.may_wait, input=spec,
+            entry_point="scripted_flow" if args.workflow else "scripted",
+            may_wait=args.may_wait, input=spec,
         )
         _event("started", run_id=str(started.run_id), seed=spec["seed"])
 
@@ -465,6 +470,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="runs this process drives at once (default TICKETIQ_MAX_RUNS)")
     parser.add_argument("--exit-after", type=int, default=0,
                         help="exit after this many runs ended here (0: run until SIGTERM)")
+    parser.add_argument("--workflow", default=None, metavar="JSON",
+                        help="start runs of the scripted workflow with this input "
+                        '(e.g. \'{"loops": 2, "sleep": 0.5}\'), not agent runs')
     parser.add_argument("--commands", action="store_true",
                         help='serve JSON commands from stdin, e.g. {"cmd": "start", "seed": 5}')
     args = parser.parse_args(argv)

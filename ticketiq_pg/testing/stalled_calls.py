@@ -46,7 +46,16 @@ def sender(request: Mapping[str, Any]) -> str:
 
 def listed(requests: Iterable[Mapping[str, Any]], victim: str, takeover_at: float,
            query: Callable[..., list[tuple[Any, ...]]], round_index: int) -> list[dict[str, Any]]:
-    """The victim's requests that reached a vendor, or began, after ``takeover_at``."""
+    """The victim's requests that reached a vendor, or began, after ``takeover_at``.
+
+    Once continued, the victim is alive again and may adopt a run afresh (a workflow woken
+    by its timer, at a new epoch with a lease of its own): a call for a run it adopted
+    after the takeover, begun after that adoption, is its new attempt's (``adopted_afresh``),
+    listed but not counted."""
+    adopted = dict(query(
+        "select run_id::text, extract(epoch from min(at)) from ticketiq.audit"
+        " where event = 'agent.run.adopted' and actor = %s and at > to_timestamp(%s)"
+        " group by run_id", victim, takeover_at))
     out = []
     for request in requests:
         if sender(request) != victim:
@@ -66,6 +75,8 @@ def listed(requests: Iterable[Mapping[str, Any]], victim: str, takeover_at: floa
             "arrived_after_takeover_s": round(request["wall_at"] - takeover_at, 3),
             "effect": request["effect"], "status": request.get("status"),
             "survivor_settled": None,
+            "adopted_afresh": bool(found) and found[0] in adopted
+            and (began if began is not None else request["wall_at"]) >= float(adopted[found[0]]),
         }
         if found and found[2] != landed.ANSWER_CALL:
             rows = query("select state, settlement, outcome ->> 'outcome' from ticketiq.calls"
@@ -94,7 +105,8 @@ def settled(call: Mapping[str, Any]) -> bool:
 
 def counted(calls: Iterable[Mapping[str, Any]]) -> int:
     """The calls that fail the stop verdict."""
-    return sum(1 for c in calls if begun_after(c) or (applied_after(c) and not settled(c)))
+    return sum(1 for c in calls if not c.get("adopted_afresh")
+               and (begun_after(c) or (applied_after(c) and not settled(c))))
 
 
 def summary(calls: list[dict[str, Any]]) -> dict[str, Any]:
@@ -105,6 +117,7 @@ def summary(calls: list[dict[str, Any]]) -> dict[str, Any]:
         "applied_after_takeover": sum(1 for c in calls if applied_after(c)),
         "applied_after_and_settled": sum(1 for c in calls if applied_after(c) and settled(c)),
         "fenced": sum(1 for c in calls if c["effect"] == "fenced"),
+        "adopted_afresh": sum(1 for c in calls if c.get("adopted_afresh")),
         "calls": calls,
     }}
 

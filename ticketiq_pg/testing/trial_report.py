@@ -13,6 +13,9 @@ from typing import Any
 
 from ticketiq_pg.testing import landed, stalled_calls
 
+#: The inbox entry kind of a trial kind whose entry is named otherwise.
+ENTRY_KINDS = {"long": "webhook", "workflow": "scripted_flow"}
+
 
 @dataclass
 class Trial:
@@ -45,8 +48,12 @@ class Trial:
         from the fault to the run's next step after the takeover for a long run (its
         end is 30 more steps of its own work away) and for a taken-over run that met
         injected errors (flaky): the rest of such a run is its own work, retries and
-        their backoff included, not recovery."""
+        their backoff included, not recovery; and for a taken-over workflow, whose rest
+        holds its own durable sleeps."""
         if self.kind == "long":
+            return self.resume_seconds
+        if self.kind == "workflow" and self.resume_seconds is not None:
+            # its durable sleeps and the code between its calls are its own time
             return self.resume_seconds
         if (self.model_errors or self.vendor_errors) and self.resume_seconds is not None:
             return self.resume_seconds
@@ -54,8 +61,9 @@ class Trial:
 
     @property
     def entry_kind(self) -> str:
-        """The kind of its inbox entry: a long run comes in as a webhook."""
-        return "webhook" if self.kind == "long" else self.kind
+        """The kind of its inbox entry: a long run comes in as a webhook, a workflow
+        as the scripted workflow's kind (``POST /runs`` with ``"kind"``)."""
+        return ENTRY_KINDS.get(self.kind, self.kind)
     # The faults that hit the run's process: 1 caught in flight on the victim, else 0.
     loss_allowed: int = 0
     model_errors: int = 0  # transient errors the run's model answered (flaky)

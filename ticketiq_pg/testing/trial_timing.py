@@ -45,6 +45,22 @@ def draw_script(rng: random.Random, long: bool = False) -> dict[str, Any]:
             "model_delay": round(rng.uniform(*think), 2)}
 
 
+#: A workflow trial's loops, the think time before each of its calls, and its sleeps.
+WORKFLOW_LOOPS = (2, 3)
+WORKFLOW_SLEEP = (0.2, 0.5)
+
+
+def draw_workflow_script(rng: random.Random) -> dict[str, Any]:
+    """A workflow trial's input (the scripted workflow: a keyed incident create, a Jira
+    comment and a durable sleep per loop, a loop back); the round adds its seed.  Its
+    ``steps`` and ``model_delay`` are its calls and the think before each, for
+    :func:`script_span`."""
+    loops = rng.randint(*WORKFLOW_LOOPS)
+    think = round(rng.uniform(*THINK), 2)
+    return {"loops": loops, "sleep": round(rng.uniform(*WORKFLOW_SLEEP), 2), "think": think,
+            "steps": 2 + loops, "model_delay": think}
+
+
 def script_span(script: dict[str, Any]) -> float:
     """The least time a run of ``script`` is in flight once claimed: its think times."""
     return int(script["steps"]) * float(script.get("model_delay", 0.0))

@@ -87,7 +87,13 @@ from ticketiq_pg.testing.flaky import Flaky, injected_at_vendor, note_errors, ve
 from ticketiq_pg.testing.trial_proc import Proc
 from ticketiq_pg.testing.trial_report import Report, Trial
 from ticketiq_pg.testing.trial_shape import SHAPE_MODES, Shape
-from ticketiq_pg.testing.trial_timing import SEEN_TIMEOUT, draw_script, script_span, where
+from ticketiq_pg.testing.trial_timing import (
+    SEEN_TIMEOUT,
+    draw_script,
+    draw_workflow_script,
+    script_span,
+    where,
+)
 from ticketiq_pg.testing.vendor_sim.process import VendorService
 
 MODES = ("kill", "stop", "backend", "restart", "failover")
@@ -263,6 +269,10 @@ class Arena:
         # A long run (30 steps or more): caught in flight, it resumes from its chain.
         long = Trial(index, "long", f"trials:long-{tag}", 0.0,
                      script={**draw_script(rng, long=True), "seed": seed + 3})
+        # A workflow (the scripted one: a keyed write, a loop back, a durable sleep),
+        # started by the generic runs API with its kind.
+        workflow = Trial(index, "workflow", f"trial-flow-{tag}", 0.0,
+                         script={**draw_workflow_script(rng), "seed": seed + 4})
         for trial, path, kwargs in (
             (teams, "/teams/messages", {"json": {
                 "type": "message", "id": f"act-{tag}", "conversation": {"id": f"conv-{tag}"},
@@ -274,6 +284,8 @@ class Arena:
                             "headers": {"Idempotency-Key": f"trial-run-{tag}"}}),
             (long, "/webhooks/trials", {"json": long.script,
                                         "headers": {"X-Delivery-Id": f"long-{tag}"}}),
+            (workflow, "/runs", {"json": {"kind": "scripted_flow", "input": workflow.script},
+                                 "headers": {"Idempotency-Key": f"trial-flow-{tag}"}}),
         ):
             try:
                 response = httpx.post(url + path, timeout=5, **self.authed(kwargs))
@@ -282,7 +294,7 @@ class Arena:
             except httpx.HTTPError:
                 trial.retried = True  # cut off: the edge retries on the survivor
             trial.detail = json.dumps({"path": path, **kwargs})
-        return [cron, teams, webhook, run, long]
+        return [cron, teams, webhook, run, long, workflow]
 
     def _seen_running(self, trial: Trial, victim: str) -> float | None:
         """When the trial's run was first seen running on the victim (None: not in time)."""

@@ -3,7 +3,7 @@
 -- the internal functions (_finish_entry and _wake among them) and no table
 -- privilege.
 begin;
-select plan(77);
+select plan(83);
 
 select schema_privs_are('ticketiq', 'ticketiq_app', array['USAGE']);
 
@@ -11,7 +11,7 @@ select table_privs_are('ticketiq', t.name, 'ticketiq_app', array[]::name[])
 from unnest(array[
     'answers', 'approval_requests', 'audit', 'calls', 'checkpoints', 'config', 'cron_schedules', 'entries',
     'leader_leases', 'processes', 'runs', 'schema_migrations', 'transcript_entries', 'attempts', 'audit_once_keys',
-    'api_keys'
+    'api_keys', 'workflow_timers', 'workflow_signals'
 ]) as t (name);
 
 select function_privs_are('ticketiq', f.name, f.args, 'ticketiq_app', array['EXECUTE'])
@@ -78,6 +78,9 @@ from (values
         ]::name[]
     ),
     ('fire_due_crons', array['boolean', 'integer']::name[]),
+    ('wait_run', array['uuid', 'bigint', 'text', 'text', 'double precision', 'jsonb']::name[]),
+    ('fire_due_timers', array['integer']::name[]),
+    ('send_signal', array['uuid', 'text', 'jsonb', 'text', 'text']::name[]),
     ('mark_delivery', array['uuid', 'bigint']::name[]),
     ('get_run', array['uuid']::name[]),
     ('run_transcript', array['uuid']::name[]),
@@ -99,6 +102,7 @@ from (values
     ('answers_write_once', array[]::name[]),
     ('_finish_entry', array['uuid', 'text', 'jsonb', 'timestamp with time zone']::name[]),
     ('_wake', array['text', 'timestamp with time zone']::name[]),
+    ('_suspend', array['ticketiq.runs', 'text', 'text', 'jsonb', 'timestamp with time zone']::name[]),
     ('_claim_lapsed', array['text', 'integer', 'integer', 'uuid', 'jsonb', 'text[]']::name[])
 ) as f (name, args);
 

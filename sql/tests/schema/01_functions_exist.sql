@@ -3,7 +3,9 @@
 -- argument; adopt_run and take_over_child return ticketiq.adopted_run; the
 -- entry-point functions and the internal _finish_entry and _wake; schema
 -- version 9: record_attempt and audit_once; schema version 10: the internal
--- _require_text).
+-- _require_text; schema version 15: the workflow waits wait_run,
+-- fire_due_timers and send_signal, and the internal _suspend they share
+-- with suspend_run).
 begin;
 select plan(66);
 
@@ -24,7 +26,8 @@ select functions_are(
         'enqueue_job', 'fail_job', 'finish_job', 'get_job', 'renew_job_leases', 'sweep_jobs',
         'hold_liveness', 'release_liveness', 'watch_processes', 'record_attempt', 'audit_once',
         'get_entry_by_run', 'create_api_key', 'find_api_key', 'list_api_keys', 'revoke_api_key',
-        'note_api_key_use', 'audit_inspector_call', 'record_trace_context', 'run_trace_context', 'run_losses'
+        'note_api_key_use', 'audit_inspector_call', 'record_trace_context', 'run_trace_context', 'run_losses',
+        'wait_run', 'fire_due_timers', 'send_signal', '_suspend'
     ],
     'ticketiq has the documented functions and no others'
 );

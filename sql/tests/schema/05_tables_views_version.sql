@@ -10,7 +10,8 @@
 -- version 10 (hardening) adds only an index; 11 (front_auth) the table
 -- api_keys; 12 (chained_seals) the seals of the call rows; 13 (front_owners)
 -- entries keyed by owner and api_keys.last_used_at; 14 (trace_context) the
--- table trace_contexts.
+-- table trace_contexts; 15 (workflows) the tables
+-- workflow_timers and workflow_signals.
 begin;
 select plan(29);
 
@@ -19,7 +20,8 @@ select tables_are(
     array[
         'schema_migrations', 'config', 'processes', 'runs', 'checkpoints', 'calls', 'answers',
         'transcript_entries', 'audit', 'leader_leases', 'approval_requests', 'entries', 'cron_schedules',
-        'jobs', 'attempts', 'audit_once_keys', 'api_keys', 'trace_contexts'
+        'jobs', 'attempts', 'audit_once_keys', 'api_keys', 'trace_contexts', 'workflow_timers',
+        'workflow_signals'
     ]
 );
 select views_are(
@@ -27,13 +29,14 @@ select views_are(
         'runs_in_flight', 'calls_in_doubt', 'resume_audit', 'approvals_waiting', 'entries_open', 'jobs_open'
     ]
 );
-select is(ticketiq.schema_version(), 14, 'schema_version() is 14');
+select is(ticketiq.schema_version(), 15, 'schema_version() is 15');
 select results_eq(
     $$select m.version, m.name from ticketiq.schema_migrations as m order by m.version$$,
     $$values (1, 'core'::text), (2, 'approvals_delegation'), (3, 'entry_points'), (4, 'jobs'), (5, 'fast_steps'),
         (6, 'liveness'), (7, 'group_commit'), (8, 'lean_steps'), (9, 'failures'), (10, 'hardening'),
-        (11, 'front_auth'), (12, 'chained_seals'), (13, 'front_owners'), (14, 'trace_context')$$,
-    'migrations 1 to 14 are recorded'
+        (11, 'front_auth'), (12, 'chained_seals'), (13, 'front_owners'), (14, 'trace_context'),
+        (15, 'workflows')$$,
+    'migrations 1 to 15 are recorded'
 );
 select is(
     (select c.reloptions from pg_catalog.pg_class as c where c.oid = 'ticketiq.runs'::regclass),

@@ -1,0 +1,195 @@
+"""The workflow driver of the step engine: a workflow's code decides each step.
+
+An agent run's next step is the model's answer; a workflow run's is its code's
+(:mod:`ticketiq_pg.workflow`).  Everything after the decision is the one engine of
+:class:`~ticketiq_pg.runtime.runner.Runner`: the sealed write-ahead checkpoint, the
+in-doubt mark, the fence, the gates, the settlement of a resume and its audit.  A
+decision runs the workflow's code steps from where the run is until one acts (a call,
+a wait, a child run) or ends; the action goes out as the one call of a step whose
+checkpoint carries the workflow's state in its counters (``counters["workflow"]``:
+the definition's name and version, the step, the steps executed, ``vars``, results).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+from collections.abc import Iterable
+from typing import Any
+
+from ticketiq_pg.agent import ModelStep, RunInfo, Tool, ToolCall, Tools
+from ticketiq_pg.runtime import step_keys as keys
+from ticketiq_pg.runtime.run_state import RunFailed, RunState
+from ticketiq_pg.workflow import (
+    AGENT_TOOL,
+    SIGNAL_TOOL,
+    SLEEP_TOOL,
+    Workflow,
+    WorkflowContext,
+)
+
+log = logging.getLogger(__name__)
+
+#: Audit events of a workflow run failed on purpose (docs/guide.md#workflows).
+STEP_MISSING = "agent.run.workflow_step_missing"
+UNKNOWN_WORKFLOW = "agent.run.workflow_unknown"
+
+
+async def _not_made(_call: Any) -> Any:  # the waits are made by the runner, never invoked
+    raise RuntimeError("a workflow wait is made by the runner")
+
+
+#: The actions that are not the app's tools.  The waits are reads (made again on
+#: resume: keyed by the step key, a wait is found again, not started again); a child
+#: run is a delegation (marked in doubt, asked again by its delegation key).
+BUILTIN_TOOLS: dict[str, Tool] = {
+    SLEEP_TOOL: Tool(SLEEP_TOOL, "read", invoke=_not_made),
+    SIGNAL_TOOL: Tool(SIGNAL_TOOL, "read", invoke=_not_made),
+    AGENT_TOOL: Tool(AGENT_TOOL, "delegation", subagent=True,
+                     child_input=lambda call: call.arguments.get("input")),
+}
+WAITS = frozenset({SLEEP_TOOL, SIGNAL_TOOL})
+
+
+class EngineTools(Tools):
+    """The app's tools as the engine sees them: the workflow actions beside them.
+
+    The app's own registry is not changed, so a model is never offered a workflow action.
+    """
+
+    def __init__(self, app_tools: Tools) -> None:
+        super().__init__()
+        self.app_tools = app_tools
+
+    def add(self, tool: Tool) -> None:
+        self.app_tools.add(tool)
+
+    def names(self) -> list[str]:
+        return self.app_tools.names()
+
+    def get(self, name: str) -> Tool | None:
+        return BUILTIN_TOOLS.get(name) or self.app_tools.get(name)
+
+    def classify(self, name: str) -> str:
+        builtin = BUILTIN_TOOLS.get(name)
+        return builtin.classification if builtin else self.app_tools.classify(name)
+
+    def __contains__(self, name: str) -> bool:
+        return name in BUILTIN_TOOLS or name in self.app_tools
+
+
+class Workflows:
+    """The workflows of a process, found by name, by entry kind or by a cron payload."""
+
+    def __init__(self, workflows: Iterable[Workflow] = ()) -> None:
+        self.by_name: dict[str, Workflow] = {}
+        self.by_kind: dict[str, Workflow] = {}
+        for flow in workflows:
+            if flow.name in self.by_name:
+                raise ValueError(f"workflow {flow.name!r} is registered twice")
+            if not flow.steps or flow.first is None:
+                raise ValueError(f"workflow {flow.name!r} has no steps")
+            self.by_name[flow.name] = flow
+            self.by_kind[flow.kind] = flow
+
+    def __bool__(self) -> bool:
+        return bool(self.by_name)
+
+    def for_run(self, info: RunInfo, input: Any) -> Workflow | None:
+        """The workflow a new run of this entry point and input is, or None (an agent run)."""
+        flow = self.by_kind.get(info.entry_point)
+        if flow is None and info.entry_point == "cron" and isinstance(input, dict):
+            flow = self.by_name.get(str(input.get("workflow")))
+        return flow
+
+    def for_resume(self, info: RunInfo, input: Any, counters: dict[str, Any]) -> Workflow | None:
+        """The workflow of a resumed run: the one its record names, else as a new run's.
+
+        A run whose record names a workflow this process lacks fails (never taken for an
+        agent run).
+        """
+        recorded = counters.get("workflow")
+        if not isinstance(recorded, dict):
+            return self.for_run(info, input)
+        flow = self.by_name.get(str(recorded.get("name")))
+        if flow is None:
+            raise RunFailed(f"workflow {recorded.get('name')!r} (version "
+                            f"{recorded.get('version')!r}) is not defined in this process",
+                            UNKNOWN_WORKFLOW)
+        return flow
+
+
+def initial(flow: Workflow) -> dict[str, Any]:
+    """The state of a workflow run before its first step."""
+    return {"name": flow.name, "version": flow.version, "at": flow.first, "executed": 0,
+            "call_id": None, "then": None, "vars": {}, "results": {}}
+
+
+def check_resumable(flow: Workflow, state: RunState) -> None:
+    """Fail a resumed run whose record names a step this process's definition lacks."""
+    wf = state.counters.get("workflow")
+    if not isinstance(wf, dict):
+        return
+    for step in (wf.get("at"), wf.get("then")):
+        if step is not None and step not in flow.steps:
+            raise RunFailed(
+                f"workflow {flow.name} version {flow.version} has no step {step!r}, which "
+                f"run {state.run_id} (started on version {wf.get('version')!r}) is at; keep "
+                "old steps until the runs that use them drain", STEP_MISSING)
+
+
+async def decide(flow: Workflow, state: RunState, step_no: int) -> ModelStep:
+    """Run the workflow's code from where the run is until it acts or ends.
+
+    The state it leaves in ``state.counters["workflow"]`` rides in the checkpoint the
+    engine writes before the action, so a resume never runs this code again.
+    """
+    wf = copy.deepcopy(state.counters.get("workflow")) or initial(flow)
+    if wf.get("call_id"):
+        # The action of the last step was made (or settled): its result, then go on.
+        wf["results"][wf["at"]] = state.last_results.get(wf["call_id"])
+        wf["executed"] += 1
+        wf["at"], wf["call_id"], wf["then"] = wf["then"], None, None
+    for _ in range(flow.max_code_steps):
+        step_id = wf["at"]
+        if step_id not in flow.steps:
+            raise RunFailed(f"workflow {flow.name} version {flow.version} has no step "
+                            f"{step_id!r}", STEP_MISSING)
+        ctx = WorkflowContext(run=state.info, input=state.input, step_id=step_id,
+                              steps_executed=wf["executed"], vars=wf["vars"],
+                              results=dict(wf["results"]))
+        nxt = await flow.run_step(step_id, ctx)
+        wf["vars"] = ctx.vars
+        if nxt.kind == "goto":
+            wf["executed"] += 1
+            wf["at"] = nxt.then
+            continue
+        if nxt.kind == "end":
+            wf["executed"] += 1
+            wf["answer"] = nxt.answer
+            state.counters["workflow"] = wf
+            text = nxt.answer if isinstance(nxt.answer, str) else json.dumps(nxt.answer)
+            return ModelStep(text=text)
+        if nxt.then not in flow.steps:
+            raise RunFailed(f"workflow {flow.name}: step {step_id!r} goes on to {nxt.then!r}, "
+                            "which it does not define", STEP_MISSING)
+        wf["call_id"] = f"{step_id}#{wf['executed']}"
+        wf["then"] = nxt.then
+        state.counters["workflow"] = wf
+        assert nxt.tool is not None
+        return ModelStep(calls=(ToolCall(wf["call_id"], nxt.tool, nxt.arguments),))
+    raise RunFailed(f"workflow {flow.name}: {flow.max_code_steps} code steps from step "
+                    f"{step_no} without an action or an end (a loop that never acts?)")
+
+
+def step_key(state: RunState) -> str:
+    """The key of the action a decision left: run id, step id, steps executed."""
+    wf = state.counters["workflow"]
+    return keys.workflow_step_key(str(state.run_id), wf["at"], int(wf["executed"]))
+
+
+def output(state: RunState) -> Any:
+    """The answer a workflow run ended with (sealed with its final step)."""
+    wf = state.counters.get("workflow") or {}
+    return wf.get("answer")

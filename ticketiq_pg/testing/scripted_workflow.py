@@ -1,0 +1,104 @@
+"""The scripted workflow of the tests and the kill trials: every kind of step, from a seed.
+
+``scripted_flow`` (entry kind ``scripted_flow``; from cron with ``{"workflow":
+"scripted_flow"}``) reads an issue, opens an incident (a keyed write its vendor dedupes:
+resent with the same key), then loops ``loops`` times over a Jira comment (a write with
+a reader: read back, never resent) and a durable sleep, optionally waits for the signal
+``go`` and hands a question to a child agent run, and ends with an answer made of what
+it saw.  Its input::
+
+    {"seed": 7, "loops": 2, "sleep": 0.5, "think": 0.0, "signal": false,
+     "signal_timeout": null, "child": false}
+
+``think`` is the seconds of plain code before each call (the run holds its lease
+meanwhile), so a kill trial catches it running as well as sleeping.
+
+Every write carries its run, step and call where it lands (``landed.mark``), so
+duplicates are counted by what landed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from ticketiq_pg.workflow import Workflow, WorkflowContext, WorkflowNext
+
+scripted_flow = Workflow("scripted_flow", version="1")
+
+
+def _spec(ctx: WorkflowContext) -> dict[str, Any]:
+    spec = ctx.input if isinstance(ctx.input, dict) else {}
+    # POST /runs hands a run {"input": <the request's input>}
+    return spec["input"] if isinstance(spec.get("input"), dict) else spec
+
+
+async def _think(ctx: WorkflowContext) -> None:
+    await asyncio.sleep(float(_spec(ctx).get("think", 0.0)))
+
+
+def _issue(ctx: WorkflowContext) -> str:
+    return str((ctx.results.get("read") or {}).get("issue") or "OPS-1")
+
+
+@scripted_flow.step(first=True)
+async def read(ctx: WorkflowContext) -> WorkflowNext:
+    await _think(ctx)
+    ctx.vars["loop"] = 0
+    issue = f"OPS-{int(_spec(ctx).get('seed', 1)) % 50 + 1}"
+    return ctx.call("jira.get_issue", {"issue_key": issue}, then="open_incident")
+
+
+@scripted_flow.step()
+async def open_incident(ctx: WorkflowContext) -> WorkflowNext:
+    await _think(ctx)
+    issue = _issue(ctx)
+    return ctx.call("incident.create", {"name": f"workflow {issue}",
+                                        "summary": f"opened from {issue}"}, then="comment")
+
+
+@scripted_flow.step()
+async def comment(ctx: WorkflowContext) -> WorkflowNext:
+    await _think(ctx)
+    issue = _issue(ctx)
+    return ctx.call("jira.comment", {"issue_key": issue, "text": f"loop {ctx.vars['loop']}"},
+                    then="rest")
+
+
+@scripted_flow.step()
+def rest(ctx: WorkflowContext) -> WorkflowNext:
+    return ctx.sleep(float(_spec(ctx).get("sleep", 0.5)), then="check")
+
+
+@scripted_flow.step()
+def check(ctx: WorkflowContext) -> WorkflowNext:
+    ctx.vars["loop"] += 1
+    if ctx.vars["loop"] < int(_spec(ctx).get("loops", 2)):
+        return ctx.goto("comment")  # a loop back: the comment's next key is a new one
+    if _spec(ctx).get("signal"):
+        return ctx.goto("await_go")
+    return ctx.goto("delegate")
+
+
+@scripted_flow.step()
+def await_go(ctx: WorkflowContext) -> WorkflowNext:
+    return ctx.wait_signal("go", timeout=_spec(ctx).get("signal_timeout"), then="delegate")
+
+
+@scripted_flow.step()
+def delegate(ctx: WorkflowContext) -> WorkflowNext:
+    if not _spec(ctx).get("child"):
+        return ctx.goto("finish")
+    child = {"seed": int(_spec(ctx).get("seed", 1)), "steps": 2, "plan": "mixed",
+             "model_delay": float(_spec(ctx).get("child_delay", 0.0))}
+    return ctx.agent(child, then="finish")
+
+
+@scripted_flow.step()
+def finish(ctx: WorkflowContext) -> WorkflowNext:
+    signal = ctx.results.get("await_go")
+    child = ctx.results.get("delegate")
+    return ctx.end({"issue": _issue(ctx), "loops": ctx.vars["loop"],
+                    "incident": (ctx.results.get("open_incident") or {}).get("status"),
+                    "signal": signal, "child": child and child.get("status"),
+                    "steps_executed": ctx.steps_executed})

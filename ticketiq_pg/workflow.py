@@ -1,0 +1,203 @@
+"""Durable workflows: a routine written in code, resumed after a crash like an agent run.
+
+A :class:`Workflow` is a set of named steps.  Each step is a function of a
+:class:`WorkflowContext` that returns what comes next: plain code goes on to another
+step (:meth:`~WorkflowContext.goto`: a sequence, a branch, a loop back) or ends the run
+with an answer (:meth:`~WorkflowContext.end`); a step that acts calls one of the app's
+tools (:meth:`~WorkflowContext.call`), sleeps (:meth:`~WorkflowContext.sleep`), waits
+for a signal (:meth:`~WorkflowContext.wait_signal`) or hands a question to an agent run
+(:meth:`~WorkflowContext.agent`), then goes on to the step it names.  A call of a tool
+is the tool's in every way: its classification, gates (a hold waits for a person),
+step key, reader and settlement.
+
+A workflow run is a run: the same lease, checkpoints, sweep, loss counting and
+``agent.run.crash_resumed`` audit.  Before each action the run writes a sealed
+checkpoint with its state (the step, the steps executed, :attr:`WorkflowContext.vars`
+and the results so far), so a resumed run settles the action it left and goes on from
+there; the code before it is never run again.  Each action's step key is derived from
+the run id, the step id and the steps executed: a retry and a resume send the same key,
+a loop back to the step a new one.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ticketiq_pg.agent import RunInfo
+
+__all__ = ["Workflow", "WorkflowContext", "WorkflowNext", "STEP_ID"]
+
+#: A step id: a letter or underscore, then up to 99 of letters, digits, ``_ . -``.
+STEP_ID = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,99}$")
+
+StepFunction = Callable[["WorkflowContext"], "WorkflowNext | Awaitable[WorkflowNext]"]
+
+
+@dataclass(frozen=True, slots=True)
+class WorkflowNext:
+    """What a step returns: the next step, or the action to take before it.
+
+    Built by the :class:`WorkflowContext` methods; ``kind`` is ``goto``, ``end``,
+    ``call``, ``sleep``, ``signal`` or ``agent``.
+    """
+
+    kind: str
+    then: str | None = None
+    tool: str | None = None
+    arguments: dict[str, Any] = field(default_factory=dict)
+    answer: Any = None
+
+
+@dataclass
+class WorkflowContext:
+    """What a step sees: the run, its input, its durable variables and results.
+
+    ``vars`` is the workflow's own state (JSON values): what a step puts there is
+    carried in the run's sealed checkpoints and found again after a resume.
+    ``results`` holds the last result of each acting step, by step id.
+    """
+
+    run: RunInfo
+    input: Any
+    step_id: str
+    steps_executed: int
+    vars: dict[str, Any]
+    results: dict[str, Any]
+
+    def goto(self, step: str) -> WorkflowNext:
+        """Go on to ``step`` (later, or earlier: a loop back) without acting here."""
+        return WorkflowNext("goto", then=_step_id(step))
+
+    def end(self, answer: Any = None) -> WorkflowNext:
+        """End the run with ``answer`` (a JSON value): sealed and handed on once."""
+        return WorkflowNext("end", answer=answer)
+
+    def call(self, tool: str, arguments: dict[str, Any] | None = None, *,
+             then: str) -> WorkflowNext:
+        """Call the app's tool ``tool`` with ``arguments``, then go on to ``then``.
+
+        The result is ``results[<this step>]`` there.  A changing call is marked in doubt
+        before it is made and settled, never blindly resent, if the process dies.
+        """
+        if not isinstance(tool, str) or not tool:
+            raise ValueError("call: the tool is a non-empty name")
+        if arguments is not None and not isinstance(arguments, dict):
+            raise ValueError("call: the arguments are a JSON object")
+        return WorkflowNext("call", then=_step_id(then), tool=tool, arguments=dict(arguments or {}))
+
+    def sleep(self, seconds: float, *, then: str) -> WorkflowNext:
+        """Sleep ``seconds`` (by the database clock), durably: no process holds the run
+        meanwhile, and it wakes on whichever process is up when it is due."""
+        if not isinstance(seconds, int | float) or not 0 <= seconds <= 1e9:
+            raise ValueError("sleep: seconds from 0 to 1e9")
+        return WorkflowNext("sleep", then=_step_id(then), tool=SLEEP_TOOL,
+                            arguments={"seconds": float(seconds)})
+
+    def wait_signal(self, name: str, *, then: str, timeout: float | None = None) -> WorkflowNext:
+        """Wait for the signal ``name`` sent to this run (``POST /runs/{id}/signals/{name}``).
+
+        The result is ``{"payload": ..., "timed_out": False}``, or ``{"payload": None,
+        "timed_out": True}`` after ``timeout`` seconds without one.  Each signal is
+        consumed once, by one wait.
+        """
+        if not isinstance(name, str) or not 0 < len(name) <= 200:
+            raise ValueError("wait_signal: a name of 1 to 200 characters")
+        if timeout is not None and (not isinstance(timeout, int | float)
+                                    or not 0 <= timeout <= 1e9):
+            raise ValueError("wait_signal: timeout in seconds from 0 to 1e9, or None")
+        return WorkflowNext("signal", then=_step_id(then), tool=SIGNAL_TOOL,
+                            arguments={"name": name, "timeout": timeout})
+
+    def agent(self, input: Any, *, then: str) -> WorkflowNext:
+        """Start a child agent run of the app with ``input`` and wait for its answer.
+
+        Its delegation key is this step's key: a resumed workflow finds the child it
+        started (its answer, or the child still running), never starts a second one.
+        The result is ``{"child_run_id", "status", "answer"}``.
+        """
+        return WorkflowNext("agent", then=_step_id(then), tool=AGENT_TOOL,
+                            arguments={"input": input})
+
+
+#: The names of the actions that are not the app's tools (a workflow's waits and child runs).
+SLEEP_TOOL = "workflow.sleep"
+SIGNAL_TOOL = "workflow.signal"
+AGENT_TOOL = "workflow.agent"
+
+
+class Workflow:
+    """A workflow definition: named steps, a first step, a name and a version.
+
+    ::
+
+        flow = Workflow("escalation", version="2")
+
+        @flow.step(first=True)
+        def read(ctx):
+            return ctx.call("get_ticket", {"ticket_id": ctx.input["ticket"]}, then="decide")
+
+    The name and version are recorded with each run.  A resumed run needs the step ids
+    its record names: deploy a change by adding steps and keeping the old ones until
+    the runs that use them have drained; a resume that finds a step missing fails the
+    run (``agent.run.workflow_step_missing``) rather than jump elsewhere.  ``kind`` is the entry
+    kind that starts it (``POST /runs`` with ``"kind"``; default: the name); a cron
+    schedule starts it with ``{"workflow": name, ...}`` in its payload.
+    """
+
+    def __init__(self, name: str, version: str = "1", *, kind: str | None = None,
+                 max_code_steps: int = 1000) -> None:
+        if not isinstance(name, str) or not STEP_ID.match(name):
+            raise ValueError(f"a workflow name is a step id (letters, digits, _ . -): {name!r}")
+        if not isinstance(version, str) or not 0 < len(version) <= 100:
+            raise ValueError("a workflow version is a string of 1 to 100 characters")
+        self.name = name
+        self.version = version
+        self.kind = kind or name.lower()
+        self.steps: dict[str, StepFunction] = {}
+        self.first: str | None = None
+        #: Code steps one decision may take before an action or the end (a loop guard).
+        self.max_code_steps = max_code_steps
+
+    def step(self, name: str | None = None, *, first: bool = False
+             ) -> Callable[[StepFunction], StepFunction]:
+        """Decorator: register a step (its id: ``name``, or the function's name).
+
+        ``first=True`` marks where a run starts (default: the first step registered).
+        The function is returned unchanged; it may be ``async``.
+        """
+        if name is not None:
+            _step_id(name)
+
+        def register(fn: StepFunction) -> StepFunction:
+            step_id = _step_id(name or fn.__name__)
+            if step_id in self.steps:
+                raise ValueError(f"workflow {self.name}: step {step_id!r} is defined twice")
+            self.steps[step_id] = fn
+            if first or self.first is None:
+                self.first = step_id
+            return fn
+
+        return register
+
+    async def run_step(self, step_id: str, ctx: WorkflowContext) -> WorkflowNext:
+        """Run one step's code; what it returns must be a :class:`WorkflowNext`."""
+        result = self.steps[step_id](ctx)
+        if inspect.isawaitable(result):
+            result = await result
+        if not isinstance(result, WorkflowNext):
+            raise TypeError(f"workflow {self.name}: step {step_id!r} returned "
+                            f"{type(result).__name__}, not what a ctx method builds")
+        return result
+
+    def __repr__(self) -> str:
+        return f"Workflow({self.name!r}, version={self.version!r}, steps={list(self.steps)})"
+
+
+def _step_id(step: str) -> str:
+    if not isinstance(step, str) or not STEP_ID.match(step):
+        raise ValueError(f"a step id is a letter or _ then letters, digits, _ . -: {step!r}")
+    return step
