@@ -75,7 +75,7 @@ if TYPE_CHECKING:
     from ticketiq_pg.runtime.jobs import JobContext
     from ticketiq_pg.runtime.runner import RunOutcome
     from ticketiq_pg.runtime.worker import RunHandle, Worker
-    from ticketiq_pg.vendors.fencing import FencedTransport
+    from ticketiq_pg.vendors.fenced_transport import FencedTransport
     from ticketiq_pg.workflow import Workflow, WorkflowContext, WorkflowNext
 
 __all__ = [
@@ -171,7 +171,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "RetryPolicy": ("ticketiq_pg.retries", "RetryPolicy"),
     "TransientError": ("ticketiq_pg.errors", "TransientError"),
     "is_transient": ("ticketiq_pg.retries", "is_transient"),
-    "FencedTransport": ("ticketiq_pg.vendors.fencing", "FencedTransport"),
+    "FencedTransport": ("ticketiq_pg.vendors.fenced_transport", "FencedTransport"),
     "Workflow": ("ticketiq_pg.workflow", "Workflow"),
     "WorkflowContext": ("ticketiq_pg.workflow", "WorkflowContext"),
     "WorkflowNext": ("ticketiq_pg.workflow", "WorkflowNext"),

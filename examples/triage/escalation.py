@@ -33,7 +33,7 @@ escalation = Workflow("escalation", version="1")
 
 
 def ticket_id(ctx: WorkflowContext) -> str:
-    return str(ctx.input["input"]["ticket_id"])  # POST /runs hands the run {"input": ...}
+    return str(ctx.input["ticket_id"])  # POST /runs hands the run the body's input
 
 
 @escalation.step(first=True)

@@ -11,6 +11,7 @@ from fastapi.responses import Response
 from fastapi.routing import APIRoute
 
 from ticketiq_pg.front.auth import Identity
+from ticketiq_pg.front.refusals import refusal_counts
 
 SCOPES = frozenset({"metrics", "admin"})
 
@@ -19,6 +20,12 @@ def metrics_router(worker: Any, conninfo: Callable[[], str | None], caller: Any,
                    route_class: type = APIRoute) -> APIRouter:
     """The route, over the front's worker (its figures) or, without one, its database."""
     router = APIRouter(tags=["metrics"], route_class=route_class)
+    try:
+        from ticketiq_pg.observe import metrics as figures
+
+        figures.refusal_counts = refusal_counts  # the front's refusals, by reason
+    except ImportError:  # no prometheus-client: /metrics answers 501
+        pass
     registries: list[Any] = []
 
     @router.get("/metrics", response_class=Response)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
@@ -213,11 +213,14 @@ def _liveness_state(liveness: Any) -> str:
     return "unconfirmed" if liveness.ok.is_set() else "down"
 
 
+#: The front's refusals by reason (front/refusals.py), set by the front when it is made
+#: (front/metrics_api.py): the front is a layer above, so it is handed down, not imported.
+refusal_counts: Callable[[], Mapping[str, int]] | None = None
+
+
 def _refusals() -> Iterator[Any]:
-    """The front's refusals by reason, where the front counts them (front/refusals.py)."""
-    try:
-        from ticketiq_pg.front.refusals import refusal_counts  # type: ignore[import-not-found]
-    except ImportError:
+    """The front's refusals by reason, where a front in this process counts them."""
+    if refusal_counts is None:
         return
     family = CounterMetricFamily("ticketiq_front_refusals",
                                  "Requests the front refused, by reason.", labels=["reason"])

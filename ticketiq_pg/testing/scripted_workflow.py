@@ -28,9 +28,7 @@ scripted_flow = Workflow("scripted_flow", version="1")
 
 
 def _spec(ctx: WorkflowContext) -> dict[str, Any]:
-    spec = ctx.input if isinstance(ctx.input, dict) else {}
-    # POST /runs hands a run {"input": <the request's input>}
-    return spec["input"] if isinstance(spec.get("input"), dict) else spec
+    return ctx.input if isinstance(ctx.input, dict) else {}
 
 
 async def _think(ctx: WorkflowContext) -> None:

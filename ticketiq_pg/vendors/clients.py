@@ -72,7 +72,7 @@ from ticketiq_pg.vendors.base import (
     VendorRejected,
     VendorUnavailable,
 )
-from ticketiq_pg.vendors.fencing import FencedTransport
+from ticketiq_pg.vendors.fenced_transport import FencedTransport
 
 __all__ = [
     "STEP_KEY_PROPERTY",

@@ -30,11 +30,14 @@ import time
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import httpx
+if TYPE_CHECKING:
+    import httpx
+
 
 __all__ = ["FENCE_HEADER", "REFUSED_HEADER", "SEND_MARGIN", "SENT_AT_HEADER", "CallFence",
-           "FencedTransport", "current", "fenced", "parse_token", "refused"]
+           "current", "fenced", "parse_token", "refused"]
 
 #: The fencing token a request carries: ``<run id>:<epoch>``.
 FENCE_HEADER = "TicketIQ-Fence"
@@ -106,20 +109,3 @@ def stamp(request: httpx.Request, margin: float = SEND_MARGIN) -> None:
         fence.check(margin)
         request.headers[FENCE_HEADER] = fence.token
     request.headers[SENT_AT_HEADER] = f"{time.time():.6f}"
-
-
-class FencedTransport(httpx.AsyncBaseTransport):
-    """An httpx transport that checks the call's lease as the request goes out
-    (:func:`stamp`), then hands it to ``inner`` (default ``httpx.AsyncHTTPTransport()``)."""
-
-    def __init__(self, inner: httpx.AsyncBaseTransport | None = None, *,
-                 margin: float = SEND_MARGIN) -> None:
-        self.inner = inner or httpx.AsyncHTTPTransport()
-        self.margin = margin
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        stamp(request, self.margin)
-        return await self.inner.handle_async_request(request)
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
