@@ -120,6 +120,9 @@ def baseline(fn: str, arg: str, ids: dict[str, Any]) -> Any:
         ("fail_run", "p_event"): "agent.run.failed", ("audit_once", "p_event"): "agent.run.x",
         ("create_api_key", "p_run_as"): ["agent:triage"],
         ("wait_run", "p_wait_key"): "timer:x",
+        ("audit_inspector_call", "p_outcome"): "made",
+        ("audit_inspector_call", "p_run_id"): SQL_NULL,
+        ("record_trace_context", "p_kind"): "webhook",
     }
     if (fn, arg) in special:
         return special[(fn, arg)]
@@ -144,6 +147,8 @@ def baseline(fn: str, arg: str, ids: dict[str, Any]) -> Any:
         "p_key": "k1", "p_summary": {}, "p_child_run_id": ids["child"],
         "p_key_id": "fuzzkey01", "p_key_hash": bytes(32), "p_identity": "svc",
         "p_scopes": [], "p_step_key": "k-step", "p_seconds": 5.0, "p_sender_key": "s-1",
+        "p_tool": "tickets.get", "p_arguments_digest": "0" * 64,
+        "p_traceparent": "00-" + "1" * 32 + "-" + "2" * 16 + "-01",
     }
     return common[arg]
 
