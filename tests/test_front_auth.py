@@ -125,7 +125,7 @@ async def test_no_route_but_healthz_answers_without_a_credential(front: dict, db
     assert len(routes) >= 12
     before = snapshot(db_url)
     for method, path in routes:
-        url = path.format(source="github", run_id=uuid.uuid4(), event_id="e-1")
+        url = path.format(source="github", run_id=uuid.uuid4(), event_id="e-1", name="ack")
         for headers in ({}, bearer("tiq_0123456789abcdef_forged"), bearer("not-a-key"),
                         bearer(a_jwt(aud="someone-else"))):
             for body in (b"{}", b"\x80{"):  # a body FastAPI cannot parse is still 401

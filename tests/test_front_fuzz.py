@@ -107,7 +107,8 @@ def requests(draw: st.DrawFn, ops: list[tuple[str, str, dict[str, Any]]]) -> dic
     method, path, op = draw(st.sampled_from(ops))
     values = {"source": draw(st.sampled_from(["signed", "open", "bad source", "x" * 120])),
               "run_id": draw(st.sampled_from([str(uuid.uuid4()), "not-a-uuid", "1"])),
-              "event_id": draw(st.sampled_from(["e-1", "x" * 300]))}
+              "event_id": draw(st.sampled_from(["e-1", "x" * 300])),
+              "name": draw(st.sampled_from(["ack", "x" * 300]))}
     headers: dict[str, str] = {}
     query: dict[str, str] = {}
     for param in op.get("parameters", []):
