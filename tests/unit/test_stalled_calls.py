@@ -24,7 +24,9 @@ def request(n: int, who: str, *, sent: float | None, arrived: float, effect: str
 
 
 def settled_rows(state: str | None) -> Any:
-    def query(_sql: str, *_params: Any) -> list[tuple[Any, ...]]:
+    def query(sql: str, *_params: Any) -> list[tuple[Any, ...]]:
+        if "ticketiq.audit" in sql:  # runs the victim adopted afresh: none here
+            return []
         return [(state, "read_back", "not_found")] if state else []
     return query
 
