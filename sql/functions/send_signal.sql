@@ -40,9 +40,7 @@ declare
 begin
     perform ticketiq._require_text('name', p_name, 200);
     perform ticketiq._require_text('sender_key', p_sender_key, 512);
-    if p_actor is not null then
-        perform ticketiq._require_text('actor', p_actor, 512);
-    end if;
+    perform ticketiq._require_text('actor', p_actor, 512, true);
     if p_payload is null then
         raise exception 'payload must be a JSON value' using errcode = 'TQ004';
     end if;
