@@ -23,26 +23,20 @@ HAProxy and removes the folder.
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import io
-import shutil
 import socket
 import subprocess
-import tempfile
 import time
 from pathlib import Path
+from typing import Self
 
 from ticketiq_pg.testing.cluster import free_port
+from ticketiq_pg.testing.daemons import Daemon
 
 __all__ = ["Edge", "EdgeError", "haproxy_config", "INSTALL"]
 
 INSTALL = "apt-get install -y haproxy"
-
-
-def _binary() -> str | None:
-    """Debian installs it in /usr/sbin, which is not on every user's PATH."""
-    return shutil.which("haproxy") or shutil.which("haproxy", path="/usr/sbin:/sbin")
 
 
 class EdgeError(RuntimeError):
@@ -89,19 +83,18 @@ backend app
 """
 
 
-class Edge:
+class Edge(Daemon):
     """HAProxy on a free port with ``slots`` server slots on fixed free ports."""
 
-    def __init__(self, slots: int = 3, *, base_dir: Path | None = None) -> None:
-        self.slots = [free_port() for _ in range(slots)]
-        self.port = 0
-        self.dir: Path | None = None
-        self._base_dir = base_dir
-        self._proc: subprocess.Popen[bytes] | None = None
+    PROGRAM = "haproxy"
+    PREFIX = "tiq-edge-"
+    LOG = "haproxy.log"
+    ERROR = EdgeError
+    INSTALL = INSTALL
 
-    @staticmethod
-    def available() -> bool:
-        return _binary() is not None
+    def __init__(self, slots: int = 3, *, base_dir: Path | None = None) -> None:
+        super().__init__(base_dir)
+        self.slots = [free_port() for _ in range(slots)]
 
     @property
     def url(self) -> str:
@@ -112,13 +105,11 @@ class Edge:
         assert self.dir is not None
         return str(self.dir / "admin.sock")
 
-    def start(self) -> Edge:
-        binary = _binary()
-        if binary is None:
-            raise EdgeError(f"haproxy is not installed: {INSTALL}")
-        self.dir = Path(tempfile.mkdtemp(prefix="tiq-edge-", dir=self._base_dir))
+    def start(self) -> Self:
+        binary = self._binary()
+        folder = self._make_dir()
         self.port = free_port()
-        config = self.dir / "haproxy.cfg"
+        config = folder / "haproxy.cfg"
         config.write_text(haproxy_config(f"127.0.0.1:{self.port}",
                                          [f"127.0.0.1:{p}" for p in self.slots],
                                          self.socket_path))
@@ -126,24 +117,11 @@ class Edge:
                                text=True, check=False)
         if check.returncode != 0:
             raise EdgeError(f"haproxy -c refused the configuration: {check.stderr}")
-        with open(self.dir / "haproxy.log", "ab") as log:
+        with open(folder / self.LOG, "ab") as log:
             self._proc = subprocess.Popen([binary, "-db", "-f", str(config)],
                                           stdout=log, stderr=log)
-        deadline = time.monotonic() + 10
-        while True:
-            with contextlib.suppress(OSError), socket.create_connection(
-                    ("127.0.0.1", self.port), timeout=0.5):
-                break
-            if self._proc.poll() is not None or time.monotonic() > deadline:
-                raise EdgeError(f"haproxy did not listen: {self.log()}")
-            time.sleep(0.05)
+        self._wait_listening()
         return self
-
-    def log(self) -> str:
-        if self.dir is None:
-            return ""
-        path = self.dir / "haproxy.log"
-        return path.read_text(errors="replace") if path.exists() else ""
 
     def command(self, line: str) -> str:
         """One command on HAProxy's admin socket; its answer."""
@@ -189,22 +167,3 @@ class Edge:
                 out["retries"] = int(row["wretr"] or 0)
                 out["redispatches"] = int(row["wredis"] or 0)
         return out
-
-    def stop(self) -> None:
-        if self._proc is not None and self._proc.poll() is None:
-            self._proc.terminate()
-            try:
-                self._proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait(10)
-        self._proc = None
-        if self.dir is not None:
-            shutil.rmtree(self.dir, ignore_errors=True)
-            self.dir = None
-
-    def __enter__(self) -> Edge:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()

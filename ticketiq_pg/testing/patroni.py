@@ -32,11 +32,11 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 from urllib.parse import quote
 
 from ticketiq_pg.testing.cluster import PG_SYSTEM_USER, ClusterError, find_bindir, free_port
-from ticketiq_pg.testing.replicated import _alive, _children
+from ticketiq_pg.testing.daemons import Managed, alive, children, sigkill_all, wait_until
 
 __all__ = ["PatroniCluster", "dcs_settings", "dcs_yaml", "etcd_argv", "node_config", "to_yaml",
            "INSTALL"]
@@ -140,7 +140,7 @@ def node_config(scope: str, name: str, host: str, pg_port: int, api_port: int,
     }
 
 
-class PatroniCluster:
+class PatroniCluster(Managed):
     """etcd and three Patroni nodes on free ports in a private folder."""
 
     NODES = 3
@@ -166,7 +166,7 @@ class PatroniCluster:
 
     # -- life cycle -------------------------------------------------------------------
 
-    def start(self, timeout: float = 120.0) -> PatroniCluster:
+    def start(self, timeout: float = 120.0) -> Self:
         if self.missing():
             raise ClusterError(f"{', '.join(self.missing())} missing: {INSTALL}")
         self.dir = Path(tempfile.mkdtemp(prefix="tiq-patroni-", dir=self._base_dir))
@@ -178,10 +178,10 @@ class PatroniCluster:
         for name in self.names:
             self._write_config(name)
         self._start_agent(self.names[0])
-        self._wait(lambda: self.primary() == self.names[0], timeout, "the first primary")
+        wait_until(lambda: self.primary() == self.names[0], timeout, "the first primary", 0.1)
         for name in self.names[1:]:
             self._start_agent(name)
-        self._wait(self._healthy, timeout, "two standbys streaming, one synchronous")
+        wait_until(self._healthy, timeout, "two standbys streaming, one synchronous", 0.1)
         return self
 
     def stop(self) -> None:
@@ -208,12 +208,6 @@ class PatroniCluster:
             shutil.rmtree(self.dir, ignore_errors=True)
             self.dir = None
 
-    def __enter__(self) -> PatroniCluster:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
     def _start_etcd(self) -> None:
         assert self.dir is not None
         self.etcd_port, peer = free_port(), free_port()
@@ -221,8 +215,8 @@ class PatroniCluster:
                 "--log-level", "warn"]
         with open(self.dir / "etcd.log", "ab") as log:
             self._etcd = subprocess.Popen(argv, stdout=log, stderr=log, start_new_session=True)
-        self._wait(lambda: self._http(f"http://127.0.0.1:{self.etcd_port}/health")[0] == 200,
-                   30, "etcd")
+        wait_until(lambda: self._http(f"http://127.0.0.1:{self.etcd_port}/health")[0] == 200,
+                   30, "etcd", 0.1)
 
     def config_path(self, name: str) -> Path:
         assert self.dir is not None
@@ -328,17 +322,9 @@ class PatroniCluster:
 
     def _kill_postgres(self, name: str, timeout: float = 30.0) -> None:
         pid = self._postmaster(name)
-        if pid is None or not _alive(pid):
+        if pid is None or not alive(pid):
             raise ClusterError(f"no postmaster on {name}")
-        members = [pid, *_children(pid)]
-        for member in members:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(member, signal.SIGKILL)
-        deadline = time.monotonic() + timeout
-        while any(_alive(m) for m in members):
-            if time.monotonic() > deadline:
-                raise ClusterError(f"postgres of {name} outlived SIGKILL")
-            time.sleep(0.01)
+        sigkill_all([pid, *children(pid)], timeout, f"postgres of {name}")
 
     def kill_primary(self, *, agent_too: bool = False) -> dict[str, Any]:
         """SIGKILL the primary's PostgreSQL (its agent first with ``agent_too``); Patroni
@@ -352,12 +338,7 @@ class PatroniCluster:
             agent.send_signal(signal.SIGKILL)
             agent.wait(10)
         self._kill_postgres(old)
-        event: dict[str, Any] = {"kind": "kill", "old": old, "agent_killed": agent_too,
-                                 "began": began}
-        self.events.append(event)
-        event["new"] = self.wait_promoted(old)
-        event["writable"] = time.monotonic() - began
-        return event
+        return self._promoted("kill", old, began, agent_killed=agent_too)
 
     def wait_promoted(self, old: str, timeout: float = 60.0) -> str:
         """Wait until a node other than ``old`` is the primary and takes writes."""
@@ -389,7 +370,12 @@ class PatroniCluster:
             capture_output=True, text=True, check=False, timeout=120)
         if done.returncode != 0:
             raise ClusterError(f"patronictl switchover failed: {done.stdout}{done.stderr}")
-        event: dict[str, Any] = {"kind": "switchover", "old": old, "agent_killed": False,
+        return self._promoted("switchover", old, began)
+
+    def _promoted(self, kind: str, old: str, began: float, *,
+                  agent_killed: bool = False) -> dict[str, Any]:
+        """The fault's event, once another node than ``old`` takes writes."""
+        event: dict[str, Any] = {"kind": kind, "old": old, "agent_killed": agent_killed,
                                  "began": began}
         self.events.append(event)
         event["new"] = self.wait_promoted(old)
@@ -402,7 +388,7 @@ class PatroniCluster:
         for name, proc in list(self._agents.items()):
             if proc.poll() is not None:
                 self._start_agent(name)
-        self._wait(self._healthy, timeout, "the old primary to stream again")
+        wait_until(self._healthy, timeout, "the old primary to stream again", 0.1)
         if self.events and "rejoined_by" not in self.events[-1]:
             # An upper bound: looked at once the round's trials ended.
             event = self.events[-1]
@@ -412,12 +398,3 @@ class PatroniCluster:
         if self.dir is None:
             return ""
         return "".join(p.read_text(errors="replace") for p in sorted(self.dir.glob("*.out")))
-
-    @staticmethod
-    def _wait(check: Any, timeout: float, what: str) -> None:
-        deadline = time.monotonic() + timeout
-        while not check():
-            if time.monotonic() > deadline:
-                raise ClusterError(f"timed out waiting for {what}")
-            time.sleep(0.1)
-

@@ -11,18 +11,16 @@ session state gone wrong: a trial behind a transaction-mode pooler must leave no
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import shutil
-import socket
 import subprocess
-import tempfile
-import time
 from pathlib import Path
+from typing import Self
 from urllib.parse import quote, urlsplit
 
 from ticketiq_pg.testing.cluster import PG_SYSTEM_USER, free_port
+from ticketiq_pg.testing.daemons import Daemon
 
 __all__ = ["PgBouncer", "PoolerError", "pgbouncer_config", "INSTALL", "MODES"]
 
@@ -31,11 +29,6 @@ MODES = ("session", "transaction")
 #: What a trial behind a pooler must never log (the pooler's log or an app process's).
 BROKEN = re.compile(r"prepared statement|DISCARD ALL|advisory lock|session state|"
                     r"unsupported startup parameter", re.IGNORECASE)
-
-
-def _binary() -> str | None:
-    """Debian installs it in /usr/sbin, which is not on every user's PATH."""
-    return shutil.which("pgbouncer") or shutil.which("pgbouncer", path="/usr/sbin:/sbin")
 
 
 class PoolerError(RuntimeError):
@@ -69,12 +62,19 @@ ignore_startup_parameters = extra_float_digits,options
 """
 
 
-class PgBouncer:
+class PgBouncer(Daemon):
     """PgBouncer on a free port in front of the server of ``server_url``."""
+
+    PROGRAM = "pgbouncer"
+    PREFIX = "tiq-pgbouncer-"
+    LOG = "pgbouncer.log"  # its stderr: it logs there in the foreground
+    ERROR = PoolerError
+    INSTALL = INSTALL
 
     def __init__(self, server_url: str, mode: str = "session", *,
                  users: tuple[str, ...] = ("postgres",), base_dir: Path | None = None,
                  pool_size: int = 40) -> None:
+        super().__init__(base_dir)
         self.pool_size = pool_size
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}")
@@ -83,72 +83,30 @@ class PgBouncer:
         self.server_port = parts.port or 5432
         self.mode = mode
         self.users = users
-        self.port = 0
-        self.dir: Path | None = None
-        self._base_dir = base_dir
-        self._proc: subprocess.Popen[bytes] | None = None
-
-    @staticmethod
-    def available() -> bool:
-        return _binary() is not None
 
     def url(self, dbname: str = "postgres", user: str = "postgres") -> str:
         return f"postgresql://{quote(user)}@127.0.0.1:{self.port}/{quote(dbname)}"
 
-    def start(self) -> PgBouncer:
-        binary = _binary()
-        if binary is None:
-            raise PoolerError(f"pgbouncer is not installed: {INSTALL}")
-        self.dir = Path(tempfile.mkdtemp(prefix="tiq-pgbouncer-", dir=self._base_dir))
+    def start(self) -> Self:
+        binary = self._binary()
+        folder = self._make_dir()
         self.port = free_port()
-        (self.dir / "userlist.txt").write_text("".join(f'"{u}" ""\n' for u in self.users))
-        config = self.dir / "pgbouncer.ini"
+        (folder / "userlist.txt").write_text("".join(f'"{u}" ""\n' for u in self.users))
+        config = folder / "pgbouncer.ini"
         config.write_text(pgbouncer_config(self.port, self.server_host, self.server_port,
-                                           self.mode, self.dir, pool_size=self.pool_size))
+                                           self.mode, folder, pool_size=self.pool_size))
         argv = [binary, str(config)]
         if os.geteuid() == 0:
-            shutil.chown(self.dir, PG_SYSTEM_USER)
-            for path in self.dir.iterdir():
+            shutil.chown(folder, PG_SYSTEM_USER)
+            for path in folder.iterdir():
                 shutil.chown(path, PG_SYSTEM_USER)
             argv = ["runuser", "-u", PG_SYSTEM_USER, "--", *argv]
-        self._proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL,
-                                      stderr=open(self.dir / "pgbouncer.log", "ab"))  # noqa: SIM115
-        deadline = time.monotonic() + 10
-        while True:
-            with contextlib.suppress(OSError), socket.create_connection(
-                    ("127.0.0.1", self.port), timeout=0.5):
-                break
-            if self._proc.poll() is not None or time.monotonic() > deadline:
-                raise PoolerError(f"pgbouncer did not listen: {self.log()}")
-            time.sleep(0.05)
+        with open(folder / self.LOG, "ab") as log:
+            self._proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=log)
+        self._wait_listening()
         return self
-
-    def log(self) -> str:
-        if self.dir is None:
-            return ""
-        path = self.dir / "pgbouncer.log"  # its stderr: it logs there in the foreground
-        return path.read_text(errors="replace") if path.exists() else ""
 
     def errors(self) -> list[str]:
         """Log lines naming a prepared statement or session state gone wrong."""
         return [line for line in self.log().splitlines()
                 if BROKEN.search(line) and ("ERROR" in line or "WARNING" in line)]
-
-    def stop(self) -> None:
-        if self._proc is not None and self._proc.poll() is None:
-            self._proc.terminate()
-            try:
-                self._proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait(10)
-        self._proc = None
-        if self.dir is not None:
-            shutil.rmtree(self.dir, ignore_errors=True)
-            self.dir = None
-
-    def __enter__(self) -> PgBouncer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()

@@ -5,7 +5,8 @@
 ``pg_basebackup -R``, SIGKILLed with every process of its group, and promoted) behind one
 multi-host URL; :meth:`~ReplicatedCluster.failover` SIGKILLs the primary and promotes the
 standby, :meth:`~ReplicatedCluster.rebuild_standby` copies a new standby from the new
-primary for the next round.  The process helpers read /proc (Linux).
+primary for the next round.  The processes are found in /proc (Linux,
+:mod:`~ticketiq_pg.testing.daemons`).
 """
 
 from __future__ import annotations
@@ -16,41 +17,23 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Callable
 from pathlib import Path
+from typing import Self
 from urllib.parse import quote
 
 from ticketiq_pg.testing.cluster import ClusterError, PrivateCluster, free_port
+from ticketiq_pg.testing.daemons import (
+    Managed,
+    alive,
+    children,
+    group_members,
+    proc_stat,
+    sigkill_all,
+    wait_for_gone,
+    wait_until,
+)
 
 __all__ = ["ReplicatedCluster", "ReplicaNode"]
-
-
-def _proc_stat(pid: int) -> tuple[str, int, int] | None:
-    """(state, parent pid, process group) of a process, from /proc; None when gone."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = text[text.rindex(")") + 2:].split()
-    return fields[0], int(fields[1]), int(fields[2])
-
-
-def _all_pids() -> list[int]:
-    return [int(entry) for entry in os.listdir("/proc") if entry.isdigit()]
-
-
-def _group_members(pgid: int) -> list[int]:
-    return [pid for pid in _all_pids() if (_proc_stat(pid) or ("", 0, 0))[2] == pgid]
-
-
-def _children(parent: int) -> list[int]:
-    return [pid for pid in _all_pids() if (_proc_stat(pid) or ("", 0, 0))[1] == parent]
-
-
-def _alive(pid: int) -> bool:
-    """Running (a zombie nobody reaped yet counts as gone)."""
-    stat = _proc_stat(pid)
-    return stat is not None and stat[0] not in ("Z", "X")
 
 
 class ReplicaNode(PrivateCluster):
@@ -103,24 +86,18 @@ class ReplicaNode(PrivateCluster):
         it again and crash recovery runs); its shared memory segment is removed.
         """
         pid = self.postmaster_pid()
-        if pid is None or not _alive(pid):
+        if pid is None or not alive(pid):
             raise ClusterError(f"no postmaster to kill in {self.root}")
         shmid = self._shared_memory_id()
-        stat = _proc_stat(pid)
+        stat = proc_stat(pid)
+        what = f"postmaster {pid} or its children"
         if stat is not None and stat[2] == pid:
             # pg_ctl starts the postmaster in a session of its own: one signal for all
-            members = _group_members(pid)
+            members = group_members(pid)
             os.killpg(pid, signal.SIGKILL)
+            wait_for_gone(members, timeout, what)
         else:
-            members = [pid, *_children(pid)]
-            for member in members:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(member, signal.SIGKILL)
-        deadline = time.monotonic() + timeout
-        while any(_alive(member) for member in members):
-            if time.monotonic() > deadline:
-                raise ClusterError(f"postmaster {pid} or its children outlived SIGKILL")
-            time.sleep(0.01)
+            sigkill_all([pid, *children(pid)], timeout, what)
         self._running = False
         if shmid is not None and shutil.which("ipcrm"):
             subprocess.run(["ipcrm", "-m", str(shmid)], capture_output=True, check=False)
@@ -151,7 +128,7 @@ class ReplicaNode(PrivateCluster):
             time.sleep(0.02)
 
 
-class ReplicatedCluster:
+class ReplicatedCluster(Managed):
     """A private primary and a synchronous streaming standby that can fail over, again and again.
 
     Two slots with fixed ports; :meth:`url` names both hosts with
@@ -220,7 +197,7 @@ class ReplicatedCluster:
 
     # -- life cycle -------------------------------------------------------------------
 
-    def start(self) -> ReplicatedCluster:
+    def start(self) -> Self:
         if self.nodes[0] is not None:
             return self
         primary = ReplicaNode(settings=self.settings, bindir=self._bindir,
@@ -237,12 +214,6 @@ class ReplicatedCluster:
                 with contextlib.suppress(Exception):
                     node.stop()
         self.nodes = [None, None]
-
-    def __enter__(self) -> ReplicatedCluster:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     # -- failing over -----------------------------------------------------------------
 
@@ -295,11 +266,11 @@ class ReplicatedCluster:
         self.nodes[index] = node
         node.init_standby(self.primary, self.STANDBY_NAME)
         node.start_server()
-        self._wait_for(lambda: (self.STANDBY_NAME, "streaming") in
+        wait_until(lambda: (self.STANDBY_NAME, "streaming") in
                        [(name, state) for name, state, _ in self.replication()],
                        timeout, "the standby to stream")
         self._set_sync_names(self.sync_names)
-        self._wait_for(lambda: (self.STANDBY_NAME, "streaming", "sync") in self.replication(),
+        wait_until(lambda: (self.STANDBY_NAME, "streaming", "sync") in self.replication(),
                        timeout, "the standby to be synchronous")
 
     def _set_sync_names(self, value: str, timeout: float = 30.0) -> None:
@@ -317,15 +288,7 @@ class ReplicatedCluster:
                 row = conn.execute("show synchronous_standby_names").fetchone()
                 return row is not None and row[0] == value
 
-        self._wait_for(applied, timeout, f"synchronous_standby_names = {value!r}")
-
-    @staticmethod
-    def _wait_for(check: Callable[[], bool], timeout: float, what: str) -> None:
-        deadline = time.monotonic() + timeout
-        while not check():
-            if time.monotonic() > deadline:
-                raise ClusterError(f"timed out waiting for {what}")
-            time.sleep(0.05)
+        wait_until(applied, timeout, f"synchronous_standby_names = {value!r}")
 
     def __repr__(self) -> str:
         return (f"<ReplicatedCluster ports={self.ports} primary={self.ports[self.primary_index]}"
