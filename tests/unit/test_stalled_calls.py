@@ -62,3 +62,25 @@ def test_the_send_window_is_from_the_lease_check_to_the_vendor() -> None:
     assert window["requests"] == 100
     assert window["max_s"] == 0.1 and 0.049 <= window["p50_s"] <= 0.052
     assert stalled_calls.send_window([]) == {"requests": 0}
+
+
+def test_a_stalled_process_is_excused_only_for_runs_it_adopted_afresh() -> None:
+    """Stop mode: a call after the takeover counts against the stalled process, unless it
+    is for a run that process adopted again afterwards (a new attempt), made after that."""
+    auth = {"Authorization": "Basic " + base64.b64encode(b"victim-1:x").decode()}
+
+    def made(at: float, run: str | None) -> dict:
+        body = {"text": mark("hi", run, 2, "c1")} if run else {}
+        return {"id": int(at * 10), "vendor": "jira", "effect": "created", "status": 201,
+                "headers": {**auth, "TicketIQ-Sent-At": str(at - 0.001)}, "wall_at": at,
+                "method": "POST", "path": "/x", "body": body}
+
+    def query(sql: str, *_: object) -> list[tuple]:
+        return [("r-new", 12.0)] if "ticketiq.audit" in sql else []
+
+    requests = [made(9.0, "r-old"), made(11.0, "r-old"), made(11.0, "r-new"),
+                made(13.0, "r-new"), made(12.0, None)]
+    out = stalled_calls.listed(requests, "victim-1", 10.0, query, 0)
+    # r-old after the takeover, r-new before its adoption, the unmarked one
+    assert stalled_calls.counted(out) == 3
+    assert [o["adopted_afresh"] for o in out] == [False, False, True, False]

@@ -61,30 +61,3 @@ def test_a_workflow_trial_is_judged_to_its_end_and_found_by_its_kind() -> None:
     script = draw_workflow_script(random.Random(7))
     assert script["loops"] >= 2 and script["sleep"] > 0  # a loop back and a durable sleep
     assert script_span(script) == script["steps"] * script["think"]
-
-
-def test_a_stalled_process_is_excused_only_for_runs_it_adopted_afresh() -> None:
-    """Stop mode: a call after the takeover counts against the stalled process, unless it
-    is for a run that process adopted again afterwards (a new attempt), made after that."""
-    import base64
-
-    from ticketiq_pg.testing import stalled_calls
-    from ticketiq_pg.testing.landed import mark
-
-    auth = {"Authorization": "Basic " + base64.b64encode(b"victim-1:x").decode()}
-
-    def request(at: float, run: str | None) -> dict:
-        body = {"text": mark("hi", run, 2, "c1")} if run else {}
-        return {"id": int(at * 10), "vendor": "jira", "effect": "created", "status": 201,
-                "headers": {**auth, "TicketIQ-Sent-At": str(at - 0.001)}, "wall_at": at,
-                "method": "POST", "path": "/x", "body": body}
-
-    def query(sql: str, *_: object) -> list[tuple]:
-        return [("r-new", 12.0)] if "ticketiq.audit" in sql else []
-
-    requests = [request(9.0, "r-old"), request(11.0, "r-old"), request(11.0, "r-new"),
-                request(13.0, "r-new"), request(12.0, None)]
-    out = stalled_calls.listed(requests, "victim-1", 10.0, query, 0)
-    # r-old after the takeover, r-new before its adoption, the unmarked one
-    assert stalled_calls.counted(out) == 3
-    assert [o["adopted_afresh"] for o in out] == [False, False, True, False]

@@ -16,7 +16,8 @@ call (its row in ``ticketiq.calls``).  Two counts, apart:
   survivor without a second copy (a duplicate is counted by what landed, apart).
 
 :func:`counted` is what fails a trial: calls begun after the takeover, and calls applied
-after it that the survivor did not settle.
+after it that the survivor did not settle; except a call of a run the continued victim
+adopted afresh after the takeover (``adopted_afresh``: its new attempt's, listed only).
 """
 
 from __future__ import annotations

@@ -41,6 +41,17 @@ class Trial:
     claimed_by: str | None = None  # session_ended | lease_lapsed: why the run was taken over
     resume_seconds: float | None = None
     failure_reason: str | None = None  # the run's, when it ended failed
+    # The faults that hit the run's process: 1 caught in flight on the victim, else 0.
+    loss_allowed: int = 0
+    model_errors: int = 0  # transient errors the run's model answered (flaky)
+    vendor_errors: int = 0  # vendor errors the run's tools saw (flaky)
+    script: dict[str, Any] = field(default_factory=dict)  # the run's (seed, steps, ...)
+    # Production shape (trial_shape): every HTTP status its request got (the edge's,
+    # retries included), and for a run a drain handed over, seconds from its release
+    # to its adoption and to its next step written.
+    http_status: list[int] = field(default_factory=list)
+    handover_wait: float | None = None
+    handover_step: float | None = None
 
     @property
     def judged_seconds(self) -> float | None:
@@ -64,17 +75,6 @@ class Trial:
         """The kind of its inbox entry: a long run comes in as a webhook, a workflow
         as the scripted workflow's kind (``POST /runs`` with ``"kind"``)."""
         return ENTRY_KINDS.get(self.kind, self.kind)
-    # The faults that hit the run's process: 1 caught in flight on the victim, else 0.
-    loss_allowed: int = 0
-    model_errors: int = 0  # transient errors the run's model answered (flaky)
-    vendor_errors: int = 0  # vendor errors the run's tools saw (flaky)
-    script: dict[str, Any] = field(default_factory=dict)  # the run's (seed, steps, ...)
-    # Production shape (trial_shape): every HTTP status its request got (the edge's,
-    # retries included), and for a run a drain handed over, seconds from its release
-    # to its adoption and to its next step written.
-    http_status: list[int] = field(default_factory=list)
-    handover_wait: float | None = None
-    handover_step: float | None = None
 
     @property
     def detected_by(self) -> str | None:
