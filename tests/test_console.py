@@ -161,6 +161,27 @@ async def test_an_admin_stops_a_run_from_its_page(console: dict[str, Any]) -> No
     assert (await http.post(unknown, headers=ORIGIN)).status_code == 404
 
 
+async def test_inspector_calls_and_fenced_calls_are_in_the_audit_the_console_shows(
+        console: dict[str, Any]) -> None:
+    """A run's page shows every audit row of the run; the overview's recent audit keeps
+    the inspector's calls and the calls a vendor fenced among the events it lists."""
+    http, run_id = console["http"], console["running"]
+    db = await TicketIQ.connect(console["url"])
+    try:
+        await db.audit_inspector_call("dana", run_id, "tickets.get", "0" * 64,
+                                      "tiq1-adhoc-console", "made")
+        await db.audit_once(run_id, 1, "agent.run.call_fenced", "1:call_fenced1",
+                            {"step": 1, "call_id": "call_fenced1", "tool": "jira.comment"})
+    finally:
+        await db.close()
+    await sign_in(http, console["admin"])
+    page = (await http.get(f"/console/runs/{run_id}")).text
+    overview = (await http.get("/console/")).text
+    for text in (page, overview):
+        assert "inspector.call" in text and "tiq1-adhoc-console" in text
+        assert "agent.run.call_fenced" in text and "call_fenced1" in text
+
+
 async def test_a_revoked_key_is_out_at_once(console: dict[str, Any]) -> None:
     http = console["http"]
     await sign_in(http, console["admin"])

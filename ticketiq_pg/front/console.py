@@ -43,7 +43,7 @@ READ_TIMEOUT = 5  # seconds to connect for a page's read
 IN_FLIGHT = ("running", "claimed", "suspended")
 ENDED = ("completed", "failed", "stopped")
 EVENTS = ("agent.run.crash_resumed", "agent.run.lease_lapsed", "agent.run.stop_requested",
-          "process.*", "approval.*", "inspector.*")
+          "agent.run.call_fenced", "process.*", "approval.*", "inspector.*")
 HEADERS = {"Cache-Control": "no-store", "X-Frame-Options": "DENY"}
 
 Page = Callable[[Request, Identity], Awaitable[Response]]
