@@ -26,6 +26,7 @@ from ticketiq_pg.config import parse_seal_keys
 from ticketiq_pg.db.driver import TicketIQ
 from ticketiq_pg.errors import LeaseLost
 from ticketiq_pg.runtime.leases import LeaseKeeper
+from ticketiq_pg.runtime.run_state import RunState
 from ticketiq_pg.runtime.runner import Runner
 from ticketiq_pg.seal import Sealer
 from ticketiq_pg.vendors.base import VendorFenced
@@ -114,11 +115,11 @@ async def test_a_fenced_call_of_the_live_attempt_is_audited_and_told_to_the_mode
         leases = LeaseKeeper(db, "proc-a", ttl=30, renew_interval=5, margin=1)
         runner = Runner(db, leases, Sealer(parse_seal_keys(SEAL_KEYS)), model, tools)
         state = await runner.start(**START, input={})
-        assert not isinstance(state, type(None))
+        assert isinstance(state, RunState), state  # started, not an outcome already
         # The vendor has seen a newer attempt of this run (as after a takeover).
         with fenced(CallFence(str(state.run_id), state.epoch + 1, ok)):
             await v.jira.get_issue("OPS-3")
-        outcome = await runner.run(state)  # type: ignore[arg-type]
+        outcome = await runner.run(state)
     assert outcome.status == "completed", outcome
     assert [r["effect"] for r in comments(stack, "OPS-3")] == ["fenced"]
     told = model.told[0]["content"]
