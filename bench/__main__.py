@@ -35,6 +35,7 @@ from . import (
     recovery,
     report,
     roundtrips,
+    step_cost,
     takeover,
     throughput,
     wakeup,
@@ -43,7 +44,7 @@ from . import (
 from .common import FULL, SMOKE, BenchDB, as_dict, machine, open_server
 
 SECTIONS = ("throughput", "concurrency", "roundtrips", "peer", "lease_scale", "history", "wakeup",
-            "takeover", "recovery", "long_runs", "workflow_steps")
+            "takeover", "recovery", "long_runs", "workflow_steps", "step_cost")
 ASYNC_SECTIONS = {
     "throughput": throughput.run,
     "concurrency": concurrency.run,
@@ -55,9 +56,11 @@ ASYNC_SECTIONS = {
     "takeover": takeover.run,
     "long_runs": long_runs.run,
     "workflow_steps": workflow_steps.run,
+    "step_cost": step_cost.run,
 }
 report.BUILDERS["long_runs"] = long_runs.rows
 report.BUILDERS["workflow_steps"] = workflow_steps.rows
+report.BUILDERS["step_cost"] = step_cost.rows
 
 
 def log(message: str) -> None:

@@ -68,6 +68,14 @@ class Sizes:
     conc_two_processes: bool = True
     # 2. peers: runs at once, each level's blocks alternating the three
     peer_levels: tuple[int, ...] = (1, 8)
+    peer_repeats: int = 5  # each level's alternating blocks, repeated: medians of these
+    # 13. a step's cost: runs (of ``cost_steps``) a round at 1 at once, rounds; the
+    # levels of ours against the floor from processes, and their rounds
+    cost_runs: int = 25
+    cost_steps: int = 20
+    cost_rounds: int = 4
+    cost_levels: tuple[int, ...] = (1, 8, 32, 128)
+    cost_level_rounds: int = 4
 
 
 FULL = Sizes(
@@ -127,6 +135,12 @@ SMOKE = Sizes(
     conc_budget_steps=30,
     conc_two_processes=False,
     peer_levels=(1, 4),
+    peer_repeats=2,
+    cost_runs=2,
+    cost_steps=3,
+    cost_rounds=2,
+    cost_levels=(1, 4),
+    cost_level_rounds=2,
 )
 
 

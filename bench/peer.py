@@ -21,7 +21,8 @@ once, whole runs timed (start, every step, the final answer):
   once (one commit a step), so it bounds what a ratio to a peer can reach.
 
 At each of ``peer_levels`` runs at once, the runs go in ``peer_blocks``
-blocks alternating ours/DBOS/Absurd/raw (A/B/C/D/A/B/C/D).  Statements per step
+blocks alternating ours/DBOS/Absurd/raw (A/B/C/D/A/B/C/D), ``peer_repeats``
+times over: each rate and each ratio is the median of the repeats.  Statements per step
 count every top-level statement each database ran (pg_stat_statements),
 including per-run overhead and the peers' own pollers; transactions per
 step, each database's commits and rollbacks (pg_stat_database).
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import statistics
 import time
 from typing import Any
 
@@ -326,23 +328,28 @@ async def run(bdb: BenchDB, sizes: Sizes, log: Any) -> dict[str, Any]:
             for name in names:  # warm-up, not counted
                 await block(name, 900_000 + seq)
             seq += 1000
-            times = dict.fromkeys(names, 0.0)
             before = {n: StatementSnapshot(bdb.url, bdb.pgss, dbnames[n]) for n in names}
             xacts = {n: _xacts(bdb.url, dbnames[n]) for n in names}
             polls = absurd.polls if absurd is not None else 0
-            for index in range(sizes.peer_blocks):
-                for name in names:  # alternating: A/B/C/A/B/C...
-                    times[name] += await block(name, seq + index * per_block)
-            seq += 10 * sizes.peer_blocks * per_block
+            rep_steps = sizes.peer_blocks * per_block * steps
+            rates: dict[str, list[float]] = {n: [] for n in names}
+            for _rep in range(sizes.peer_repeats):  # medians of the repeats, each alternating
+                times = dict.fromkeys(names, 0.0)
+                for index in range(sizes.peer_blocks):
+                    for name in names:  # alternating: A/B/C/A/B/C...
+                        times[name] += await block(name, seq + index * per_block)
+                seq += 10 * sizes.peer_blocks * per_block
+                for name in names:
+                    rates[name].append(rep_steps / times[name])
             after = {n: StatementSnapshot(bdb.url, bdb.pgss, dbnames[n]) for n in names}
             xacts = {n: _xacts(bdb.url, dbnames[n]) - xacts[n] for n in names}
             if absurd is not None:
                 await absurd.stop()
-            level: dict[str, Any] = {}
-            total_steps = sizes.peer_blocks * per_block * steps
+            level: dict[str, Any] = {"repeats": sizes.peer_repeats}
+            total_steps = rep_steps * sizes.peer_repeats
             for name in names:
-                fig: dict[str, Any] = {"seconds": times[name],
-                                       "steps_per_s": total_steps / times[name]}
+                fig: dict[str, Any] = {"steps_per_s": statistics.median(rates[name]),
+                                       "steps_per_s_each": rates[name]}
                 if bdb.pgss:
                     calls = after[name].calls_since(before[name])
                     if name == "absurd" and absurd is not None:
@@ -351,15 +358,18 @@ async def run(bdb: BenchDB, sizes: Sizes, log: Any) -> dict[str, Any]:
                 # each database's own, less the snapshots' reads of pg_stat_statements
                 fig["transactions_per_step"] = xacts[name] / total_steps
                 level[name] = fig
+            # each ratio the median of the repeats' ratios (a repeat's arms ran side by side)
+            ours_each = rates["ticketiq"]
             for name in names[1:]:
-                level[f"ratio_{name}"] = (level["ticketiq"]["steps_per_s"]
-                                          / level[name]["steps_per_s"])
+                each = [a / b for a, b in zip(ours_each, rates[name], strict=True)]
+                level[f"ratio_{name}"] = statistics.median(each)
+                level[f"ratio_{name}_each"] = each
             # The most any design with a durable statement a step could show against each
             # peer here: the floor's rate over the peer's.
             for name in ("absurd", "dbos"):
                 if name in level:
-                    level[f"floor_x_{name}"] = (level["raw"]["steps_per_s"]
-                                                / level[name]["steps_per_s"])
+                    level[f"floor_x_{name}"] = statistics.median(
+                        [a / b for a, b in zip(rates["raw"], rates[name], strict=True)])
             out["by_concurrency"][str(c)] = level
             log(f"  peer c={c}: ours {level['ticketiq']['steps_per_s']:,.0f} steps/s, "
                 + ", ".join(f"{n} {level[n]['steps_per_s']:,.0f} (x{level['ratio_' + n]:.2f})"
