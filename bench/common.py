@@ -71,11 +71,11 @@ class Sizes:
     peer_repeats: int = 5  # each level's alternating blocks, repeated: medians of these
     # 13. a step's cost: runs (of ``cost_steps``) a round at 1 at once, rounds; the
     # levels of ours against the floor from processes, and their rounds
-    cost_runs: int = 25
+    cost_runs: int = 40
     cost_steps: int = 20
-    cost_rounds: int = 4
+    cost_rounds: int = 6
     cost_levels: tuple[int, ...] = (1, 8, 32, 128)
-    cost_level_rounds: int = 4
+    cost_level_rounds: int = 8
 
 
 FULL = Sizes(
