@@ -41,6 +41,8 @@ from .workload import SEAL_KEY, SEAL_KEY_ID
 
 ENV_LONG = "TICKETIQ_BENCH_LONG"
 TARGET_S = 5.0
+#: The long mode's (10,000 runs) target: the spec's recovery bound.
+LONG_TARGET_S = 15.0
 #: The victim's model wait: 5 s, or longer with more runs, so that its runs ask for
 #: at most 200 steps/s between them (10,000 runs stepping every 5 s would ask this
 #: machine for 2,000 steps/s, more than it can write: its leases lapsed before the kill).
@@ -225,8 +227,7 @@ def takeover(bdb: BenchDB, runs: int, log: Any) -> dict[str, Any]:
         "victim_kib": {"ready": {k: ready[k] for k in ("VmRSS", "VmHWM") if k in ready},
                        "started": {k: started[k] for k in ("VmRSS", "VmHWM") if k in started},
                        "held": held},
-        "survivor_gc": {k: survivor_gc[k] for k in ("full_collections", "pause_s", "longest_s")
-                        if k in survivor_gc},
+        "survivor_gc": _gc_figures(survivor_gc, runs),
         "survivor_kib": {"ready": {k: survivor_ready[k] for k in ("VmRSS",)
                                    if k in survivor_ready},
                          "before_kill": survivor_before, "after": survivor_after},
@@ -235,10 +236,24 @@ def takeover(bdb: BenchDB, runs: int, log: Any) -> dict[str, Any]:
            and max(written, default=1e9) <= TARGET_S)
     figures["met"] = met
     w = figures["next_step_written_s"]
+    g = figures["survivor_gc"]
     log(f"  takeover of {runs} runs: next step written p50 {w['p50']:.2f} s, p99 "
         f"{w['p99']:.2f} s, max {w['max']:.2f} s; lost {lost}, duplicates {duplicates}; "
-        f"survivor peak {survivor_after.get('VmHWM', 0) / 1024:.0f} MiB")
+        f"survivor peak {survivor_after.get('VmHWM', 0) / 1024:.0f} MiB; gc pauses "
+        f"{g.get('pause_s', 0):.2f} s in all ({g.get('pauses', 0)}, "
+        f"{g.get('full_collections', 0)} full, longest {g.get('longest_s', 0):.2f} s), "
+        f"{g.get('objects_per_run', 0)} objects per run")
     return figures
+
+
+def _gc_figures(gc_event: dict[str, Any], runs: int) -> dict[str, Any]:
+    """The survivor's collector pauses and the objects it tracked, per run taken over."""
+    keys = ("pauses", "pause_s", "longest_s", "full_collections", "by_generation",
+            "objects_ready", "objects_max", "objects_end", "frozen")
+    out = {k: gc_event[k] for k in keys if k in gc_event}
+    if runs and "objects_max" in out and "objects_ready" in out:
+        out["objects_per_run"] = round((out["objects_max"] - out["objects_ready"]) / runs, 1)
+    return out
 
 
 def _dist(values: list[float]) -> dict[str, Any]:
@@ -296,11 +311,15 @@ async def run(bdb: BenchDB, sizes: Sizes, log: Any) -> dict[str, Any]:
     out: dict[str, Any] = {"long_mode": long_mode}
     out["takeover"] = takeover(bdb, runs, log)
     if long_mode:
-        # The 5 s target is the thousand runs'; at 10,000 the verdict is 0 lost, 0 duplicates.
         t = out["takeover"]
-        t["target"] = "0 lost, 0 duplicates (5 s is the 1,000 runs' target)"
+        # The 5 s target is the thousand runs'; at 10,000 each run's next step within the
+        # spec's recovery bound (15 s), 0 lost, 0 duplicates.
+        t["target"] = f"every run <= {LONG_TARGET_S:g} s, 0 lost, 0 duplicates"
+        t["target_s"] = LONG_TARGET_S
+        t["within_target"] = sum(1 for w in t["samples_s"] if w <= LONG_TARGET_S)
         t["met"] = (t["lost"] == 0 and t["duplicates"] == 0
-                    and t["next_step_written_s"]["n"] == runs)
+                    and t["next_step_written_s"]["n"] == runs
+                    and t["next_step_written_s"]["max"] <= LONG_TARGET_S)
     victim = out["takeover"]["victim_kib"]
     out["memory"] = {str(runs): {**_per_run(runs, victim["ready"], victim["held"]),
                                  "state": "in flight, each stepping every "

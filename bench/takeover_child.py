@@ -10,7 +10,8 @@ person's approval and the run may wait, so it suspends (its lease given back, it
 task ended) at its first step; ``suspended`` is printed once none is in flight, with
 the Python heap the suspended runs left behind (``tracemalloc``, traced from
 ``ready``) and the worker's ``outcomes`` kept.  On SIGTERM it prints ``gc``: the garbage
-collector's full collections since ``ready`` and their pauses.  Each event is one
+collector's pauses since ``ready``, per generation, and the objects it tracked (the
+survivor samples the most each second).  Each event is one
 JSON line on stdout with the process's resident memory (``/proc/self/status``:
 VmRSS, VmHWM, in KiB).
 """
@@ -25,7 +26,6 @@ import os
 import resource
 import signal
 import sys
-import time
 import tracemalloc
 from dataclasses import replace
 from typing import Any
@@ -34,6 +34,7 @@ from ticketiq_pg.agent import AllowAll, RunInfo, ToolCall, Verdict, is_changing
 from ticketiq_pg.config import Settings
 from ticketiq_pg.retries import MODEL_RETRY
 from ticketiq_pg.runtime.app import App
+from ticketiq_pg.runtime.gc_pauses import GcPauses
 from ticketiq_pg.runtime.worker import Worker
 
 from .workload import TOOLS, SlowModel, start_kwargs
@@ -61,34 +62,11 @@ def memory_kib() -> dict[str, int]:
     return out
 
 
-class GcPauses:
-    """The cyclic garbage collector's full collections (generation 2): how many, how long.
-
-    Each one stops the event loop; their cost grows with the objects the process holds,
-    so with thousands of runs in flight they are part of what a takeover waits on.
-    """
-
-    def __init__(self) -> None:
-        self.count = 0
-        self.total = 0.0
-        self.longest = 0.0
-        self._started = 0.0
-        gc.callbacks.append(self._callback)
-
-    def _callback(self, phase: str, info: dict[str, Any]) -> None:
-        if info["generation"] != 2:
-            return
-        if phase == "start":
-            self._started = time.perf_counter()
-            return
-        took = time.perf_counter() - self._started
-        self.count += 1
-        self.total += took
-        self.longest = max(self.longest, took)
-
-    def figures(self) -> dict[str, Any]:
-        return {"full_collections": self.count, "pause_s": round(self.total, 3),
-                "longest_s": round(self.longest, 3)}
+async def sample_objects(peak: dict[str, int], interval: float = 1.0) -> None:
+    """The most objects the collector tracked (frozen ones apart), sampled each ``interval``."""
+    while True:
+        await asyncio.sleep(interval)
+        peak["objects_max"] = max(peak.get("objects_max", 0), len(gc.get_objects()))
 
 
 def event(kind: str, **fields: Any) -> None:
@@ -118,7 +96,9 @@ async def main_async(args: argparse.Namespace) -> int:
     stop = asyncio.Event()
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     event("ready", pid=os.getpid(), process_id=worker.process_id)
-    pauses = GcPauses()
+    pauses = GcPauses().start()
+    objects = {"objects_ready": len(gc.get_objects()), "frozen": gc.get_freeze_count()}
+    sampler = asyncio.create_task(sample_objects(objects)) if args.role == "survivor" else None
     if args.suspend:
         gc.collect()
         tracemalloc.start()
@@ -141,7 +121,10 @@ async def main_async(args: argparse.Namespace) -> int:
             tracemalloc.stop()
             event("suspended", heap_bytes=heap, outcomes=dict(worker.ended))
     await stop.wait()
-    event("gc", **pauses.figures())  # from ready until asked to stop
+    if sampler is not None:
+        sampler.cancel()
+    objects["objects_end"] = len(gc.get_objects())
+    event("gc", **pauses.figures(), **objects)  # from ready until asked to stop
     await worker.shutdown(drain_timeout=5.0)
     return 0
 

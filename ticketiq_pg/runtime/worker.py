@@ -24,6 +24,7 @@ One :class:`Worker` per app process.  It
 * runs a background job worker (:mod:`ticketiq_pg.runtime.jobs`) for the app's job
   handlers (the leader also takes back lapsed jobs), and its ``services`` beside (the
   HTTP front, ``/metrics`` on a port of its own);
+* once started, tunes its garbage collector for many runs (:mod:`.gc_pauses`);
 * on :meth:`shutdown` (SIGTERM) stops taking work, resigns leadership (a follower
   takes over at once), releases each run at its next step boundary, and exits.
 """
@@ -48,6 +49,7 @@ from ticketiq_pg.db.jobs import JOB_CHANNEL, JobStore
 from ticketiq_pg.db.listener import Listener, Wakeup
 from ticketiq_pg.db.sessions import OwnSession
 from ticketiq_pg.retries import MODEL_RETRY, TOOL_RETRY
+from ticketiq_pg.runtime import gc_pauses
 from ticketiq_pg.runtime.app import App
 from ticketiq_pg.runtime.entries import EntryPump
 from ticketiq_pg.runtime.faults import FaultPoints
@@ -248,6 +250,7 @@ class Worker:
             log.warning("liveness token not held after %.1fs; leases cover meanwhile",
                         listen_timeout)
         log.info("worker %s started", self.process_id)
+        gc_pauses.settle_collector()
         return self
 
     async def shutdown(self, *, drain_timeout: float = 30.0, loop_timeout: float = 10.0) -> None:
@@ -375,19 +378,16 @@ class Worker:
             try:
                 lease = await self.db.claim_leader(LEADER_NAME, self.process_id, ttl)
                 if lease.is_leader and not self.is_leader:
-                    log.info(
-                        "worker %s is the sweep leader (epoch %s)", self.process_id, lease.epoch
-                    )
+                    log.info("worker %s is the sweep leader (epoch %s)",
+                             self.process_id, lease.epoch)
                 self.is_leader = lease.is_leader
                 self.leader_epoch = lease.epoch
                 if lease.is_leader:
                     swept = await self.db.sweep_lapsed(self.process_id, max_losses=s.max_losses)
                     self.swept += len(swept)
                     for row in swept:
-                        log.warning(
-                            "swept run %s (lost %s times, now %s)",
-                            row.run_id, row.loss_count, row.status,
-                        )
+                        log.warning("swept run %s (lost %s times, now %s)",
+                                    row.run_id, row.loss_count, row.status)
                     await JobStore(self.db).sweep(self.process_id, max_losses=s.max_losses)
                 elif lease.expires_at is not None:
                     # Claim again as soon as the leader's lease is due, not a
