@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from . import (
+    capacity,
     concurrency,
     history,
     lease_scale,
@@ -43,7 +44,7 @@ from . import (
 from .common import FULL, SMOKE, BenchDB, as_dict, machine, open_server
 
 SECTIONS = ("throughput", "concurrency", "roundtrips", "peer", "lease_scale", "history", "wakeup",
-            "takeover", "recovery", "long_runs", "workflow_steps")
+            "takeover", "recovery", "long_runs", "workflow_steps", "capacity")
 ASYNC_SECTIONS = {
     "throughput": throughput.run,
     "concurrency": concurrency.run,
@@ -55,9 +56,11 @@ ASYNC_SECTIONS = {
     "takeover": takeover.run,
     "long_runs": long_runs.run,
     "workflow_steps": workflow_steps.run,
+    "capacity": capacity.run,
 }
 report.BUILDERS["long_runs"] = long_runs.rows
 report.BUILDERS["workflow_steps"] = workflow_steps.rows
+report.BUILDERS["capacity"] = capacity.rows
 
 
 def log(message: str) -> None:

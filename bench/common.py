@@ -68,6 +68,11 @@ class Sizes:
     conc_two_processes: bool = True
     # 2. peers: runs at once, each level's blocks alternating the three
     peer_levels: tuple[int, ...] = (1, 8)
+    # 13. capacity: runs per process, model wait (s), window (s), worker processes per arm
+    cap_runs: int = 2000
+    cap_latency: float = 1.0
+    cap_window: float = 20.0
+    cap_processes: tuple[int, ...] = (1, 2)
 
 
 FULL = Sizes(
@@ -127,6 +132,9 @@ SMOKE = Sizes(
     conc_budget_steps=30,
     conc_two_processes=False,
     peer_levels=(1, 4),
+    cap_runs=100,
+    cap_latency=0.2,
+    cap_window=1.0,
 )
 
 
