@@ -172,6 +172,8 @@ async def _arm(bdb: BenchDB, processes: int, per: int, latency: float, window: f
         "statuses": sorted({s for d in done for s in d["statuses"]}),
         "settings": ready[0]["settings"],
         "pool": [w["pool"] for w in got],
+        "probe": [w["probe"] for w in got],
+        "gc": [w["gc"] for w in got],
         "peak_backends": peak, "backends_at_close": by_kind,
         "rss_kib": [{"ready": r["VmRSS"], "window": w["VmRSS"]}
                     for r, w in zip(ready, got, strict=True)],
@@ -204,6 +206,13 @@ async def run(bdb: BenchDB, sizes: Sizes, log: Any) -> dict[str, Any]:
             f"{pool['wait_ms_per_request']:.2f} ms wait/request; {fig['peak_backends']} "
             f"backends; RSS {fig['rss_kib_per_run']:.1f} KiB/run; "
             f"{fig['ended_in_window']} ended in window")
+        for probe in ("p50", "p95"):
+            log(f"    {probe} ms: " + ", ".join(
+                f"{k} {p[k][probe]:.1f}" for p in fig["probe"][:1] for k in (
+                    "step_over_ms", "checkpoint_ms", "statement_ms", "ready_ms", "loop_lag_ms",
+                    "renew_ms")
+                if p[k]["n"]) + f"; group size {fig['probe'][0]['group_size'][probe]}")
+        log(f"    full collections in the window: {fig['gc'][0]}")
     return out
 
 
@@ -232,6 +241,14 @@ def rows(res: dict[str, Any]) -> list[dict[str, Any]]:
             f"{fig['peak_backends']} backends; wait "
             + ", ".join(f"{p['wait_ms_per_request']:.2f}" for p in pools) + " ms/request",
             "", INFO, f"capacity.{key}.pool_peak", max(p["peak_in_use"] for p in pools)))
+        probe = fig["probe"][0]
+        renew = probe["renew_ms"]
+        out.append(_row(
+            "13", f"  {where}: a step's time beyond the wait, mean (checkpoint)",
+            f"{_f(probe['step_over_ms']['mean'], 1)} ms ({_f(probe['checkpoint_ms']['mean'], 1)}"
+            " ms)", f"renewal of {fig['runs_per_process']:,} leases {_f(renew['p50'], 0)} ms"
+            f" p50; GC {fig['gc'][0]['pause_s']:.2f} s", "", INFO,
+            f"capacity.{key}.step_over_ms", probe["step_over_ms"]["mean"]))
         out.append(_row(
             "13", f"  {where}: resident memory per run (VmRSS)",
             f"{fig['rss_kib_per_run']:.1f} KiB",

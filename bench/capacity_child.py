@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import sys
@@ -27,7 +28,8 @@ from ticketiq_pg.runtime.app import App
 from ticketiq_pg.runtime.worker import Worker
 
 from .capacity import launch_at
-from .takeover_child import memory_kib
+from .common import summary
+from .takeover_child import GcPauses, memory_kib
 from .workload import SlowModel, kb_search, start_kwargs
 
 POOL_SAMPLE = 0.02
@@ -43,15 +45,66 @@ def cpu_seconds() -> float:
     return t.user + t.system
 
 
-class Counted:
-    """The read tool, counting the steps done (each step makes exactly one read)."""
+class Probe:
+    """Where a step's time beyond the model's wait goes, while the window is open.
 
-    def __init__(self) -> None:
+    ``step_over_ms``: the time between a run's two reads less the wait; of it,
+    ``checkpoint_ms`` is the Runner's wait for its checkpoint (queued for a group,
+    waiting for a connection, the statement), ``statement_ms`` one grouped statement
+    (with its wait for a connection), ``ready_ms`` the wait before a model or tool call
+    for the lease and a fresh liveness confirmation, ``loop_lag_ms`` how late a 10 ms sleep wakes
+    (the event loop busy with other runs), ``renew_ms`` one renewal of every lease.
+    """
+
+    def __init__(self, latency: float) -> None:
+        self.latency = latency
         self.steps = 0
+        self.on = False
+        self._last: dict[Any, float] = {}
+        self.times: dict[str, list[float]] = {
+            k: [] for k in ("step_over_ms", "checkpoint_ms", "statement_ms", "group_size",
+                            "ready_ms", "loop_lag_ms", "renew_ms")}
 
-    async def __call__(self, ctx: CallContext) -> Any:
+    async def read(self, ctx: CallContext) -> Any:
+        """The read tool, counting the steps done (each step makes exactly one read)."""
         self.steps += 1
+        now = time.perf_counter()
+        last = self._last.get(ctx.run.run_id)
+        self._last[ctx.run.run_id] = now
+        if self.on and last is not None:
+            self.times["step_over_ms"].append(1000 * (now - last - self.latency))
         return await kb_search(ctx)
+
+    def timed(self, name: str, fn: Any, size: Any = None) -> Any:
+        async def wrapper(*args: Any, **kwargs: Any) -> Any:
+            t = time.perf_counter()
+            try:
+                return await fn(*args, **kwargs)
+            finally:
+                if self.on:
+                    self.times[name].append(1000 * (time.perf_counter() - t))
+                    if size is not None:
+                        self.times["group_size"].append(size(*args))
+        return wrapper
+
+    def attach(self, worker: Worker) -> None:
+        db, leases = worker.db, worker.leases
+        assert db is not None and leases is not None
+        db.write_checkpoint = self.timed("checkpoint_ms", db.write_checkpoint)  # type: ignore[method-assign]
+        db.write_checkpoints = self.timed(  # type: ignore[method-assign]
+            "statement_ms", db.write_checkpoints, size=len)
+        leases.renew_once = self.timed("renew_ms", leases.renew_once)  # type: ignore[method-assign]
+        leases.ready = self.timed("ready_ms", leases.ready)  # type: ignore[method-assign]
+
+    async def lag(self) -> None:
+        while True:
+            t = time.perf_counter()
+            await asyncio.sleep(0.01)
+            if self.on:
+                self.times["loop_lag_ms"].append(1000 * (time.perf_counter() - t - 0.01))
+
+    def figures(self) -> dict[str, Any]:
+        return {k: summary(v) for k, v in self.times.items()}
 
 
 class PoolWatch:
@@ -97,11 +150,13 @@ async def line() -> str:
 
 async def main_async(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
-    counted = Counted()
-    tools = Tools([Tool("kb.search", "read", counted)])  # the only tool its runs call
+    counted = Probe(args.latency)
+    tools = Tools([Tool("kb.search", "read", counted.read)])  # the only tool its runs call
     worker = Worker(settings, App(model=SlowModel(args.latency), tools=tools),
                     process_id=args.process_id)
     await worker.start()
+    counted.attach(worker)
+    lag = asyncio.create_task(counted.lag())
     used = {k: getattr(settings, k) for k in (
         "pool_size", "group_commit", "lease_ttl", "renew_interval", "liveness_interval",
         "prepared_statements", "max_runs")}
@@ -125,19 +180,25 @@ async def main_async(args: argparse.Namespace) -> int:
             return 1
         watch = PoolWatch(worker)
         pool0 = watch.start()
+        counted.on = True
+        pauses = GcPauses()  # the collector's full collections stop every run at once
         steps0, ended0, cpu0, w0 = counted.steps, worker.ended.total(), cpu_seconds(), \
             time.perf_counter()
         if await line() != "close":
             return 1
         w1, cpu1, steps1, ended1 = time.perf_counter(), cpu_seconds(), counted.steps, \
             worker.ended.total()
+        counted.on = False
+        gc.callbacks.remove(pauses._callback)
         event("window", steps=steps1 - steps0, seconds=w1 - w0, cpu=cpu1 - cpu0,
               ended_in_window=ended1 - ended0, running=len(worker.running()),
-              pool=await watch.stop(pool0))
+              pool=await watch.stop(pool0), probe=counted.figures(),
+              gc=pauses.figures())
         outcomes = await asyncio.gather(*(t for t in runs if t is not None))
         event("done", statuses=sorted({o.status for o in outcomes}), runs=len(outcomes))
         await line()  # until stdin closes
     finally:
+        lag.cancel()
         await worker.shutdown(drain_timeout=5.0)
     return 0
 
