@@ -9,7 +9,9 @@ Environment:
   of a server to measure on (each section creates its own database there and
   drops it); unset: a private durable cluster (``PrivateCluster(fast=False)``);
 * ``TICKETIQ_BENCH_KILL_REPORT``: the kill trials' JSON report (section 7);
-* ``TICKETIQ_BENCH_LONG=1``: the takeover section kills a process holding 10,000 runs.
+* ``TICKETIQ_BENCH_LONG=1``: the takeover section kills a process holding 10,000 runs;
+* ``TICKETIQ_BENCH_CAPACITY_GC=off``: the capacity section's workers collect no garbage
+  in the measured window (a diagnosis).
 """
 
 from __future__ import annotations

@@ -10,7 +10,10 @@ opens once every run is in flight and one wait has passed, and closes ``cap_wind
 s later, before the first run ends.  Figures: steps/s against the ideal (runs /
 wait; target at least 0.9 of it), client CPU per step (the children's utime +
 stime), server CPU per step (every server process, from ``/proc``), the pool's
-size, peak connections in use and waits, the database's backends, VmRSS per run.
+size, peak connections in use and waits, the database's backends, VmRSS per run,
+and where a step's time beyond the wait goes (the probe of ``bench.capacity_child``).
+Diagnoses: ``TICKETIQ_BENCH_CAPACITY_GC=off`` (no cyclic collector in the window),
+``TICKETIQ_LEASE_TTL=130 TICKETIQ_RENEW_INTERVAL=60`` (no lease renewal in it).
 """
 
 from __future__ import annotations
@@ -174,6 +177,7 @@ async def _arm(bdb: BenchDB, processes: int, per: int, latency: float, window: f
         "pool": [w["pool"] for w in got],
         "probe": [w["probe"] for w in got],
         "gc": [w["gc"] for w in got],
+        "gc_enabled": all(w["gc_enabled"] for w in got),
         "peak_backends": peak, "backends_at_close": by_kind,
         "rss_kib": [{"ready": r["VmRSS"], "window": w["VmRSS"]}
                     for r, w in zip(ready, got, strict=True)],
@@ -223,6 +227,7 @@ def rows(res: dict[str, Any]) -> list[dict[str, Any]]:
         ratio = fig["ratio"]
         where = "one process" if key == "1" else f"{key} processes"
         clean = "" if not fig["ended_in_window"] else f"; {fig['ended_in_window']} ended early"
+        clean += "" if fig["gc_enabled"] else "; GC off (a diagnosis)"
         out.append(_row(
             "13", f"{fig['runs']:,} runs at once ({where}), {fig['latency_s']:g} s model wait: "
             "steps/s vs ideal", f"{_f(fig['steps_per_s'], 0)} steps/s ({ratio:.3f})",

@@ -7,8 +7,10 @@ after ``--latency`` s with one read.  It prints ``ready``; on ``go`` it starts t
 spread evenly over ``--ramp`` s (so their steps are spread over the model's wait, as
 independent conversations are) and prints ``steady`` one wait after the last is in
 flight; ``open`` and ``close`` bound the measured window (``window``: its steps, CPU,
-pool use, memory); ``done`` once every run ended; it exits when stdin closes.  Each
-event is one JSON line on stdout.
+pool use, memory, where a step's time goes); ``done`` once every run ended; it exits
+when stdin closes.  Each event is one JSON line on stdout.
+``TICKETIQ_BENCH_CAPACITY_GC=off`` turns the cyclic garbage collector off from
+``steady`` on (a diagnosis, not a setting).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from .takeover_child import GcPauses, memory_kib
 from .workload import SlowModel, kb_search, start_kwargs
 
 POOL_SAMPLE = 0.02
+ENV_GC = "TICKETIQ_BENCH_CAPACITY_GC"
 
 
 def event(kind: str, **fields: Any) -> None:
@@ -175,6 +178,8 @@ async def main_async(args: argparse.Namespace) -> int:
         runs = [(await h).task for h in handles]
         started = time.perf_counter() - t0
         await asyncio.sleep(args.latency)
+        if os.environ.get(ENV_GC) == "off":  # a diagnosis: what the collector costs
+            gc.disable()
         event("steady", started_s=round(started, 3), running=len(worker.running()))
         if await line() != "open":
             return 1
@@ -191,7 +196,8 @@ async def main_async(args: argparse.Namespace) -> int:
         counted.on = False
         gc.callbacks.remove(pauses._callback)
         event("window", steps=steps1 - steps0, seconds=w1 - w0, cpu=cpu1 - cpu0,
-              ended_in_window=ended1 - ended0, running=len(worker.running()),
+              gc_enabled=gc.isenabled(), ended_in_window=ended1 - ended0,
+              running=len(worker.running()),
               pool=await watch.stop(pool0), probe=counted.figures(),
               gc=pauses.figures())
         outcomes = await asyncio.gather(*(t for t in runs if t is not None))
