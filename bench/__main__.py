@@ -9,7 +9,9 @@ Environment:
   of a server to measure on (each section creates its own database there and
   drops it); unset: a private durable cluster (``PrivateCluster(fast=False)``);
 * ``TICKETIQ_BENCH_KILL_REPORT``: the kill trials' JSON report (section 7);
-* ``TICKETIQ_BENCH_LONG=1``: the takeover section kills a process holding 10,000 runs.
+* ``TICKETIQ_BENCH_LONG=1``: the takeover section kills a process holding 10,000 runs;
+* ``TICKETIQ_BENCH_CAPACITY_GC=off``: the capacity section's workers collect no garbage
+  in the measured window (a diagnosis).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from . import (
+    capacity,
     concurrency,
     history,
     lease_scale,
@@ -44,7 +47,7 @@ from . import (
 from .common import FULL, SMOKE, BenchDB, as_dict, machine, open_server
 
 SECTIONS = ("throughput", "concurrency", "roundtrips", "peer", "lease_scale", "history", "wakeup",
-            "takeover", "recovery", "long_runs", "workflow_steps", "step_cost")
+            "takeover", "recovery", "long_runs", "workflow_steps", "step_cost", "capacity")
 ASYNC_SECTIONS = {
     "throughput": throughput.run,
     "concurrency": concurrency.run,
@@ -57,10 +60,12 @@ ASYNC_SECTIONS = {
     "long_runs": long_runs.run,
     "workflow_steps": workflow_steps.run,
     "step_cost": step_cost.run,
+    "capacity": capacity.run,
 }
 report.BUILDERS["long_runs"] = long_runs.rows
 report.BUILDERS["workflow_steps"] = workflow_steps.rows
 report.BUILDERS["step_cost"] = step_cost.rows
+report.BUILDERS["capacity"] = capacity.rows
 
 
 def log(message: str) -> None:

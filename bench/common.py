@@ -76,6 +76,11 @@ class Sizes:
     cost_rounds: int = 6
     cost_levels: tuple[int, ...] = (1, 8, 32, 128)
     cost_level_rounds: int = 8
+    # 14. capacity: runs per process, model wait (s), window (s), worker processes per arm
+    cap_runs: int = 2000
+    cap_latency: float = 1.0
+    cap_window: float = 20.0
+    cap_processes: tuple[int, ...] = (1, 2)
 
 
 FULL = Sizes(
@@ -141,6 +146,9 @@ SMOKE = Sizes(
     cost_rounds=2,
     cost_levels=(1, 4),
     cost_level_rounds=2,
+    cap_runs=100,
+    cap_latency=0.2,
+    cap_window=1.0,
 )
 
 
