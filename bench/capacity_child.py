@@ -27,11 +27,12 @@ from typing import Any
 from ticketiq_pg.agent import CallContext, Tool, Tools
 from ticketiq_pg.config import Settings
 from ticketiq_pg.runtime.app import App
+from ticketiq_pg.runtime.gc_pauses import GcPauses
 from ticketiq_pg.runtime.worker import Worker
 
 from .capacity import launch_at
 from .common import summary
-from .takeover_child import GcPauses, memory_kib
+from .takeover_child import memory_kib
 from .workload import SlowModel, kb_search, start_kwargs
 
 POOL_SAMPLE = 0.02
@@ -186,7 +187,7 @@ async def main_async(args: argparse.Namespace) -> int:
         watch = PoolWatch(worker)
         pool0 = watch.start()
         counted.on = True
-        pauses = GcPauses()  # the collector's full collections stop every run at once
+        pauses = GcPauses().start()  # the collector's pauses stop every run at once
         steps0, ended0, cpu0, w0 = counted.steps, worker.ended.total(), cpu_seconds(), \
             time.perf_counter()
         if await line() != "close":
@@ -194,7 +195,7 @@ async def main_async(args: argparse.Namespace) -> int:
         w1, cpu1, steps1, ended1 = time.perf_counter(), cpu_seconds(), counted.steps, \
             worker.ended.total()
         counted.on = False
-        gc.callbacks.remove(pauses._callback)
+        pauses.stop()
         event("window", steps=steps1 - steps0, seconds=w1 - w0, cpu=cpu1 - cpu0,
               gc_enabled=gc.isenabled(), ended_in_window=ended1 - ended0,
               running=len(worker.running()),
