@@ -2,7 +2,7 @@
 
 ``python -m bench.floor_child --url URL --conns K --first F --bodies FILE`` opens K
 connections, prints ``{"event": "ready"}``, then for each ``go`` line on stdin has
-each connection write every body of FILE (a JSON list) as one single-statement
+each connection write every body of FILE (``--repeat`` times) (a JSON list) as one single-statement
 ``UPDATE`` of its own row (``F`` + its index) and prints the steps, window seconds
 and client CPU seconds as one JSON line; it exits when stdin closes.
 """
@@ -36,10 +36,10 @@ async def main_async(args: argparse.Namespace, bodies: list[Jsonb]) -> int:
         print(json.dumps({"event": "ready"}), flush=True)
         while (await asyncio.to_thread(sys.stdin.readline)).strip() == "go":
             cpu0, t0 = time.process_time(), time.perf_counter()
-            await asyncio.gather(*(_writer(c, args.first + i, bodies)
+            await asyncio.gather(*(_writer(c, args.first + i, bodies * args.repeat)
                                    for i, c in enumerate(conns)))
             seconds, cpu = time.perf_counter() - t0, time.process_time() - cpu0
-            print(json.dumps({"steps": len(bodies) * len(conns), "seconds": seconds,
+            print(json.dumps({"steps": len(bodies) * args.repeat * len(conns), "seconds": seconds,
                               "cpu": cpu}), flush=True)
     finally:
         for conn in conns:
@@ -53,6 +53,7 @@ def main() -> int:
     parser.add_argument("--conns", type=int, required=True)
     parser.add_argument("--first", type=int, default=0)
     parser.add_argument("--bodies", required=True)
+    parser.add_argument("--repeat", type=int, default=1, help="the bodies this many times a round")
     args = parser.parse_args()
     bodies = [Jsonb(b) for b in json.loads(Path(args.bodies).read_text())]
     return asyncio.run(main_async(args, bodies))

@@ -117,14 +117,14 @@ def _nested(url: str) -> dict[str, float]:
 class _FloorProcesses:
     """The floor from ``conns`` connections over ``procs`` processes, started on one signal."""
 
-    def __init__(self, url: str, conns: int, procs: int, bodies_file: str) -> None:
+    def __init__(self, url: str, conns: int, procs: int, bodies_file: str, repeat: int) -> None:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
         per = [conns // procs + (1 if i < conns % procs else 0) for i in range(procs)]
         firsts = [sum(per[:i]) for i in range(procs)]
         self.procs = [subprocess.Popen(
             [sys.executable, "-m", "bench.floor_child", "--url", url, "--conns", str(n),
-             "--first", str(first), "--bodies", bodies_file],
+             "--first", str(first), "--bodies", bodies_file, "--repeat", str(repeat)],
             env=env, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
             for n, first in zip(per, firsts, strict=True)]
         for p in self.procs:
@@ -281,7 +281,9 @@ async def _level(bdb: BenchDB, sizes: Sizes, c: int, steps: int, bodies_file: st
     model = BenchModel()
     runner = make_runner(db, f"bench-cost-{c}", model)
     runner.leases.start()
-    floor = _FloorProcesses(bdb.url, c, min(c, 8), bodies_file)
+    # a round of at least ~32 runs' steps: at 1 at once a single run's window is too short
+    repeat = max(1, 32 // c)
+    floor = _FloorProcesses(bdb.url, c, min(c, 8), bodies_file, repeat)
     meters = {"ours": _Meter(bdb.url), "floor": _Meter(bdb.url)}
     acc = {arm: [0, 0.0, 0.0] for arm in meters}
     rounds = max(sizes.cost_level_rounds, 1)
@@ -293,8 +295,11 @@ async def _level(bdb: BenchDB, sizes: Sizes, c: int, steps: int, bodies_file: st
                 meters[arm].refresh()
                 meters[arm].open()
                 if arm == "ours":
-                    r = await ticketiq_round(runner, model, c, steps, 50_000 + c * 100 + rnd)
-                    got = (r.steps, r.seconds, r.cpu)
+                    got = (0, 0.0, 0.0)
+                    for i in range(repeat):
+                        r = await ticketiq_round(runner, model, c, steps,
+                                                 50_000 + c * 1000 + rnd * 40 + i)
+                        got = (got[0] + r.steps, got[1] + r.seconds, got[2] + r.cpu)
                 else:
                     got = await floor.round()
                 meters[arm].close()
@@ -306,7 +311,7 @@ async def _level(bdb: BenchDB, sizes: Sizes, c: int, steps: int, bodies_file: st
             m.done()
         await runner.leases.stop()
         await db.close()
-    fig: dict[str, Any] = {"floor_processes": min(c, 8), "rounds": rounds}
+    fig: dict[str, Any] = {"floor_processes": min(c, 8), "rounds": rounds, "repeat": repeat}
     for arm, (n, sec, cpu) in acc.items():
         server = meters[arm].cpu / n * 1e6 if meters[arm].cpu_ok else None
         fig[arm] = {"steps_per_s": n / sec, "client_cpu_us": cpu / n * 1e6,
