@@ -37,6 +37,7 @@ from . import (
     plots,
     recovery,
     report,
+    resume_lookup,
     roundtrips,
     step_cost,
     takeover,
@@ -47,7 +48,8 @@ from . import (
 from .common import FULL, SMOKE, BenchDB, as_dict, machine, open_server
 
 SECTIONS = ("throughput", "concurrency", "roundtrips", "peer", "lease_scale", "history", "wakeup",
-            "takeover", "recovery", "long_runs", "workflow_steps", "step_cost", "capacity")
+            "takeover", "recovery", "long_runs", "workflow_steps", "step_cost", "capacity",
+            "resume_lookup")
 ASYNC_SECTIONS = {
     "throughput": throughput.run,
     "concurrency": concurrency.run,
@@ -61,11 +63,13 @@ ASYNC_SECTIONS = {
     "workflow_steps": workflow_steps.run,
     "step_cost": step_cost.run,
     "capacity": capacity.run,
+    "resume_lookup": resume_lookup.run,
 }
 report.BUILDERS["long_runs"] = long_runs.rows
 report.BUILDERS["workflow_steps"] = workflow_steps.rows
 report.BUILDERS["step_cost"] = step_cost.rows
 report.BUILDERS["capacity"] = capacity.rows
+report.BUILDERS["resume_lookup"] = resume_lookup.rows
 
 
 def log(message: str) -> None:

@@ -81,6 +81,10 @@ class Sizes:
     cap_latency: float = 1.0
     cap_window: float = 20.0
     cap_processes: tuple[int, ...] = (1, 2)
+    # 15. adoption beside resume rows: claimed runs, resume rows of other runs, rounds
+    lookup_runs: int = 1000
+    lookup_rows: int = 100_000
+    lookup_rounds: int = 2
 
 
 FULL = Sizes(
@@ -149,6 +153,9 @@ SMOKE = Sizes(
     cap_runs=100,
     cap_latency=0.2,
     cap_window=1.0,
+    lookup_runs=20,
+    lookup_rows=2_000,
+    lookup_rounds=1,
 )
 
 

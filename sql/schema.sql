@@ -34,7 +34,8 @@ insert into ticketiq.schema_migrations (version, name) values
 (12, 'chained_seals'),
 (13, 'front_owners'),
 (14, 'trace_context'),
-(15, 'workflows');
+(15, 'workflows'),
+(16, 'resume_audit_lookup');
 
 -- One-row settings table.  fake_clock_allowed lets the setting
 -- ticketiq.fake_now move the database clock; only test databases turn it on.
@@ -358,9 +359,10 @@ create index audit_run_idx on ticketiq.audit (run_id, audit_id);
 
 create index audit_event_idx on ticketiq.audit (event, audit_id);
 
--- Exactly one crash_resumed row per resume (per run and adopting epoch).
+-- Exactly one resume row (crash_resumed or resumed) per run and adopting epoch;
+-- record_resume finds it by this index, one probe whatever the statistics say.
 create unique index audit_one_resume_per_epoch_idx on ticketiq.audit (run_id, epoch)
-where event = 'agent.run.crash_resumed';
+where event in ('agent.run.crash_resumed', 'agent.run.resumed');
 
 -- The (run, event, key) of every row ticketiq.audit_once wrote, with that
 -- row's audit_id: the primary key makes a second write of the same key

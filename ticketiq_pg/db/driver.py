@@ -51,7 +51,7 @@ from ticketiq_pg.db.workflows import WorkflowFunctions
 from ticketiq_pg.seal import JsonText
 
 #: Schema versions this driver knows how to talk to.
-KNOWN_SCHEMA_VERSIONS = frozenset({15})
+KNOWN_SCHEMA_VERSIONS = frozenset({16})
 
 #: NOTIFY channels the functions use.
 RESUME_CHANNEL = "ticketiq_resume"

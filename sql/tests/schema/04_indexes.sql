@@ -48,8 +48,8 @@ select is(
         select pg_get_expr(i.indpred, i.indrelid) from pg_index as i
         where i.indexrelid = 'ticketiq.audit_one_resume_per_epoch_idx'::regclass
     ),
-    '(event = ''agent.run.crash_resumed''::text)',
-    'one crash_resumed audit row per run and epoch'
+    '(event = ANY (ARRAY[''agent.run.crash_resumed''::text, ''agent.run.resumed''::text]))',
+    'one resume audit row (crash_resumed or resumed) per run and epoch'
 );
 select has_index('ticketiq', 'approval_requests', 'approval_requests_waiting_idx', 'requested_at');
 select is(
