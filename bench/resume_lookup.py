@@ -8,8 +8,8 @@ rows only, before migration 16) the lookup could not use it, and the planner AND
 run's index with the event's: each lookup walked every resume row.  The shipped index
 holds both kinds, and the lookup is one probe.
 
-Side by side in one database: ``lookup_runs`` claimed runs adopted in one
-``adopt_runs`` statement (rolled back, so each arm adopts the same runs), the audit
+Side by side in one database: ``lookup_runs`` (at most 1,000) claimed runs adopted
+in one ``adopt_runs`` statement (rolled back, so each arm adopts the same runs), the audit
 analyzed before ``lookup_rows`` resume rows of other runs were added (autovacuum off on
 it, so the statistics stay so), under the shipped index and under the earlier one
 (dropped and created inside the rolled-back transaction), alternating for
@@ -60,13 +60,13 @@ def _setup(conn: psycopg.Connection[Any], runs: int, rows: int) -> int:
     return claimed
 
 
-def _adopt(url: str, earlier: bool) -> tuple[float, int]:
+def _adopt(url: str, earlier: bool, runs: int) -> tuple[float, int]:
     with psycopg.connect(url) as conn:  # a transaction, rolled back on leaving
         if earlier:
             conn.execute(EARLIER_INDEX)
         t0 = time.perf_counter()
         row = conn.execute(
-            "select count(*) from ticketiq.adopt_runs('bench-adopter', 8, 1000)").fetchone()
+            "select count(*) from ticketiq.adopt_runs('bench-adopter', 8, %s)", (runs,)).fetchone()
         seconds = time.perf_counter() - t0
         conn.rollback()
     return seconds, int(row[0]) if row else 0
@@ -79,7 +79,7 @@ async def run(bdb: BenchDB, sizes: Sizes, log: Any) -> dict[str, Any]:
     adopted: dict[str, int] = {}
     for r in range(sizes.lookup_rounds):
         for arm in (("shipped", "earlier") if r % 2 == 0 else ("earlier", "shipped")):
-            seconds, n = _adopt(bdb.url, arm == "earlier")
+            seconds, n = _adopt(bdb.url, arm == "earlier", sizes.lookup_runs)
             arms[arm].append(seconds)
             adopted[arm] = n
     out: dict[str, Any] = {"runs_claimed": claimed, "resume_rows": sizes.lookup_rows,
@@ -98,12 +98,13 @@ async def run(bdb: BenchDB, sizes: Sizes, log: Any) -> dict[str, Any]:
 def rows(res: dict[str, Any]) -> list[dict[str, Any]]:
     """The section's rows of the bench table (see bench/report.py)."""
     shipped, earlier = res["shipped"], res["earlier"]
-    fine = res["adopted"].get("shipped") == res["runs_claimed"]
+    # both arms adopt every claimed run: the same work, under either index
+    fine = all(n == res["runs_claimed"] for n in res["adopted"].values())
     return [
         _row("15", f"adopt {res['runs_claimed']} runs beside {res['resume_rows']:,} resume rows "
              "(statistics from before them)",
              f"{shipped['ms_per_run']:.2f} ms a run", f"earlier index {earlier['ms_per_run']:.2f}"
-             f" ms (x{res['earlier_over_shipped']:.1f})", "every run adopted",
+             f" ms (x{res['earlier_over_shipped']:.1f})", "every run adopted in both",
              OK if fine else MISS, "resume_lookup.shipped.ms_per_run", shipped["ms_per_run"]),
         _row("15", "  the earlier index's cost over the shipped one",
              f"x{res['earlier_over_shipped']:.1f}", "", "", INFO,

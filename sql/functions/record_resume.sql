@@ -63,6 +63,8 @@ begin
         when 'session_ended' then 'agent.run.crash_resumed'
         else 'agent.run.resumed'
     end;
+    -- The predicate is audit_one_resume_per_epoch_idx's, word for word: one probe
+    -- whatever the statistics (sql/tests/record_resume/13_lookup_is_one_probe.sql).
     select a.audit_id, a.detail into v_audit_id, v_prior
     from ticketiq.audit as a
     where a.run_id = p_run_id and a.epoch = p_epoch

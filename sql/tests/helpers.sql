@@ -454,3 +454,23 @@ $$;
 
 comment on function tiq_test.watch_session(text) is
 'Register watcher and hold its token on this session (once); returns the session token watch_processes gives it.';
+
+-- The plan of a statement, EXPLAIN (COSTS OFF), one line after another: for
+-- tests that a lookup can use (or does use) a given index.
+create or replace function tiq_test.plan_of(statement text)
+returns text
+language plpgsql
+as $$
+declare
+    v_line text;
+    v_plan text := '';
+begin
+    for v_line in execute 'explain (costs off) ' || $1 loop
+        v_plan := v_plan || v_line || E'\n';
+    end loop;
+    return v_plan;
+end;
+$$;
+
+comment on function tiq_test.plan_of(text) is
+'EXPLAIN (COSTS OFF) of the statement, as one text.';

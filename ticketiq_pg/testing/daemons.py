@@ -20,6 +20,7 @@ import socket
 import subprocess
 import tempfile
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Self
@@ -27,14 +28,14 @@ from typing import Self
 from ticketiq_pg.testing.cluster import ClusterError
 
 
-class Managed:
+class Managed(ABC):
     """``start()`` on entering a ``with`` block, ``stop()`` on leaving it."""
 
-    def start(self) -> Self:
-        raise NotImplementedError
+    @abstractmethod
+    def start(self) -> Self: ...
 
-    def stop(self) -> None:
-        raise NotImplementedError
+    @abstractmethod
+    def stop(self) -> None: ...
 
     def __enter__(self) -> Self:
         return self.start()

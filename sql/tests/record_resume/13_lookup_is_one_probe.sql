@@ -34,26 +34,12 @@ where a.run_id = $1 and a.epoch = $2
 order by a.audit_id
 limit 1;
 
-create function pg_temp.lookup_plan() returns text
-language plpgsql
-as $$
-declare
-    v_line text;
-    v_plan text := '';
-begin
-    for v_line in execute 'explain (costs off) execute lookup(tiq_test.rid(1), 4)' loop
-        v_plan := v_plan || v_line || E'\n';
-    end loop;
-    return v_plan;
-end;
-$$;
-
 select matches(
-    pg_temp.lookup_plan(), 'audit_one_resume_per_epoch_idx',
+    tiq_test.plan_of('execute lookup(tiq_test.rid(1), 4)'), 'audit_one_resume_per_epoch_idx',
     'the lookup probes audit_one_resume_per_epoch_idx'
 );
 select doesnt_match(
-    pg_temp.lookup_plan(), 'audit_event_idx',
+    tiq_test.plan_of('execute lookup(tiq_test.rid(1), 4)'), 'audit_event_idx',
     'and never walks the event''s index'
 );
 

@@ -100,27 +100,17 @@ select is(
 );
 
 set local enable_seqscan = off;
-create function pg_temp.sweep_plan() returns text
-language plpgsql
-as $$
-declare
-    v_line text;
-    v_plan text := '';
-begin
-    for v_line in
-        explain (costs off)
+select matches(
+    tiq_test.plan_of($$
         select r.run_id from ticketiq.runs as r
         where r.status = 'running' and r.lease_expires_at <= ticketiq.now()
         order by r.lease_expires_at
         limit 1000
         for update skip locked
-    loop
-        v_plan := v_plan || v_line || E'\n';
-    end loop;
-    return v_plan;
-end;
-$$;
-select matches(pg_temp.sweep_plan(), 'runs_running_lease_idx', 'the sweep''s lookup can use runs_running_lease_idx');
+    $$),
+    'runs_running_lease_idx',
+    'the sweep''s lookup can use runs_running_lease_idx'
+);
 
 select * from finish();
 rollback;
