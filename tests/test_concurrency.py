@@ -317,6 +317,42 @@ async def test_a_write_blocked_by_the_claim_is_fenced_once_the_claim_commits(
     ) == [("claimed", 2, 1, 1)]
 
 
+async def test_a_checkpoint_racing_a_renewal_that_commits_late_is_written(
+    db_url: str, aconn
+) -> None:
+    """The run lost in Patroni round 6 (issue 46, finding 20), forced: a renewal judged the
+    lease alive and updated the row, but its commit is slow (a failover's commit wait); the
+    owner's checkpoint starts after the old expiry, so its fenced UPDATE sees the lapsed
+    committed row and skips it without waiting.  Once the renewal commits, the lease is the
+    writer's again: the checkpoint must be written (it was TQ007 "expects checkpoint of step
+    1, got step 1", which failed the run).  I1 still holds: the write lands only under the
+    writer's epoch and a lease alive when the row is locked."""
+    await allow_fake_clock(aconn)
+    tiq = TicketIQ()
+    renewer, writer = await connect_many(db_url, 2)
+    try:
+        run = await start(tiq, holder="p1", ttl=8, conn=writer)
+        expiry = run.lease_expires_at
+        await set_fake_now(renewer, expiry - timedelta(seconds=1))
+        await set_fake_now(writer, expiry + timedelta(seconds=1))
+        async with renewer.transaction():
+            renewed = await tiq.renew_leases("p1", [(run.run_id, 1)], 8, conn=renewer)
+            assert [r.held for r in renewed] == [True]
+            pending = asyncio.create_task(tiq.write_checkpoint(
+                run.run_id, 1, 1, body(call("w")), "s1", "k", conn=writer))
+            await wait_until_blocked(aconn, writer.info.backend_pid)
+            assert not pending.done()
+        written = await asyncio.wait_for(pending, 10)
+    finally:
+        await close_all([renewer, writer])
+    assert (written.step, written.replayed) == (1, False)
+    assert await rows(
+        aconn, "select status, epoch, last_step from ticketiq.runs"
+    ) == [("running", 1, 1)]
+    assert await scalar(aconn, "select count(*) from ticketiq.checkpoints") == 1
+    assert await scalar(aconn, "select count(*) from ticketiq.calls") == 1
+
+
 async def test_the_sweep_skips_a_run_whose_writer_holds_it(db_url: str, aconn) -> None:
     """SKIP LOCKED: while the owner's write holds the run's row, a sweep passes it by at once
     (it does not wait); once the write committed, the next sweep claims it, after the write."""

@@ -18,6 +18,9 @@
 -- of the run with the checkpoint's insert hanging off it); the calls'
 -- statements run only when there are calls to close or to record, and the
 -- error paths are diagnosed only when that UPDATE matches nothing.  The
+-- diagnosis locks the row and reads it as it stands: where it finds the
+-- writer's next step (the UPDATE's snapshot held an older row, as when a
+-- renewal's commit was slow), it writes the step once more instead.  The
 -- lease is judged by the clock read once the run's row is locked (I1): a
 -- write that waited for another transaction's lock until its lease lapsed
 -- raises TQ003 and writes nothing; written_at is the time after the wait.
@@ -79,57 +82,65 @@ begin
     -- RETURNING reads the clock after the row lock (the WHERE's clock was
     -- read before any wait for it).  A step under 1 (which can never follow)
     -- goes straight to the diagnosis.
-    if p_step >= 1 then
-        with fenced as (
-            update ticketiq.runs as r
-            set last_step = p_step
-            where r.run_id = p_run_id
-                and r.epoch = p_epoch
-                and r.status = 'running'
-                and r.lease_expires_at > v_now
-                and r.last_step = p_step - 1
-                and not exists (select 1 from ticketiq.answers as a where a.run_id = p_run_id)
-            returning r.lease_expires_at, r.stop_requested_at, ticketiq.now() as locked_at
-        ),
+    <<attempt>>
+    for v_try in 1 .. 2 loop
+        if p_step >= 1 then
+            with fenced as (
+                update ticketiq.runs as r
+                set last_step = p_step
+                where r.run_id = p_run_id
+                    and r.epoch = p_epoch
+                    and r.status = 'running'
+                    and r.lease_expires_at > v_now
+                    and r.last_step = p_step - 1
+                    and not exists (select 1 from ticketiq.answers as a where a.run_id = p_run_id)
+                returning r.lease_expires_at, r.stop_requested_at, ticketiq.now() as locked_at
+            ),
 
-        written as (
-            insert into ticketiq.checkpoints (run_id, step, epoch, body, seal, seal_key_id, written_at)
-            select
-                p_run_id, p_step, p_epoch,
-                -- the pending rows' seals go on the rows, not in the checkpoint
-                case when p_body ? 'call_seals' then p_body - 'call_seals' else p_body end,
-                p_seal, p_seal_key_id, f.locked_at
-            from fenced as f
-            where f.lease_expires_at > f.locked_at
-        )
-
-        select
-            f.lease_expires_at,
-            f.locked_at,
-            f.stop_requested_at is not null,
-            exists (
-                select 1 from ticketiq.calls as c
-                where c.run_id = p_run_id
-                    and c.step = p_step - 1
-                    and c.state in ('pending', 'in_doubt')
+            written as (
+                insert into ticketiq.checkpoints (run_id, step, epoch, body, seal, seal_key_id, written_at)
+                select
+                    p_run_id, p_step, p_epoch,
+                    -- the pending rows' seals go on the rows, not in the checkpoint
+                    case when p_body ? 'call_seals' then p_body - 'call_seals' else p_body end,
+                    p_seal, p_seal_key_id, f.locked_at
+                from fenced as f
+                where f.lease_expires_at > f.locked_at
             )
-            or jsonb_path_exists(p_body, '$.calls[*] ? (@.classification != "read")')
-        into v_expires, v_locked_at, v_stop, v_calls
-        from fenced as f;
-    end if;
 
-    if v_expires is not null and v_expires <= v_locked_at then
-        -- The lease lapsed while this write waited for the run's row: the
-        -- error undoes the statement's update, and nothing was inserted.
-        raise exception 'lease checkpoint:% lapsed at %', p_run_id, v_expires
-            using errcode = 'TQ003',
-                  hint = 'The lease ran out by the database clock; this attempt must stop.';
-    end if;
-    if v_expires is null then
+            select
+                f.lease_expires_at,
+                f.locked_at,
+                f.stop_requested_at is not null,
+                exists (
+                    select 1 from ticketiq.calls as c
+                    where c.run_id = p_run_id
+                        and c.step = p_step - 1
+                        and c.state in ('pending', 'in_doubt')
+                )
+                or jsonb_path_exists(p_body, '$.calls[*] ? (@.classification != "read")')
+            into v_expires, v_locked_at, v_stop, v_calls
+            from fenced as f;
+        end if;
+        exit attempt when v_expires is not null;
+
+        -- Diagnosis: the row locked, read as it stands now.
         v_run := ticketiq._fence(p_run_id, p_epoch, v_now);
         if exists (select 1 from ticketiq.answers as a where a.run_id = p_run_id) then
             raise exception 'run % has a sealed answer and takes no further step', p_run_id
                 using errcode = 'TQ005';
+        end if;
+        if v_try = 1 and p_step >= 1 and p_step = v_run.last_step + 1 then
+            -- The writer holds the run and this is its next step: the UPDATE's
+            -- snapshot saw an older row.  A renewal that read the clock before
+            -- the lease lapsed but committed after it (a slow commit in a
+            -- failover) leaves the committed lease lapsed when the UPDATE reads
+            -- it, so the UPDATE skips the row without waiting for its lock;
+            -- _fence waited and found the lease alive.  Write again, under the
+            -- lock and by the clock now.  (Refusing it was TQ007 and failed a
+            -- run nothing had taken from its writer.)
+            v_now := ticketiq.now();
+            continue attempt;
         end if;
         if p_step is not null and p_step = v_run.last_step and p_step >= 1 then
             select c.* into v_prior
@@ -149,8 +160,15 @@ begin
         raise exception 'run % expects checkpoint of step %, got step %', p_run_id,
             v_run.last_step + 1, coalesce(p_step::text, 'null')
             using errcode = 'TQ007';
-    end if;
+    end loop attempt;
 
+    if v_expires is not null and v_expires <= v_locked_at then
+        -- The lease lapsed while this write waited for the run's row: the
+        -- error undoes the statement's update, and nothing was inserted.
+        raise exception 'lease checkpoint:% lapsed at %', p_run_id, v_expires
+            using errcode = 'TQ003',
+                  hint = 'The lease ran out by the database clock; this attempt must stop.';
+    end if;
     if v_calls then
         perform ticketiq._step_calls(
             array[p_run_id], array[p_epoch], array[p_step], jsonb_build_array(p_body), v_locked_at
