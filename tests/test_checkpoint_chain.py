@@ -24,6 +24,7 @@ from ticketiq_pg.agent import RunInfo, StepRequest
 from ticketiq_pg.config import parse_seal_keys
 from ticketiq_pg.errors import SealMismatch
 from ticketiq_pg.runtime import chain
+from ticketiq_pg.runtime.deciders import Decision
 from ticketiq_pg.runtime.leases import LeaseKeeper
 from ticketiq_pg.runtime.run_state import RunState, checkpoint_body
 from ticketiq_pg.runtime.runner import Runner
@@ -119,8 +120,10 @@ async def test_a_run_in_flight_at_schema_10_resumes_after_the_upgrade(
         state = runner.fresh_state(RunInfo(run_id, "alice", "alice", "playground", "test",
                                            False, correlation), epoch, script)
         answer = await ScriptedModel().step(StepRequest(run_id, 1, state.conversation, script))
-        calls = runner._plan_calls(state, 1, answer)
-        body = checkpoint_body("main", state, 1, answer, calls)
+        decision = Decision(runner.model_decider.plan(state, 1, answer), answer.text,
+                            answer.usage, answer.request_id)
+        calls = decision.calls
+        body = checkpoint_body("main", state, 1, decision)
         for new in ("chain", "sealed_calls"):
             del body[new]
         seal, key_id = sealer.seal("checkpoint", run_id, 1, body)

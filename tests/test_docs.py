@@ -38,3 +38,32 @@ def test_the_guide_names_every_public_name() -> None:
     assert sorted(set(ticketiq_pg.__all__) - listed) == []
     testing = guide.split("## Testing your app", 1)[1].split("\n## ", 1)[0]
     assert [n for n in ticketiq_pg.testing.__all__ if f"`{n}" not in testing] == []
+
+
+def test_the_architecture_page_names_what_exists() -> None:
+    """docs/architecture.md: every file its guarantee table names exists, and every
+    ``Class.method`` it names beside a Python file is defined there."""
+    import importlib
+    import re
+
+    page = (ROOT / "docs" / "architecture.md").read_text()
+    table = page.split("## Where each guarantee lives", 1)[1].split("\n## ", 1)[0]
+    named = 0
+    for cell in (c for line in table.splitlines()[2:] for c in line.split("|")[3:5]):
+        for sql in re.findall(r"`([a-z_]+\.sql)`", cell):
+            assert (ROOT / "sql" / "functions" / sql).is_file(), sql
+            named += 1
+        module = None
+        for item in re.split(r"[;,]", cell):
+            file = re.search(r"`((?:runtime|db|front)/[a-z_]+\.py)`", item)
+            if file:
+                path = ROOT / "ticketiq_pg" / file.group(1)
+                assert path.is_file(), file.group(1)
+                module = importlib.import_module(
+                    "ticketiq_pg." + file.group(1)[:-3].replace("/", "."))
+                named += 1
+            for owner, attr in re.findall(r"`([A-Z]\w+)\.(\w+)`", item):
+                assert module is not None, (owner, attr)
+                assert hasattr(getattr(module, owner), attr), f"{owner}.{attr}"
+                named += 1
+    assert named > 30

@@ -23,6 +23,23 @@ SQLSTATE    exception          meaning
 ``Fenced``, ``LeaseLapsed`` and ``RunNotRunning`` share the base class
 ``NotOwner``: whichever of them an attempt sees, it no longer owns the run and
 must stop it at once, making no further call.
+
+The step engine ends an attempt early with the :class:`RunInterrupted` family, raised in
+Python and caught by the engine (never by an app): :class:`StopRequested` (a Stop was
+asked), :class:`Suspended` (the run gave its lease up to wait), :class:`Drained` (the
+process is shutting down) and :class:`RunFailed` (the run cannot go on; it is failed
+now, with its reason and audit event).  They are not :class:`TicketIQError`: a tool that
+catches the library's errors must not swallow the engine's own control flow.
+
+The whole tree::
+
+    TicketIQError
+        NotOwner: Fenced, LeaseLapsed, RunNotRunning, LeaseLost
+        TransientError, UnknownRun, InvalidPayload, AnswerSealed, StepConflict,
+        UnknownCall, UnknownApproval, UnknownJob, UnknownProcess, SealMismatch,
+        SchemaVersionMismatch, ConfigError, LivenessUnconfirmed
+    RunInterrupted
+        StopRequested, Suspended, Drained, RunFailed
 """
 
 from __future__ import annotations
@@ -149,6 +166,31 @@ class LivenessUnconfirmed(TicketIQError):
     over: a loss counted for nothing.  Nothing was written; start the run
     again later, or on another process.
     """
+
+
+class RunInterrupted(Exception):
+    """The step engine ends an attempt early (raised and caught by the engine)."""
+
+
+class StopRequested(RunInterrupted):
+    """A Stop was requested for the run: it ends stopped at its next boundary."""
+
+
+class Suspended(RunInterrupted):
+    """The run gave its lease up to wait (an approval, a child run, a workflow's wait)."""
+
+
+class Drained(RunInterrupted):
+    """The process is shutting down while the run waits: it was released."""
+
+
+class RunFailed(RunInterrupted):
+    """The run cannot go on (a permanent error, a spent retry budget, a limit): fail it now."""
+
+    def __init__(self, reason: str, event: str = "agent.run.failed") -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.event = event
 
 
 BY_SQLSTATE: dict[str, type[TicketIQError]] = {

@@ -15,6 +15,8 @@ from collections.abc import Iterable
 import psycopg
 from psycopg import sql
 
+from ticketiq_pg.background import Background
+
 log = logging.getLogger(__name__)
 
 KEEPALIVE_KWARGS = {
@@ -79,7 +81,7 @@ class Listener:
         self.connected = asyncio.Event()
         self.reconnects = 0
         self.backend_pid: int | None = None
-        self._task: asyncio.Task[None] | None = None
+        self._loop = Background("listener", self.run_forever)
 
     async def _session(self) -> None:
         extra: dict[str, object] = dict(KEEPALIVE_KWARGS)
@@ -119,15 +121,7 @@ class Listener:
                 backoff = 0.1
 
     def start(self) -> asyncio.Task[None]:
-        if self._task is None or self._task.done():
-            self._task = asyncio.create_task(self.run_forever(), name="listener")
-        return self._task
+        return self._loop.start()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
-            self._task = None
+        await self._loop.stop()

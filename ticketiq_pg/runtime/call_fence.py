@@ -16,6 +16,7 @@ import uuid
 from typing import Any
 
 from ticketiq_pg.agent import CallContext
+from ticketiq_pg.db.driver import TicketIQ
 from ticketiq_pg.errors import LeaseLost
 from ticketiq_pg.retries import describe
 from ticketiq_pg.runtime.leases import LeaseBook
@@ -45,18 +46,18 @@ def for_run(leases: LeaseBook, run_id: uuid.UUID, epoch: int) -> CallFence:
     return CallFence(str(run_id), epoch, check)
 
 
-async def settle_fenced(runner: Any, state: RunState, context: CallContext,
+async def settle_fenced(leases: LeaseBook, db: TicketIQ, state: RunState, context: CallContext,
                         exc: BaseException) -> tuple[dict[str, Any], str]:
     """A vendor refused the call's fencing token: nothing was applied."""
     reason = describe(exc)
-    if not runner.leases.may_act(state.run_id, state.epoch):
+    if not leases.may_act(state.run_id, state.epoch):
         # Taken over: the newer attempt settles the call; this one writes nothing more.
         log.warning("run %s: call %s fenced by its vendor after a takeover: %s",
                     state.run_id, context.call_id, reason)
         raise LeaseLost(f"call {context.call_id} fenced by its vendor: {reason}") from exc
     log.warning("run %s: call %s fenced by its vendor: %s", state.run_id, context.call_id,
                 reason)
-    await runner.db.audit_once(
+    await db.audit_once(
         state.run_id, state.epoch, EVENT, f"{context.step}:{context.call_id}"[:256],
         {"step": context.step, "call_id": context.call_id, "tool": context.tool,
          "reason": reason[:1000]})

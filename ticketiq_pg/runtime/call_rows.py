@@ -112,3 +112,24 @@ def verify_rows(
                 "checkpoint lists"
             )
         sealer.verify_call(run_id, step, call, row)
+
+
+def has_open_row(state: RunState, call: dict[str, Any]) -> bool:
+    """A row this attempt has not finished: a changing call's, or one a mark gave a read."""
+    if call["call_id"] in state.recorded:
+        return False  # recorded as it returned
+    return is_changing(call["classification"]) or call["call_id"] in state.marked
+
+
+async def record_made(db: TicketIQ, sealer: Sealer, state: RunState, step: int) -> None:
+    """Record, sealed, the outcome of each call of this step made so far that has a row.
+
+    Before the run gives its lease up (a wait, a shutdown): the attempt that takes the
+    run on finds those calls done instead of in doubt, and no row is left for a
+    statement without a seal to close.  A call the checkpoint recorded as a read has no
+    row (its result rides in the next checkpoint): nothing to send for it.
+    """
+    made, state.made = state.made, []
+    for call, result, how in made:
+        if state.durable and has_open_row(state, call):
+            await record(db, sealer, state, step, call, result, how)

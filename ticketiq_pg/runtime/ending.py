@@ -1,38 +1,43 @@
-"""The end of a run: its answer sealed (write-once) and handed on at most once (I10)."""
+"""The end of a run: its answer sealed (write-once) and handed on at most once (I10);
+or the run failed or stopped, each in one statement that releases its lease."""
 
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from ticketiq_pg.agent import AnswerDelivery, Delivery, ModelStep, RunInfo
-from ticketiq_pg.db.driver import TicketIQ
+from ticketiq_pg.agent import AnswerDelivery, Delivery, RunInfo
+from ticketiq_pg.errors import NotOwner
 from ticketiq_pg.retries import describe
 from ticketiq_pg.runtime import call_fence
 from ticketiq_pg.runtime import workflow_engine as flows
-from ticketiq_pg.runtime.faults import FaultPoints
-from ticketiq_pg.runtime.leases import LeaseKeeper
-from ticketiq_pg.runtime.run_state import RunOutcome, RunState, step_usage
-from ticketiq_pg.seal import Sealer
+from ticketiq_pg.runtime.run_state import RunOutcome, RunState, Step, step_usage
+from ticketiq_pg.runtime.setup import EngineSetup
 from ticketiq_pg.vendors import fencing
 
 log = logging.getLogger(__name__)
 
 
 class Ending:
-    """The ending half of :class:`~ticketiq_pg.runtime.runner.Runner`."""
+    """Seals and hands on a run's answer, delivers it to its entry point; fails or stops a run."""
 
-    db: TicketIQ
-    leases: LeaseKeeper
-    sealer: Sealer
-    faults: FaultPoints
-    answer_retention: float
-    deliver: Delivery | None
-    deliveries: Mapping[str, AnswerDelivery]
+    def __init__(self, setup: EngineSetup, *, answer_retention: float = 86400.0,
+                 deliver: Delivery | None = None,
+                 deliveries: Mapping[str, AnswerDelivery] | None = None) -> None:
+        self.setup = setup
+        self.db = setup.db
+        self.leases = setup.leases
+        self.sealer = setup.sealer
+        self.faults = setup.faults
+        self.answer_retention = answer_retention
+        self.deliver = deliver
+        self.deliveries = dict(deliveries or {})
 
-    async def _finish(self, state: RunState, step_no: int, answer: ModelStep) -> RunOutcome:
-        body = {"text": answer.text, "step": step_no, **step_usage(answer)}
+    async def finish(self, state: RunState, step_no: int, step: Step) -> RunOutcome:
+        """Seal the run's answer (the final step ``step_no``) and hand it on."""
+        body = {"text": step.text, "step": step_no, **step_usage(step)}
         if state.workflow is not None:
             body["output"] = flows.output(state)
         self.leases.check(state.run_id, state.epoch)
@@ -41,10 +46,10 @@ class Ending:
             state.run_id, state.epoch, step_no, body, seal, key_id, self.answer_retention
         )
         self.faults.reach("after_seal", step_no)
-        return await self._hand_on(state.info, state.epoch, step_no, state.input, body)
+        return await self.hand_on(state.info, state.epoch, step_no, state.input, body)
 
 
-    async def _hand_on(
+    async def hand_on(
         self, info: RunInfo, epoch: int, step_no: int, request: Any, answer: Any
     ) -> RunOutcome:
         """Hand a sealed answer on, and deliver it to its entry point.
@@ -89,3 +94,25 @@ class Ending:
                 return RunOutcome(info.run_id, "completed", answer=handed.body,
                                   reason=f"delivery failed, not retried: {describe(exc)}")
         return RunOutcome(info.run_id, "completed", answer=handed.body)
+
+
+    async def fail(self, state: RunState, reason: str, event: str) -> RunOutcome:
+        """Fail the run this attempt holds, with its reason and audit event."""
+        await self.db.fail_run(state.run_id, state.epoch, reason, event)
+        return RunOutcome(state.run_id, "failed", reason=reason)
+
+    async def fail_now(self, run_id: uuid.UUID, epoch: int, reason: str,
+                       event: str = "agent.run.failed") -> RunOutcome:
+        """Fail the run in one statement, the lease released, no loss counted (an attempt
+        that is no longer the run's owner is told so: ``lost``)."""
+        log.error("run %s failed: %s", run_id, reason)
+        try:
+            await self.db.fail_run(run_id, epoch, reason[:2000], event)
+        except NotOwner:
+            return RunOutcome(run_id, "lost", reason=reason)
+        return RunOutcome(run_id, "failed", reason=reason)
+
+    async def stop(self, state: RunState) -> RunOutcome:
+        """End the run stopped (a Stop was asked)."""
+        await self.db.stop_run(state.run_id, state.epoch)
+        return RunOutcome(state.run_id, "stopped", reason="stop requested")

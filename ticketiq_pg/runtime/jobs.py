@@ -53,6 +53,7 @@ from typing import Any
 
 import psycopg
 
+from ticketiq_pg.background import Background, poll_forever
 from ticketiq_pg.db.driver import TicketIQ
 from ticketiq_pg.db.jobs import JOB_CHANNEL, ClaimedJob, JobStore, SweptJob
 from ticketiq_pg.db.listener import Wakeup
@@ -214,7 +215,9 @@ class JobWorker:
         self.jobs: dict[uuid.UUID, HeldJob] = self.leases.entries  # type: ignore[assignment]
         self.completed = 0
         self._stopping = asyncio.Event()
-        self._claim_task: asyncio.Task[None] | None = None
+        self._claim_loop = Background(f"jobs:{self.holder}", lambda: poll_forever(
+            "job claim", self._claim_tick, stopping=self._stopping,
+            wait=lambda t: self.wakeup.wait(JOB_CHANNEL, t), interval=self.poll_interval))
 
     # -- events ---------------------------------------------------------------
 
@@ -229,10 +232,8 @@ class JobWorker:
     # -- life cycle -----------------------------------------------------------
 
     async def start(self) -> JobWorker:
-        if self._claim_task is None:
-            self._claim_task = asyncio.create_task(
-                self._claim_forever(), name=f"jobs:{self.holder}"
-            )
+        if not self._claim_loop.running:
+            self._claim_loop.start()
             self.leases.start()
         return self
 
@@ -247,11 +248,7 @@ class JobWorker:
             return
         self._stopping.set()
         self.wakeup.notify(JOB_CHANNEL)
-        if self._claim_task is not None:
-            done, _ = await asyncio.wait({self._claim_task}, timeout=loop_timeout)
-            if not done:
-                self._claim_task.cancel()
-            await asyncio.gather(self._claim_task, return_exceptions=True)
+        await self._claim_loop.finish(loop_timeout)
         tasks = [held.task for held in self.jobs.values() if held.task is not None]
         if tasks:
             _, pending = await asyncio.wait(tasks, timeout=drain_timeout)
@@ -278,17 +275,8 @@ class JobWorker:
 
     # -- claiming -------------------------------------------------------------
 
-    async def _claim_forever(self) -> None:
-        while not self._stopping.is_set():
-            try:
-                await self.claim_available()
-            except asyncio.CancelledError:
-                raise
-            except Exception:  # noqa: BLE001 - the poll tries again
-                log.exception("job claim failed")
-            if self._stopping.is_set():
-                break
-            await self.wakeup.wait(JOB_CHANNEL, self.poll_interval)
+    async def _claim_tick(self) -> None:
+        await self.claim_available()
 
     async def claim_available(self) -> int:
         """Claim queued jobs while this worker has room; return how many.

@@ -24,6 +24,7 @@ from typing import Protocol
 
 import psycopg
 
+from ticketiq_pg.background import Background
 from ticketiq_pg.db.driver import TicketIQ
 from ticketiq_pg.db.sessions import OwnSession
 from ticketiq_pg.errors import LeaseLost
@@ -97,7 +98,7 @@ class LeaseBook:
         self.conninfo = conninfo
         self._session = OwnSession(conninfo, connect_timeout=renew_interval,
                                    prepared=prepared) if conninfo else None
-        self._task: asyncio.Task[None] | None = None
+        self._loop = Background(f"{what}-leases", self.run_forever)
         self.renewals = 0
         self.failed_renewals = 0
         #: Set by the worker to the process's liveness: calls wait while its token is unconfirmed.
@@ -242,18 +243,10 @@ class LeaseBook:
             await asyncio.sleep(self.renew_interval)
 
     def start(self) -> asyncio.Task[None]:
-        if self._task is None or self._task.done():
-            self._task = asyncio.create_task(self.run_forever(), name=f"{self.what}-leases")
-        return self._task
+        return self._loop.start()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
-            self._task = None
+        await self._loop.stop()
         await self._drop_connection()
 
 

@@ -55,6 +55,7 @@ from collections.abc import Callable, Sequence
 
 import psycopg
 
+from ticketiq_pg.background import Background
 from ticketiq_pg.db.driver import TicketIQ
 from ticketiq_pg.db.listener import KEEPALIVE_KWARGS
 from ticketiq_pg.runtime.leases import LeaseBook
@@ -118,29 +119,21 @@ class Liveness:
         self.reaped_peers: list[str] = []
         self.runs_claimed = 0
         self._conn: psycopg.AsyncConnection | None = None
-        self._task: asyncio.Task[None] | None = None
+        self._loop = Background(f"liveness:{self.process_id}", self._run_forever)
         self._confirmed = True  # no leases to confirm before the first hold
         self._held_since_backoff = False
 
     # -- life cycle -------------------------------------------------------
 
     def start(self) -> asyncio.Task[None]:
-        if self._task is None or self._task.done():
-            self._task = asyncio.create_task(
-                self._run_forever(), name=f"liveness:{self.process_id}"
-            )
-        return self._task
+        return self._loop.start()
 
     async def stop(self, *, release: bool = True) -> None:
         """Stop watching; with ``release``, give the token up (a clean exit, not a death).
 
         Call it before the lease books stop: the watch loop may renew leases.
         """
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        await self._loop.stop()
         if self._conn is not None:
             if release and not self._conn.closed:
                 try:

@@ -16,10 +16,11 @@ from typing import Any
 
 from ticketiq_pg.agent import ModelStep
 from ticketiq_pg.runtime.run_state import RunFailed, RunState
+from ticketiq_pg.runtime.setup import EngineSetup
 
 log = logging.getLogger(__name__)
 
-#: Steps in a row with malformed arguments that fail the run (a Runner's ``max_malformed``).
+#: Steps in a row with malformed arguments that fail the run (a ModelDecider's ``max_malformed``).
 MAX_MALFORMED = 3
 #: The counter in the run's checkpoints.
 COUNTER = "malformed_steps"
@@ -33,21 +34,21 @@ def reason_of(call: Any) -> str | None:
     return reason if isinstance(reason, str) and reason else None
 
 
-async def note(runner: Any, state: RunState, step_no: int, answer: ModelStep) -> None:
-    """Count a step's malformed calls; raise RunFailed past ``runner.max_malformed``."""
+async def note(setup: EngineSetup, state: RunState, step_no: int, answer: ModelStep,
+               limit: int = MAX_MALFORMED) -> None:
+    """Count a step's malformed calls; raise RunFailed at ``limit`` steps in a row."""
     bad = [(call, reason) for call in answer.calls if (reason := reason_of(call))]
     if not bad:
         state.counters.pop(COUNTER, None)
         return
     in_row = int(state.counters.get(COUNTER) or 0) + 1
     said = "; ".join(f"call {call.call_id} ({call.tool}): {reason}" for call, reason in bad)
-    limit = getattr(runner, "max_malformed", MAX_MALFORMED)
     log.warning("run %s: step %s has malformed tool arguments (%s in a row): %s",
                 state.run_id, step_no, in_row, said)
     if state.durable:
-        runner.leases.check(state.run_id, state.epoch)
+        setup.leases.check(state.run_id, state.epoch)
         for call, reason in bad:
-            await runner.db.audit_once(
+            await setup.db.audit_once(
                 state.run_id, state.epoch, EVENT, f"{step_no}:{call.call_id}"[:256],
                 {"step": step_no, "call_id": call.call_id, "tool": call.tool,
                  "reason": reason[:1000], "in_a_row": in_row})

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
 
 from ticketiq_pg.retries import status_of
+from ticketiq_pg.runtime import call_rows
 from ticketiq_pg.runtime.run_state import RunState, Suspended
+from ticketiq_pg.runtime.setup import EngineSetup
 
 log = logging.getLogger(__name__)
 
@@ -35,9 +36,10 @@ def recorded_reason(exc: BaseException, reason: str) -> str:
     return f"HTTP {status}: {reason}" if status is not None else reason
 
 
-async def suspend_if_opted_in(runner: Any, state: RunState, step_no: int, reason: str) -> None:
+async def suspend_if_opted_in(setup: EngineSetup, state: RunState, step_no: int,
+                              reason: str) -> None:
     """Suspend the run on :data:`WAIT_KEY` if its policy opts in and it may wait; else return."""
-    if not getattr(runner.model_retry, "suspend", False):
+    if not getattr(setup.model_retry, "suspend", False):
         return
     if not (state.durable and state.info.may_wait):
         log.warning("run %s: its model retry policy would suspend it, but it may not wait",
@@ -45,23 +47,29 @@ async def suspend_if_opted_in(runner: Any, state: RunState, step_no: int, reason
         return
     # The calls of the last step that changed something are recorded first, as before
     # any wait, so the attempt that wakes it finds them done.
-    await runner._before_suspend(state, state.step)
-    runner.leases.check(state.run_id, state.epoch)
-    await runner.db.suspend_run(state.run_id, state.epoch, WAIT_KEY,
-                                {"reason": reason[:1000], "model_step": step_no})
+    await call_rows.record_made(setup.db, setup.sealer, state, state.step)
+    setup.leases.check(state.run_id, state.epoch)
+    await setup.db.suspend_run(state.run_id, state.epoch, WAIT_KEY,
+                               {"reason": reason[:1000], "model_step": step_no})
     log.warning("run %s suspended until the model answers again: %s", state.run_id, reason)
     raise Suspended(f"the model is unavailable: {reason}")
 
 
-async def recovered(runner: Any, state: RunState) -> None:
-    """After a model step succeeded: wake runs suspended for an outage (opted in only)."""
-    if not getattr(runner.model_retry, "suspend", False):
-        return
-    now = time.monotonic()
-    last = getattr(runner, "_outage_woken_at", None)
-    if last is not None and now - last < WAKE_EVERY:
-        return
-    runner._outage_woken_at = now
-    woken = await runner.db.wake_runs(WAIT_KEY)
-    if woken:
-        log.warning("the model answers again: %s suspended runs woken", woken)
+class Recovery:
+    """Wakes the runs suspended for an outage once a model step succeeds (opted in only),
+    at most every :data:`WAKE_EVERY` seconds a process."""
+
+    def __init__(self, setup: EngineSetup) -> None:
+        self.setup = setup
+        self.woken_at: float | None = None
+
+    async def recovered(self) -> None:
+        if not getattr(self.setup.model_retry, "suspend", False):
+            return
+        now = time.monotonic()
+        if self.woken_at is not None and now - self.woken_at < WAKE_EVERY:
+            return
+        self.woken_at = now
+        woken = await self.setup.db.wake_runs(WAIT_KEY)
+        if woken:
+            log.warning("the model answers again: %s suspended runs woken", woken)

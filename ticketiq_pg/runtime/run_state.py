@@ -4,9 +4,18 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from ticketiq_pg.agent import ModelStep, RunInfo, assistant_message, is_changing, tool_message
+from ticketiq_pg.agent import RunInfo, is_changing, tool_message
+
+# The engine's control flow lives in the one error tree; named here for the runtime's parts.
+from ticketiq_pg.errors import Drained, RunFailed, StopRequested, Suspended
+
+__all__ = [
+    "LIMIT_COUNTERS", "UNKNOWN_OUTCOME", "RunOutcome", "RunState", "Step", "checkpoint_body",
+    "adopt_body", "carry_results", "step_usage",
+    "StopRequested", "Suspended", "RunFailed", "Drained",
+]
 
 #: Counters carried from checkpoint to checkpoint: a run's limits, a workflow's state, and
 #: how many steps in a row had malformed tool arguments (:mod:`ticketiq_pg.runtime.malformed`).
@@ -70,35 +79,25 @@ class RunState:
         return self.info.run_id
 
 
-class StopRequested(Exception):
-    """A Stop was requested for the run: it ends stopped at its next boundary."""
+class Step(Protocol):
+    """A decided step as its checkpoint records it (a decider's ``Decision``)."""
+
+    @property
+    def calls(self) -> list[dict[str, Any]]: ...
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def usage(self) -> dict[str, int] | None: ...
+
+    @property
+    def request_id(self) -> str | None: ...
+
+    def message(self) -> dict[str, Any]: ...
 
 
-class Suspended(Exception):
-    """The run gave its lease up to wait (an approval, a child run)."""
-
-
-class RunFailed(Exception):
-    """The run cannot go on (a permanent error, a spent retry budget, a limit): fail it now."""
-
-    def __init__(self, reason: str, event: str = "agent.run.failed") -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.event = event
-
-
-class Drained(Exception):
-    """The process is shutting down while the run waits: it was released."""
-
-
-
-def checkpoint_body(
-    agent_loop: str,
-    state: RunState,
-    step_no: int,
-    answer: ModelStep,
-    calls: list[dict[str, Any]],
-) -> dict[str, Any]:
+def checkpoint_body(agent_loop: str, state: RunState, step_no: int, step: Step) -> dict[str, Any]:
     """The checkpoint of a step: only what is new since the previous one (a link).
 
     The first checkpoint of a chain (a run's first step, or the first after
@@ -107,6 +106,7 @@ def checkpoint_body(
     link: the messages added since, this step's history entry and its new
     delegation keys; counters whole.
     """
+    calls = step.calls
     base = state.chain_seal is None
     delegation_keys = dict(state.delegation_keys) if base else {}
     for call in calls:
@@ -115,7 +115,7 @@ def checkpoint_body(
     new = state.conversation if base else state.conversation[state.chained:]
     return {
         "chain": "base" if base else "link",
-        "conversation": [*new, assistant_message(answer)],
+        "conversation": [*new, step.message()],
         "calls": calls,
         "counters": {
             "model_steps": step_no,
@@ -130,7 +130,7 @@ def checkpoint_body(
         "outcomes": state.outcomes,
         # its calls' rows carry seals (ticketiq_pg.runtime.call_rows): a resume verifies them
         "sealed_calls": True,
-        **step_usage(answer),
+        **step_usage(step),
     }
 
 
@@ -171,8 +171,8 @@ def carry_results(
             state.outcomes[call["call_id"]] = result
 
 
-def step_usage(answer: ModelStep) -> dict[str, Any]:
+def step_usage(step: Step) -> dict[str, Any]:
     """What the step cost, as its checkpoint (or sealed answer) records it: tokens, request id."""
-    if not answer.usage and not answer.request_id:
+    if not step.usage and not step.request_id:
         return {}
-    return {"usage": {**(answer.usage or {}), "request_id": answer.request_id}}
+    return {"usage": {**(step.usage or {}), "request_id": step.request_id}}

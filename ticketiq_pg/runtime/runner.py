@@ -1,19 +1,27 @@
-"""The durable step loop: checkpoint before acting, resume from the last written step.
+"""The step engine: one loop that hands a run's state from part to part.
 
-For each model step that answers with tool calls, the runner
+For each step of a run, :class:`Runner`
 
-1. writes one sealed write-ahead checkpoint (conversation, the calls, the
+1. asks a decider what comes next: the model (:class:`~ticketiq_pg.runtime.deciders.ModelDecider`)
+   or the workflow's code (:class:`~ticketiq_pg.runtime.deciders.WorkflowDecider`);
+2. writes one sealed write-ahead checkpoint of the step (the conversation, the calls, the
    counters, history and delegation keys) before any call is made (I5);
-2. for each call, asks the gates, marks a changing call in doubt (one more
-   statement; a read is never marked), then makes it with its step key;
-3. carries the results into the next step's checkpoint.
+3. hands each call to the call executor (:class:`~ticketiq_pg.runtime.calls.CallExecutor`:
+   the gates, the in-doubt mark of a changing call, the fenced attempt, the outcome row);
+4. carries the results into the next step's checkpoint;
 
-A final answer is sealed (write-once) and handed on at most once (I10).
+and, at the end, hands the final answer to the ending (:class:`~ticketiq_pg.runtime.ending.Ending`:
+sealed write-once, handed on at most once, I10).
 
-A resumed run (adopted after a loss) is verified against its seal first
-(I9), passes every gate again as it stands now, settles the calls its last
-step left without blindly sending a write again (I6, I7), audits the resume
-(I14) and asks the model only for the steps after the last one written (I8).
+A resumed run (adopted after a loss) goes through the resumer first
+(:class:`~ticketiq_pg.runtime.resume.Resumer`): verified against its seal (I9), every gate
+passed again as it stands now, the calls its last step left settled without blindly
+sending a write again (I6, I7), the resume audited (I14); the resumer hands the state
+back and the loop asks only for the steps after the last one written (I8).
+
+The parts share one :class:`~ticketiq_pg.runtime.setup.EngineSetup` and call only parts
+below them; a delegation's child run is started through the engine's own entry points
+(:class:`~ticketiq_pg.runtime.waits.ChildRuns`).  docs/architecture.md draws it.
 """
 
 from __future__ import annotations
@@ -32,34 +40,33 @@ from ticketiq_pg.agent import (
     Delivery,
     Gates,
     Model,
-    ModelStep,
     RunInfo,
-    ToolCall,
     Tools,
-    is_changing,
     user_message,
 )
 from ticketiq_pg.db.driver import TicketIQ
+from ticketiq_pg.db.rows import AdoptedRun
 from ticketiq_pg.errors import (
     InvalidPayload,
     LivenessUnconfirmed,
     NotOwner,
     StepConflict,
 )
-from ticketiq_pg.retries import (
-    MODEL_RETRY,
-    TOOL_RETRY,
-    RetryPolicy,
-    describe,
-)
-from ticketiq_pg.runtime import call_rows, malformed
-from ticketiq_pg.runtime import step_keys as keys
+from ticketiq_pg.retries import MODEL_RETRY, TOOL_RETRY, RetryPolicy, describe
+from ticketiq_pg.runtime import call_rows
 from ticketiq_pg.runtime import workflow_engine as flows
-from ticketiq_pg.runtime.attempts import Attempting
+from ticketiq_pg.runtime.calls import CallExecutor
+from ticketiq_pg.runtime.deciders import (
+    Decider,
+    Decision,
+    ModelDecider,
+    WorkflowDecider,
+    within_limits,
+)
 from ticketiq_pg.runtime.ending import Ending
 from ticketiq_pg.runtime.faults import FaultPoints
 from ticketiq_pg.runtime.leases import LeaseKeeper
-from ticketiq_pg.runtime.resume import Resuming
+from ticketiq_pg.runtime.resume import HandOn, Refuse, Resumer, Stop
 from ticketiq_pg.runtime.run_state import (
     Drained,
     RunFailed,
@@ -71,8 +78,8 @@ from ticketiq_pg.runtime.run_state import (
     carry_results,
     checkpoint_body,
 )
-from ticketiq_pg.runtime.waits import Waiting
-from ticketiq_pg.runtime.workflow_waits import WorkflowWaiting
+from ticketiq_pg.runtime.setup import EngineSetup
+from ticketiq_pg.runtime.waits import Waits
 from ticketiq_pg.seal import Sealer
 from ticketiq_pg.workflow import Workflow
 
@@ -82,13 +89,12 @@ log = logging.getLogger(__name__)
 __all__ = ["RunOutcome", "RunState", "Runner"]
 
 
-class Runner(Attempting, Resuming, Waiting, WorkflowWaiting, Ending):
+class Runner:
     """Runs agent and workflow runs durably on behalf of one app process (the lease holder).
 
-    One step engine, two drivers: a step is decided by the model (an agent run) or by
-    the workflow's code (:mod:`ticketiq_pg.runtime.workflow_engine`); the write-ahead
-    checkpoint, the in-doubt marks, the fence, the gates and the settlement of a resume
-    are the same code for both.
+    One engine, two deciders: a step is decided by the model (an agent run) or by the
+    workflow's code; the write-ahead checkpoint, the in-doubt mark, the fence, the gates
+    and the settlement of a resume are the same parts for both.
     """
 
     def __init__(
@@ -113,37 +119,90 @@ class Runner(Attempting, Resuming, Waiting, WorkflowWaiting, Ending):
         deadline: float | None = 3600.0,
         workflows: Iterable[Workflow] = (),
     ) -> None:
-        self.db = db
-        self.leases = leases
-        self.sealer = sealer
-        self.model = model
-        self.tools = flows.EngineTools(tools)
+        self.setup = EngineSetup(
+            db=db, leases=leases, sealer=sealer, model=model, tools=flows.EngineTools(tools),
+            gates=gates or AllowAll(), faults=faults or FaultPoints(), agent_loop=agent_loop,
+            model_retry=model_retry, tool_retry=tool_retry, poll_interval=poll_interval,
+            max_losses=max_losses,
+        )
         self.workflows = flows.Workflows(workflows)
-        self.gates = gates or AllowAll()
-        self.agent_loop = agent_loop
-        self.answer_retention = answer_retention
-        self.deliver = deliver
-        self.deliveries = dict(deliveries or {})
-        self.faults = faults or FaultPoints()
-        self.max_losses = max_losses
-        self.poll_interval = poll_interval
-        #: How a failing model step and tool call are tried again (a tool's own wins).
-        self.model_retry = model_retry
-        self.tool_retry = tool_retry
         #: A run's limits unless its start says otherwise: model steps, seconds.
         self.max_steps = max_steps
         self.deadline = deadline
-        #: (run, key) pairs whose downgraded guarantee this process has audited.
-        self._downgrades: set[tuple[uuid.UUID, str]] = set()
-        #: Set by the process at graceful shutdown: each run is released at
-        #: its next step boundary, with the results it already has.
-        self.draining = False
+        # The parts, each calling only those below it.
+        self.ending = Ending(self.setup, answer_retention=answer_retention, deliver=deliver,
+                             deliveries=deliveries)
+        self.calls = CallExecutor(self.setup, Waits(self.setup, children=self))
+        self.resumer = Resumer(self.setup, self.calls, self.workflows)
+        self.model_decider = ModelDecider(self.setup)
+        self.workflow_decider = WorkflowDecider(self.setup)
 
+    # The shared parts, by their old names: the app's model, tools and gates may be
+    # wrapped after the engine is built (observability), draining is set at shutdown.
+
+    @property
+    def db(self) -> TicketIQ:
+        return self.setup.db
+
+    @property
+    def leases(self) -> LeaseKeeper:
+        return self.setup.leases
 
     @property
     def holder(self) -> str:
-        return self.leases.holder
+        return self.setup.holder
 
+    @property
+    def model(self) -> Model:
+        return self.setup.model
+
+    @model.setter
+    def model(self, model: Model) -> None:
+        self.setup.model = model
+
+    @property
+    def tools(self) -> Tools:
+        return self.setup.tools
+
+    @tools.setter
+    def tools(self, tools: Tools) -> None:
+        self.setup.tools = tools
+
+    @property
+    def gates(self) -> Gates:
+        return self.setup.gates
+
+    @gates.setter
+    def gates(self, gates: Gates) -> None:
+        self.setup.gates = gates
+
+    @property
+    def tool_retry(self) -> RetryPolicy:
+        return self.setup.tool_retry
+
+    @property
+    def draining(self) -> bool:
+        return self.setup.draining
+
+    @draining.setter
+    def draining(self, value: bool) -> None:
+        self.setup.draining = value
+
+    @property
+    def deliver(self) -> Delivery | None:
+        return self.ending.deliver
+
+    @deliver.setter
+    def deliver(self, deliver: Delivery | None) -> None:
+        self.ending.deliver = deliver
+
+    @property
+    def max_malformed(self) -> int:
+        return self.model_decider.max_malformed
+
+    @max_malformed.setter
+    def max_malformed(self, value: int) -> None:
+        self.model_decider.max_malformed = value
 
     # -- starting ---------------------------------------------------------
 
@@ -263,8 +322,24 @@ class Runner(Attempting, Resuming, Waiting, WorkflowWaiting, Ending):
         """Drive the run to its end in this process, or until it is no longer ours."""
         return await self._guarded(state.run_id, state.epoch, self._drive(state))
 
+    async def resume(self, adopted: AdoptedRun, sent_at: float) -> RunOutcome:
+        """Continue a run this process adopted, from its last written step."""
+        self.leases.hold(adopted.run_id, adopted.epoch, sent_at)
+        return await self._guarded(adopted.run_id, adopted.epoch, self._resume(adopted))
+
+    async def _resume(self, adopted: AdoptedRun) -> RunOutcome:
+        resumed = await self.resumer.resume(adopted)
+        if isinstance(resumed, HandOn):
+            return await self.ending.hand_on(resumed.info, resumed.epoch, resumed.step,
+                                             resumed.input, resumed.answer)
+        if isinstance(resumed, Refuse):
+            return await self.ending.fail(resumed.state, resumed.reason, resumed.event)
+        if isinstance(resumed, Stop):
+            return await self.ending.stop(resumed.state)
+        return await self._drive(resumed)
 
     async def _guarded(self, run_id: uuid.UUID, epoch: int, work: Any) -> RunOutcome:
+        """The run's outcome in this process, whatever ended the attempt."""
         try:
             return await work
         except NotOwner as exc:
@@ -275,10 +350,10 @@ class Runner(Attempting, Resuming, Waiting, WorkflowWaiting, Ending):
         except Drained as exc:
             return RunOutcome(run_id, "released", reason=str(exc))
         except RunFailed as exc:
-            return await self._fail_now(run_id, epoch, exc.reason, exc.event)
+            return await self.ending.fail_now(run_id, epoch, exc.reason, exc.event)
         except (InvalidPayload, StepConflict) as exc:
             # The same step would fail the same way on every resume: fail now.
-            return await self._fail_now(run_id, epoch, describe(exc))
+            return await self.ending.fail_now(run_id, epoch, describe(exc))
         except (psycopg.Error, OSError):
             # The database (or the network to it) failed, not the run: stop renewing;
             # the lease lapses and another attempt resumes from the last checkpoint.
@@ -286,184 +361,81 @@ class Runner(Attempting, Resuming, Waiting, WorkflowWaiting, Ending):
             raise
         except Exception as exc:  # noqa: BLE001 - the app's code failed: an error, not a crash
             log.exception("run %s failed", run_id)
-            return await self._fail_now(run_id, epoch, describe(exc))
+            return await self.ending.fail_now(run_id, epoch, describe(exc))
         finally:
             self.leases.drop(run_id, epoch)
 
-
-    async def _fail_now(self, run_id: uuid.UUID, epoch: int, reason: str,
-                        event: str = "agent.run.failed") -> RunOutcome:
-        """Fail the run with its reason in one statement: the lease released, no loss counted."""
-        log.error("run %s failed: %s", run_id, reason)
-        try:
-            await self.db.fail_run(run_id, epoch, reason[:2000], event)
-        except NotOwner:
-            return RunOutcome(run_id, "lost", reason=reason)
-        return RunOutcome(run_id, "failed", reason=reason)
+    def _decider(self, state: RunState) -> Decider:
+        return self.model_decider if state.workflow is None else self.workflow_decider
 
     async def _drive(self, state: RunState) -> RunOutcome:
+        """The loop: decide, write ahead, make the calls, carry their results; then end."""
+        setup = self.setup
         while True:
-            if self.draining and state.durable:
-                await self._record_made(state, state.step)
-                await self.db.release_run(
+            if setup.draining and state.durable:
+                await call_rows.record_made(setup.db, setup.sealer, state, state.step)
+                await setup.db.release_run(
                     state.run_id, state.epoch, "shutdown", state.last_results
                 )
                 return RunOutcome(state.run_id, "released", reason="shutdown")
-            verdict = await self.gates.check_run(state.info)
+            verdict = await setup.gates.check_run(state.info)
             if not verdict.allowed:
-                return await self._fail(state, verdict.reason, "agent.run.gate_refused")
+                return await self.ending.fail(state, verdict.reason, "agent.run.gate_refused")
             step_no = state.step + 1
-            self._within_limits(state, step_no)
-            answer = await self._decide(state, step_no)
-            if answer.final:
-                return await self._finish(state, step_no, answer)
-            calls = self._plan_calls(state, step_no, answer)
-            body = checkpoint_body(self.agent_loop, state, step_no, answer, calls)
-            self.faults.reach("before_checkpoint", step_no)
-            self.leases.check(state.run_id, state.epoch)
-            if state.durable:
-                # Where it can, the canonical text the seal covers is what is sent:
-                # the body is encoded once.
-                seal, key_id, to_send = self.sealer.seal_encoded(
-                    "link", state.run_id, step_no, body, prev=state.chain_seal or ""
-                )
-                to_send = call_rows.with_pending_seals(
-                    self.sealer, state.run_id, step_no, calls, to_send
-                )
-                written = await self.db.write_checkpoint(
-                    state.run_id, state.epoch, step_no, to_send, seal, key_id
-                )
-                state.chain_seal = seal
-                self.faults.reach("after_checkpoint", step_no)
-                if written.stop_requested:
-                    adopt_body(state, step_no, body)
-                    return await self._stop(state)
-            adopt_body(state, step_no, body)
-            results: list[tuple[Any, str]] = []
-            state.made = []
+            within_limits(state, step_no)
+            decision = await self._decider(state).decide(state, step_no)
+            if decision.final:
+                return await self.ending.finish(state, step_no, decision)
+            if await self._write_ahead(state, step_no, decision):
+                return await self.ending.stop(state)
             try:
-                for call in calls:
-                    results.append(await self._make_call(state, step_no, call))
-                    state.made.append((call, *results[-1]))
+                results = await self._make_calls(state, step_no, decision.calls)
             except StopRequested:
-                return await self._stop(state)
-            except Drained:
-                # Shutting down while a call waits (an approval, a child): hand
-                # the run over with the results it has; the waiting call stays
-                # as it is, for the adopter to route or ask again.
-                made = {c["call_id"]: r for c, (r, _) in zip(calls, results, strict=False)}
-                await self._record_made(state, step_no)
-                await self.db.release_run(state.run_id, state.epoch, "shutdown", made)
-                raise
-            carry_results(state, calls, [result for result, _ in results])
+                return await self.ending.stop(state)
+            carry_results(state, decision.calls, results)
 
+    async def _write_ahead(self, state: RunState, step_no: int, decision: Decision) -> bool:
+        """Write the step's sealed checkpoint (I5) and carry it into the state; True when a
+        Stop was asked meanwhile."""
+        setup = self.setup
+        body = checkpoint_body(setup.agent_loop, state, step_no, decision)
+        setup.faults.reach("before_checkpoint", step_no)
+        setup.leases.check(state.run_id, state.epoch)
+        stop = False
+        if state.durable:
+            # Where it can, the canonical text the seal covers is what is sent:
+            # the body is encoded once.
+            seal, key_id, to_send = setup.sealer.seal_encoded(
+                "link", state.run_id, step_no, body, prev=state.chain_seal or ""
+            )
+            to_send = call_rows.with_pending_seals(
+                setup.sealer, state.run_id, step_no, decision.calls, to_send
+            )
+            written = await setup.db.write_checkpoint(
+                state.run_id, state.epoch, step_no, to_send, seal, key_id
+            )
+            state.chain_seal = seal
+            setup.faults.reach("after_checkpoint", step_no)
+            stop = written.stop_requested
+        adopt_body(state, step_no, body)
+        return stop
 
-    async def _decide(self, state: RunState, step_no: int) -> ModelStep:
-        """The next step: the workflow's code decides it, or the model answers it."""
-        if state.workflow is None:
-            return await self._ask_model(state, step_no)
-        self.faults.reach("before_model", step_no)
-        return await flows.decide(state.workflow, state, step_no)
-
-    def _plan_calls(
-        self, state: RunState, step_no: int, answer: ModelStep
-    ) -> list[dict[str, Any]]:
-        if state.workflow is not None:
-            # a workflow's action: keyed by the run id, the step id and the steps executed
-            (call,) = answer.calls
-            return [{"call_id": call.call_id, "tool": call.tool, "arguments": call.arguments,
-                     "classification": self.tools.classify(call.tool),
-                     "step_key": flows.step_key(state)}]
-        return [
-            {
-                "call_id": call.call_id,
-                "tool": call.tool,
-                "arguments": call.arguments,
-                "classification": self.tools.classify(call.tool),
-                "step_key": keys.agent_call_key(
-                    state.info.correlation_id, self.agent_loop, step_no, call.call_id
-                ),
-                **({"malformed": m} if (m := malformed.reason_of(call)) else {}),
-            }
-            for call in answer.calls
-        ]
-
-
-    async def _make_call(
-        self, state: RunState, step_no: int, call: dict[str, Any], resumed: bool = False
-    ) -> tuple[Any, str]:
-        """Route one call through the gates, mark it if it changes something, make it.
-
-        Returns the result and how it was obtained: made, skipped (refused,
-        rejected, unknown tool) or, on a resume that found the call's
-        approval request, coalesced (still waiting) or read_decision.
-        """
-        if state.workflow is not None and call["tool"] in flows.WAITS:
-            return await self._workflow_wait(state, step_no, call), "made"
-        tool_call = ToolCall(call["call_id"], call["tool"], call["arguments"])
-        recorded = call["classification"]
-        tool = self.tools.get(call["tool"])
-        current = tool.classification if tool else "write"
-        # The gate sees the stricter of the two: a write stays a write (I7), and a call
-        # recorded as a read whose tool is a write by now is judged as a write.
-        judged = recorded if is_changing(recorded) or not is_changing(current) else current
-        verdict = await self.gates.check_call(state.info, tool_call, judged)
-        if not verdict.allowed:
-            return {"error": "refused", "reason": verdict.reason}, "skipped"
-        if tool is None:
-            return {"error": f"unknown tool {call['tool']}"}, "skipped"
-        invalid = call.get("malformed") or tool.validate(call["arguments"])
-        if invalid is not None:
-            # Against the tool's schema: told back to the model, never sent to the vendor.
-            return {"error": f"invalid arguments: {invalid}"}, "skipped"
-        how = "made"
-        approval_id = None
-        if verdict.needs_approval and not is_changing(judged):
-            # Reads are never held (nothing to file them against): a hold refuses it.
-            return {"error": "refused", "reason": verdict.reason}, "skipped"
-        if verdict.needs_approval and state.durable and not is_changing(recorded):
-            # Recorded as a read, a write by now: its mark gives it the row its approval
-            # request is filed on (mark_in_doubt creates it from the checkpoint).
-            self.leases.check(state.run_id, state.epoch)
-            await call_rows.mark(self.db, self.sealer, state, step_no, call, current)
-        if verdict.needs_approval:
-            approval = await self._await_approval(state, step_no, call, verdict.reason)
-            if approval.coalesced:
-                how = "coalesced" if approval.first_state == "waiting" else "read_decision"
-            if approval.state != "approved":
-                result = {"rejected": True, "approval_id": str(approval.approval_id),
-                          "by": approval.decided_by, "reason": approval.reason}
-                return result, how if how != "made" else "skipped"
-            approval_id = approval.approval_id
-        classification = recorded
-        if state.durable and (is_changing(recorded) or is_changing(current)):
-            self.leases.check(state.run_id, state.epoch)
-            mark = await call_rows.mark(self.db, self.sealer, state, step_no, call, current)
-            self.faults.reach("after_mark", step_no)
-            if mark.stop_requested:
-                raise StopRequested
-            classification = mark.marked_classification
-        context = self._context(state, step_no, call, classification, resumed, approval_id)
-        changing = state.durable and is_changing(classification)
-        if changing:
-            await self._audit_downgrade(state, tool, call,
-                                        context.step_key if approval_id else call.get("step_key"))
-        await self.leases.ready(state.run_id, state.epoch)
-        result, ended = await self._call_tool(state, tool, context)
-        self.faults.reach("after_call", step_no)
-        if changing and not tool.subagent:
-            # Recorded as it returns: a crash during the next model step finds the
-            # outcome instead of a call in doubt.
-            self.leases.check(state.run_id, state.epoch)
-            await call_rows.record(self.db, self.sealer, state, step_no, call, result, ended)
-        return result, how
-
-
-    async def _fail(self, state: RunState, reason: str, event: str) -> RunOutcome:
-        await self.db.fail_run(state.run_id, state.epoch, reason, event)
-        return RunOutcome(state.run_id, "failed", reason=reason)
-
-
-    async def _stop(self, state: RunState) -> RunOutcome:
-        await self.db.stop_run(state.run_id, state.epoch)
-        return RunOutcome(state.run_id, "stopped", reason="stop requested")
+    async def _make_calls(
+        self, state: RunState, step_no: int, calls: list[dict[str, Any]]
+    ) -> list[Any]:
+        """Make the step's calls in order; their results."""
+        results: list[tuple[Any, str]] = []
+        state.made = []
+        try:
+            for call in calls:
+                results.append(await self.calls.make(state, step_no, call))
+                state.made.append((call, *results[-1]))
+        except Drained:
+            # Shutting down while a call waits (an approval, a child): hand the run over
+            # with the results it has; the waiting call stays as it is, for the adopter
+            # to route or ask again.
+            made = {c["call_id"]: r for c, (r, _) in zip(calls, results, strict=False)}
+            await call_rows.record_made(self.setup.db, self.setup.sealer, state, step_no)
+            await self.setup.db.release_run(state.run_id, state.epoch, "shutdown", made)
+            raise
+        return [result for result, _ in results]

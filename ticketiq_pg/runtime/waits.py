@@ -1,4 +1,21 @@
-"""Calls that wait: an approval a person decides, a child run a delegation starts."""
+"""Calls that wait: an approval a person decides, a child run a delegation starts, a
+workflow's durable sleep or signal.
+
+:class:`Waits` is the part of the call executor (:mod:`ticketiq_pg.runtime.calls`) that
+waits.  A run that may wait gives its lease up (suspends) instead of holding it; before it
+does, the outcomes of the calls its step already made are recorded
+(:func:`~ticketiq_pg.runtime.call_rows.record_made`), so the attempt that wakes it finds
+them done.  A delegation starts its child through :class:`ChildRuns`, the engine's own
+start/run/resume, handed in when the engine is built: a child is another run of the same
+engine, never a call back into the step that asked for it.
+
+A workflow wait (:meth:`Waits.workflow_wait`) is the one call of its step, classified a
+read: ``ticketiq.wait_run`` keys it by the step key, so made again on a resume it finds the
+timer its first attempt set (the same due time) or the signal it consumed (the same
+payload): a timer fires once, a signal is consumed once.  A wait not over gives the lease
+up in the same statement; the timer (``ticketiq.fire_due_timers``, called by every
+process's entry pump) or the signal (``ticketiq.send_signal``) wakes it.
+"""
 
 from __future__ import annotations
 
@@ -6,43 +23,47 @@ import asyncio
 import logging
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from ticketiq_pg.agent import (
-    CallContext,
-    Gates,
-    Model,
-    Tool,
-    Tools,
-)
-from ticketiq_pg.db.driver import TicketIQ
-from ticketiq_pg.runtime.leases import LeaseKeeper
+from ticketiq_pg.agent import CallContext, Tool
+from ticketiq_pg.db.rows import AdoptedRun
+from ticketiq_pg.runtime import call_rows
 from ticketiq_pg.runtime.run_state import (
     Drained,
+    RunOutcome,
     RunState,
     Suspended,
 )
-from ticketiq_pg.seal import Sealer
+from ticketiq_pg.runtime.setup import EngineSetup
+from ticketiq_pg.workflow import SLEEP_TOOL
 
 log = logging.getLogger(__name__)
 
 
-class Waiting:
-    """The waiting half of :class:`~ticketiq_pg.runtime.runner.Runner`: approvals, children."""
+class ChildRuns(Protocol):
+    """How a delegation runs its child: the engine's own entry points."""
 
-    db: TicketIQ
-    leases: LeaseKeeper
-    sealer: Sealer
-    gates: Gates
-    tools: Tools
-    model: Model
-    poll_interval: float
-    max_losses: int
+    async def start(self, **kwargs: Any) -> RunState | RunOutcome: ...
 
+    async def run(self, state: RunState) -> RunOutcome: ...
+
+    async def resume(self, adopted: AdoptedRun, sent_at: float) -> RunOutcome: ...
+
+
+class Waits:
+    """Approvals, child runs and workflow waits, for the call executor."""
+
+    def __init__(self, setup: EngineSetup, children: ChildRuns) -> None:
+        self.setup = setup
+        self.children = children
+
+    async def before_suspend(self, state: RunState, step_no: int) -> None:
+        """What a run records before it gives its lease up to wait."""
+        await call_rows.record_made(self.setup.db, self.setup.sealer, state, step_no)
 
     # -- approvals --------------------------------------------------------
 
-    async def _await_approval(
+    async def await_approval(
         self, state: RunState, step_no: int, call: dict[str, Any], reason: str
     ) -> _Decision:
         """File (or find) the call's approval request and wait for a person's decision.
@@ -51,26 +72,26 @@ class Waiting:
         run lost meanwhile is resumed elsewhere, where filing again
         coalesces with this request.
         """
-        self.leases.check(state.run_id, state.epoch)
-        filed = await self.db.request_approval(
+        self.setup.leases.check(state.run_id, state.epoch)
+        filed = await self.setup.db.request_approval(
             state.run_id, state.epoch, step_no, call["call_id"],
             {"reason": reason, "tool": call["tool"]},
         )
         approval = filed
         if approval.state == "waiting" and state.info.may_wait:
             # A run that may wait gives its lease up; the decision wakes it.
-            await self._before_suspend(state, step_no)
-            await self.db.suspend_run(
+            await self.before_suspend(state, step_no)
+            await self.setup.db.suspend_run(
                 state.run_id, state.epoch, f"approval:{filed.approval_id}",
                 {"call_id": call["call_id"]},
             )
             raise Suspended(f"waiting for approval {filed.approval_id}")
         while approval.state == "waiting":
-            if self.draining:
+            if self.setup.draining:
                 raise Drained(f"shut down while waiting for approval {filed.approval_id}")
-            await asyncio.sleep(self.poll_interval)
-            self.leases.check(state.run_id, state.epoch)
-            approval = await self.db.get_approval(filed.approval_id)
+            await asyncio.sleep(self.setup.poll_interval)
+            self.setup.leases.check(state.run_id, state.epoch)
+            approval = await self.setup.db.get_approval(filed.approval_id)
         return _Decision(
             approval_id=filed.approval_id,
             state=approval.state,
@@ -83,7 +104,7 @@ class Waiting:
 
     # -- delegation -------------------------------------------------------
 
-    async def _delegate(self, state: RunState, tool: Tool, context: CallContext) -> Any:
+    async def delegate(self, state: RunState, tool: Tool, context: CallContext) -> Any:
         """Run a child agent for a delegation, or find the one its key started.
 
         The delegation key is the call's step key, so asking again (after a
@@ -92,7 +113,7 @@ class Waiting:
         """
         key = context.step_key
         child_input = tool.child_input(context) if tool.child_input else context.arguments
-        started = await self.start(
+        started = await self.children.start(
             owner=state.info.owner,
             run_as=state.info.run_as,
             channel=state.info.channel,
@@ -105,28 +126,28 @@ class Waiting:
             parent_run_id=state.run_id,
         )
         if isinstance(started, RunState):
-            outcome = await self.run(started)
+            outcome = await self.children.run(started)
             if outcome.status in ("completed", "failed", "stopped"):
                 return _child_result(started.run_id, outcome.status, outcome.answer,
                                      outcome.reason)
             # Released, lost or suspended: the child is not finished; its
             # answer is found by its key (and a lost parent stops here).
-            self.leases.check(state.run_id, state.epoch)
+            self.setup.leases.check(state.run_id, state.epoch)
             if outcome.status == "released":
                 raise Drained(f"child run {started.run_id} was released")
         if key is None:
             # A positional call id gives no delegation key: nothing to ask again by.
             return {"error": "the child run did not finish here and has no delegation key",
                     "outcome": "unknown"}
-        return await self._await_child(state, key)
+        return await self.await_child(state, key)
 
 
-    async def _await_child(self, state: RunState, key: str) -> Any:
+    async def await_child(self, state: RunState, key: str) -> Any:
         while True:
-            self.leases.check(state.run_id, state.epoch)
-            if self.draining:
+            self.setup.leases.check(state.run_id, state.epoch)
+            if self.setup.draining:
                 raise Drained("shut down while waiting for a child run")
-            child = await self.db.delegation_status(key)
+            child = await self.setup.db.delegation_status(key)
             if child is None:
                 return {"error": f"no child run for delegation key {key}", "outcome": "unknown"}
             if child.answer is not None:
@@ -134,20 +155,42 @@ class Waiting:
             if child.status in ("failed", "stopped", "completed"):
                 return _child_result(child.run_id, child.status, None, child.failure_reason or "")
             if child.status == "claimed" or child.lease_lapsed:
-                sent = self.leases.sent_at()
-                adopted = await self.db.take_over_child(
-                    state.run_id, state.epoch, child.run_id, self.holder, self.leases.ttl,
-                    max_losses=self.max_losses,
+                sent = self.setup.leases.sent_at()
+                adopted = await self.setup.db.take_over_child(
+                    state.run_id, state.epoch, child.run_id, self.setup.holder,
+                    self.setup.leases.ttl,
+                    max_losses=self.setup.max_losses,
                 )
                 if adopted is not None:
-                    await self.resume(adopted, sent)
+                    await self.children.resume(adopted, sent)
                     continue
             elif state.info.may_wait and child.status == "running":
-                await self._before_suspend(state, state.step)
-                await self.db.suspend_run(state.run_id, state.epoch, f"child:{child.run_id}",
+                await self.before_suspend(state, state.step)
+                await self.setup.db.suspend_run(state.run_id, state.epoch, f"child:{child.run_id}",
                                           {"delegation_key": key})
                 raise Suspended(f"waiting for child run {child.run_id}")
-            await asyncio.sleep(self.poll_interval)
+            await asyncio.sleep(self.setup.poll_interval)
+
+
+    # -- a workflow's sleep or signal -----------------------------------------
+
+    async def workflow_wait(self, state: RunState, step_no: int, call: dict[str, Any]) -> Any:
+        """Make a wait: its result when it is over, else suspend the run (raises Suspended)."""
+        key = call["step_key"]
+        args = call["arguments"]
+        if call["tool"] == SLEEP_TOOL:
+            wait_key, seconds = f"timer:{state.run_id}:{key}", args.get("seconds")
+        else:
+            wait_key, seconds = f"signal:{state.run_id}:{args.get('name')}", args.get("timeout")
+        await self.before_suspend(state, step_no)
+        self.setup.leases.check(state.run_id, state.epoch)
+        waited = await self.setup.db.wait_run(state.run_id, state.epoch, key, wait_key, seconds,
+                                              {"call_id": call["call_id"]})
+        if waited.outcome == "suspended":
+            raise Suspended(f"waiting on {wait_key}")
+        if call["tool"] == SLEEP_TOOL:
+            return {"slept": True, "due_at": waited.due_at.isoformat() if waited.due_at else None}
+        return {"payload": waited.payload, "timed_out": waited.outcome == "timeout"}
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,6 +43,7 @@ from typing import Any, Protocol
 
 from ticketiq_pg import observe
 from ticketiq_pg.agent import AllowAll
+from ticketiq_pg.background import Background, poll_forever
 from ticketiq_pg.config import Settings
 from ticketiq_pg.db.driver import ENTRY_CHANNEL, LEADER_CHANNEL, RESUME_CHANNEL, TicketIQ
 from ticketiq_pg.db.jobs import JOB_CHANNEL, JobStore
@@ -160,7 +161,7 @@ class Worker:
         self.ended: Counter[str] = Counter()
         self.swept = 0
         self._runs: dict[uuid.UUID, asyncio.Task[RunOutcome]] = {}
-        self._tasks: list[asyncio.Task[Any]] = []
+        self._loops: list[Background] = []
         #: Adoption's own session (lease renewal has one too): see :meth:`adopt_available`.
         self._adopt_session = OwnSession(
             settings.database_url or "", name=f"ticketiq-adopt:{self.process_id}",
@@ -235,11 +236,23 @@ class Worker:
             if self.liveness is not None:
                 self.liveness.books.append(self.jobs.leases)  # renewed with the runs after a gap
             await self.jobs.start()
-        self._tasks = [
-            asyncio.create_task(self._lead_forever(), name="leader"),
-            asyncio.create_task(self._resume_forever(), name="resume"),
-            asyncio.create_task(self._entries_forever(), name="entries"),
+        self._loops = [
+            Background("leader", lambda: poll_forever(
+                "leader tick", self._lead_tick, stopping=self._stopping,
+                # A resigning leader's NOTIFY wakes followers at once.
+                wait=lambda t: self.wakeup.wait(LEADER_CHANNEL, t),
+                interval=s.sweep_interval)),
+            Background("resume", lambda: poll_forever(
+                "resume poll", self._resume_tick, stopping=self._stopping,
+                wait=lambda t: self.wakeup.wait(RESUME_CHANNEL, t),
+                interval=s.poll_interval)),
+            Background("entries", lambda: poll_forever(
+                "entry pump tick", self._entries_tick, stopping=self._stopping,
+                wait=lambda t: self.wakeup.wait(ENTRY_CHANNEL, t),
+                interval=s.poll_interval)),
         ]
+        for loop in self._loops:
+            loop.start()
         for service in self.services:
             await service.start(self)
         try:
@@ -272,11 +285,7 @@ class Worker:
                 await service.stop()
             except Exception:  # noqa: BLE001 - the runs must still be released
                 log.exception("stopping %r failed", service)
-        if self._tasks:
-            _, late = await asyncio.wait(self._tasks, timeout=loop_timeout)
-            for task in late:
-                task.cancel()
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+        await asyncio.gather(*(loop.finish(loop_timeout) for loop in self._loops))
         # Resign first: a follower takes over at once (NOTIFY ticketiq_leader)
         # while this process drains its runs.  Resigning a lease not held is
         # a no-op, so do it even if the last tick failed to learn who leads.
@@ -369,55 +378,39 @@ class Worker:
 
     # -- leadership and the sweep -----------------------------------------
 
-    async def _lead_forever(self) -> None:
+    async def _lead_tick(self) -> float:
+        """Claim or renew the leader lease; as the leader, sweep.  How long to wait."""
         assert self.db is not None
         s = self.settings
-        ttl = leader_ttl(s)
-        while not self._stopping.is_set():
-            wait = s.sweep_interval
-            try:
-                lease = await self.db.claim_leader(LEADER_NAME, self.process_id, ttl)
-                if lease.is_leader and not self.is_leader:
-                    log.info("worker %s is the sweep leader (epoch %s)",
-                             self.process_id, lease.epoch)
-                self.is_leader = lease.is_leader
-                self.leader_epoch = lease.epoch
-                if lease.is_leader:
-                    swept = await self.db.sweep_lapsed(self.process_id, max_losses=s.max_losses)
-                    self.swept += len(swept)
-                    for row in swept:
-                        log.warning("swept run %s (lost %s times, now %s)",
-                                    row.run_id, row.loss_count, row.status)
-                    await JobStore(self.db).sweep(self.process_id, max_losses=s.max_losses)
-                elif lease.expires_at is not None:
-                    # Claim again as soon as the leader's lease is due, not a
-                    # whole tick later: a dead leader is replaced on time.
-                    due = (lease.expires_at - await self.db.now()).total_seconds()
-                    wait = min(wait, max(due, 0.0) + MIN_LEADER_WAIT)
-            except asyncio.CancelledError:
-                raise
-            except Exception:  # noqa: BLE001 - the next tick tries again
-                self.is_leader = False
-                log.exception("leader tick failed")
-            if self._stopping.is_set():
-                break
-            # A resigning leader's NOTIFY wakes followers at once.
-            await self.wakeup.wait(LEADER_CHANNEL, wait)
+        wait = s.sweep_interval
+        try:
+            lease = await self.db.claim_leader(LEADER_NAME, self.process_id, leader_ttl(s))
+            if lease.is_leader and not self.is_leader:
+                log.info("worker %s is the sweep leader (epoch %s)",
+                         self.process_id, lease.epoch)
+            self.is_leader = lease.is_leader
+            self.leader_epoch = lease.epoch
+            if lease.is_leader:
+                swept = await self.db.sweep_lapsed(self.process_id, max_losses=s.max_losses)
+                self.swept += len(swept)
+                for row in swept:
+                    log.warning("swept run %s (lost %s times, now %s)",
+                                row.run_id, row.loss_count, row.status)
+                await JobStore(self.db).sweep(self.process_id, max_losses=s.max_losses)
+            elif lease.expires_at is not None:
+                # Claim again as soon as the leader's lease is due, not a
+                # whole tick later: a dead leader is replaced on time.
+                due = (lease.expires_at - await self.db.now()).total_seconds()
+                wait = min(wait, max(due, 0.0) + MIN_LEADER_WAIT)
+        except Exception:
+            self.is_leader = False
+            raise
+        return wait
 
     # -- the resume worker ------------------------------------------------
 
-    async def _resume_forever(self) -> None:
-        s = self.settings
-        while not self._stopping.is_set():
-            try:
-                await self.adopt_available()
-            except asyncio.CancelledError:
-                raise
-            except Exception:  # noqa: BLE001 - the poll tries again
-                log.exception("resume poll failed")
-            if self._stopping.is_set():
-                break
-            await self.wakeup.wait(RESUME_CHANNEL, s.poll_interval)
+    async def _resume_tick(self) -> None:
+        await self.adopt_available()
 
     def _may_take_work(self) -> bool:
         """Whether to adopt runs and claim entries now: not while the liveness token is unconfirmed.
@@ -476,25 +469,16 @@ class Worker:
 
     # -- entry points -----------------------------------------------------
 
-    async def _entries_forever(self) -> None:
+    async def _entries_tick(self) -> None:
         """Fire due crons and claim pending entries while this process has room."""
         assert self.pump is not None
-        s = self.settings
-        while not self._stopping.is_set():
-            room = 0
-            try:
-                while room < 16 and not self._slots.locked() and self._may_take_work():
-                    await self._slots.acquire()
-                    room += 1
-                await self.pump.tick(room)
-            except asyncio.CancelledError:
-                raise
-            except Exception:  # noqa: BLE001 - the poll tries again
-                log.exception("entry pump tick failed")
-            finally:
-                # Each run the pump started holds one slot; give back the rest.
-                for _ in range(max(0, room - self.pump.last_claimed)):
-                    self._slots.release()
-            if self._stopping.is_set():
-                break
-            await self.wakeup.wait(ENTRY_CHANNEL, s.poll_interval)
+        room = 0
+        try:
+            while room < 16 and not self._slots.locked() and self._may_take_work():
+                await self._slots.acquire()
+                room += 1
+            await self.pump.tick(room)
+        finally:
+            # Each run the pump started holds one slot; give back the rest.
+            for _ in range(max(0, room - self.pump.last_claimed)):
+                self._slots.release()

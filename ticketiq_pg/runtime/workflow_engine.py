@@ -1,13 +1,14 @@
-"""The workflow driver of the step engine: a workflow's code decides each step.
+"""Workflows in the step engine: a workflow's code decides each step.
 
 An agent run's next step is the model's answer; a workflow run's is its code's
-(:mod:`ticketiq_pg.workflow`).  Everything after the decision is the one engine of
-:class:`~ticketiq_pg.runtime.runner.Runner`: the sealed write-ahead checkpoint, the
-in-doubt mark, the fence, the gates, the settlement of a resume and its audit.  A
-decision runs the workflow's code steps from where the run is until one acts (a call,
-a wait, a child run) or ends; the action goes out as the one call of a step whose
-checkpoint carries the workflow's state in its counters (``counters["workflow"]``:
-the definition's name and version, the step, the steps executed, ``vars``, results).
+(:mod:`ticketiq_pg.workflow`), decided by :func:`decide` from the run's typed
+:class:`WorkflowState`.  A decision runs the workflow's code steps from where the run is
+until one acts (a call, a wait, a child run) or ends, and says so as an :class:`Act` or an
+:class:`End`; :class:`~ticketiq_pg.runtime.deciders.WorkflowDecider` makes the step of it
+that the engine writes ahead and makes, as for any run.  The state rides in the run's
+sealed checkpoints (``counters["workflow"]``, the JSON of :class:`WorkflowState`: the
+definition's name and version, the step, the steps executed, ``vars``, results), so a
+resume never runs the code of a step again.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ import copy
 import json
 import logging
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
-from ticketiq_pg.agent import ModelStep, RunInfo, Tool, ToolCall, Tools
+from ticketiq_pg.agent import RunInfo, Tool, Tools
 from ticketiq_pg.runtime import step_keys as keys
 from ticketiq_pg.runtime.run_state import RunFailed, RunState
 from ticketiq_pg.workflow import (
@@ -120,76 +122,133 @@ class Workflows:
         return flow
 
 
-def initial(flow: Workflow) -> dict[str, Any]:
-    """The state of a workflow run before its first step."""
-    return {"name": flow.name, "version": flow.version, "at": flow.first, "executed": 0,
-            "call_id": None, "then": None, "vars": {}, "results": {}}
+@dataclass
+class WorkflowState:
+    """Where a workflow run is: what its checkpoints carry for its code."""
+
+    name: str
+    version: Any
+    #: The step the code is at (the one whose action is in flight, if any).
+    at: str | None
+    #: Code steps executed so far: part of every action's step key.
+    executed: int = 0
+    #: The call id of the action in flight, and the step the code goes on to after it.
+    call_id: str | None = None
+    then: str | None = None
+    vars: dict[str, Any] = field(default_factory=dict)
+    results: dict[str, Any] = field(default_factory=dict)
+    #: Set when the code ended: the run's answer.
+    ended: bool = False
+    answer: Any = None
+
+    @classmethod
+    def first(cls, flow: Workflow) -> WorkflowState:
+        """The state of a workflow run before its first step."""
+        return cls(name=flow.name, version=flow.version, at=flow.first)
+
+    @classmethod
+    def of(cls, state: RunState) -> WorkflowState | None:
+        """The state a run's checkpoint carries (None before its first step)."""
+        wf = state.counters.get("workflow")
+        if not isinstance(wf, dict):
+            return None
+        wf = copy.deepcopy(wf)
+        return cls(name=wf["name"], version=wf.get("version"), at=wf.get("at"),
+                   executed=int(wf.get("executed") or 0), call_id=wf.get("call_id"),
+                   then=wf.get("then"), vars=wf.get("vars") or {},
+                   results=wf.get("results") or {}, ended="answer" in wf,
+                   answer=wf.get("answer"))
+
+    def to_json(self) -> dict[str, Any]:
+        out = {"name": self.name, "version": self.version, "at": self.at,
+               "executed": self.executed, "call_id": self.call_id, "then": self.then,
+               "vars": self.vars, "results": self.results}
+        if self.ended:
+            out["answer"] = self.answer
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Act:
+    """The code acts: one call (a tool, a wait or a child run) under ``call_id``."""
+
+    call_id: str
+    tool: str
+    arguments: dict[str, Any]
+    step_key: str
+
+
+@dataclass(frozen=True, slots=True)
+class End:
+    """The code ended with ``answer``."""
+
+    answer: Any
+
+    @property
+    def text(self) -> str:
+        return self.answer if isinstance(self.answer, str) else json.dumps(self.answer)
 
 
 def check_resumable(flow: Workflow, state: RunState) -> None:
     """Fail a resumed run whose record names a step this process's definition lacks."""
-    wf = state.counters.get("workflow")
-    if not isinstance(wf, dict):
+    wf = WorkflowState.of(state)
+    if wf is None:
         return
-    for step in (wf.get("at"), wf.get("then")):
+    for step in (wf.at, wf.then):
         if step is not None and step not in flow.steps:
             raise RunFailed(
                 f"workflow {flow.name} version {flow.version} has no step {step!r}, which "
-                f"run {state.run_id} (started on version {wf.get('version')!r}) is at; keep "
+                f"run {state.run_id} (started on version {wf.version!r}) is at; keep "
                 "old steps until the runs that use them drain", STEP_MISSING)
 
 
-async def decide(flow: Workflow, state: RunState, step_no: int) -> ModelStep:
+async def decide(flow: Workflow, state: RunState, step_no: int) -> Act | End:
     """Run the workflow's code from where the run is until it acts or ends.
 
     The state it leaves in ``state.counters["workflow"]`` rides in the checkpoint the
     engine writes before the action, so a resume never runs this code again.
     """
-    wf = copy.deepcopy(state.counters.get("workflow")) or initial(flow)
-    if wf.get("call_id"):
+    wf = WorkflowState.of(state) or WorkflowState.first(flow)
+    if wf.call_id:
         # The action of the last step was made (or settled): its result, then go on.
-        wf["results"][wf["at"]] = state.last_results.get(wf["call_id"])
-        wf["executed"] += 1
-        wf["at"], wf["call_id"], wf["then"] = wf["then"], None, None
+        assert wf.at is not None
+        wf.results[wf.at] = state.last_results.get(wf.call_id)
+        wf.executed += 1
+        wf.at, wf.call_id, wf.then = wf.then, None, None
     for _ in range(flow.max_code_steps):
-        step_id = wf["at"]
+        step_id = wf.at
         if step_id not in flow.steps:
             raise RunFailed(f"workflow {flow.name} version {flow.version} has no step "
                             f"{step_id!r}", STEP_MISSING)
         ctx = WorkflowContext(run=state.info, input=state.input, step_id=step_id,
-                              steps_executed=wf["executed"], vars=wf["vars"],
-                              results=dict(wf["results"]))
+                              steps_executed=wf.executed, vars=wf.vars,
+                              results=dict(wf.results))
         nxt = await flow.run_step(step_id, ctx)
-        wf["vars"] = ctx.vars
+        wf.vars = ctx.vars
         if nxt.kind == "goto":
-            wf["executed"] += 1
-            wf["at"] = nxt.then
+            wf.executed += 1
+            wf.at = nxt.then
             continue
         if nxt.kind == "end":
-            wf["executed"] += 1
-            wf["answer"] = nxt.answer
-            state.counters["workflow"] = wf
-            text = nxt.answer if isinstance(nxt.answer, str) else json.dumps(nxt.answer)
-            return ModelStep(text=text)
+            wf.executed += 1
+            wf.ended, wf.answer = True, nxt.answer
+            state.counters["workflow"] = wf.to_json()
+            return End(nxt.answer)
         if nxt.then not in flow.steps:
             raise RunFailed(f"workflow {flow.name}: step {step_id!r} goes on to {nxt.then!r}, "
                             "which it does not define", STEP_MISSING)
-        wf["call_id"] = f"{step_id}#{wf['executed']}"
-        wf["then"] = nxt.then
-        state.counters["workflow"] = wf
+        wf.call_id = f"{step_id}#{wf.executed}"
+        wf.then = nxt.then
+        state.counters["workflow"] = wf.to_json()
         assert nxt.tool is not None
-        return ModelStep(calls=(ToolCall(wf["call_id"], nxt.tool, nxt.arguments),))
+        # keyed by the run id, the step id and the steps executed
+        key = keys.workflow_step_key(str(state.run_id), step_id, wf.executed)
+        return Act(wf.call_id, nxt.tool, nxt.arguments, key)
     raise RunFailed(f"workflow {flow.name}: {flow.max_code_steps} code steps from step "
                     f"{step_no} without an action or an end (a loop that never acts?)")
 
 
-def step_key(state: RunState) -> str:
-    """The key of the action a decision left: run id, step id, steps executed."""
-    wf = state.counters["workflow"]
-    return keys.workflow_step_key(str(state.run_id), wf["at"], int(wf["executed"]))
-
-
 def output(state: RunState) -> Any:
     """The answer a workflow run ended with (sealed with its final step)."""
-    wf = state.counters.get("workflow") or {}
-    return wf.get("answer")
+    wf = WorkflowState.of(state)
+    return wf.answer if wf is not None else None

@@ -1,0 +1,379 @@
+"""The call executor: one call of a step through the gates, its in-doubt mark, the fenced
+attempt and its outcome row; and the settlement of the calls a lost attempt left.
+
+A step's calls (:meth:`CallExecutor.make`), a resume's settlement of the last step
+(:meth:`CallExecutor.settle`) and, through :meth:`CallExecutor.invoke`, a person's ad hoc
+call all go through this one part, so a gate, a mark or a fence is written once:
+
+1. the gates see the stricter of the recorded and the current classification (I7);
+2. a changing call of a durable run is marked in doubt before it is made (I5);
+3. the call goes out fenced by the run's lease and epoch
+   (:mod:`ticketiq_pg.runtime.call_fence`), tried again only while that is safe;
+4. a changing call's outcome is recorded, sealed, as it returns.
+
+A call in doubt on a resume is never blindly sent again (I6): the classification its mark
+recorded decides (I7), and the tool's route says how it is settled
+(:meth:`CallExecutor.settle_in_doubt`).  Every settlement is recorded as it is decided on
+the resume's audit row (I14).  Waiting calls (approvals, child runs, a workflow's sleep or
+signal) are the :class:`~ticketiq_pg.runtime.waits.Waits` part below this one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import uuid
+from typing import Any
+
+import psycopg
+
+from ticketiq_pg.agent import CallContext, Tool, ToolCall, is_changing
+from ticketiq_pg.errors import NotOwner, TicketIQError, TransientError
+from ticketiq_pg.retries import describe, failure_result, not_applied
+from ticketiq_pg.runtime import call_fence, call_rows
+from ticketiq_pg.runtime import step_keys as keys
+from ticketiq_pg.runtime import workflow_engine as flows
+from ticketiq_pg.runtime.run_state import (
+    UNKNOWN_OUTCOME,
+    Drained,
+    RunFailed,
+    RunState,
+    StopRequested,
+    Suspended,
+    carry_results,
+)
+from ticketiq_pg.runtime.setup import EngineSetup, bounded
+from ticketiq_pg.runtime.waits import Waits
+from ticketiq_pg.vendors import fencing
+
+log = logging.getLogger(__name__)
+
+
+class CallExecutor:
+    """Makes and settles a run's calls (one per process, shared by its runs)."""
+
+    def __init__(self, setup: EngineSetup, waits: Waits) -> None:
+        self.setup = setup
+        self.waits = waits
+        #: (run, key) pairs whose downgraded guarantee this process has audited.
+        self._downgrades: set[tuple[uuid.UUID, str]] = set()
+
+    # -- a step's call ------------------------------------------------------
+
+    async def make(
+        self, state: RunState, step_no: int, call: dict[str, Any], resumed: bool = False
+    ) -> tuple[Any, str]:
+        """Route one call through the gates, mark it if it changes something, make it.
+
+        Returns the result and how it was obtained: made, skipped (refused,
+        rejected, unknown tool) or, on a resume that found the call's
+        approval request, coalesced (still waiting) or read_decision.
+        """
+        setup = self.setup
+        if state.workflow is not None and call["tool"] in flows.WAITS:
+            return await self.waits.workflow_wait(state, step_no, call), "made"
+        tool_call = ToolCall(call["call_id"], call["tool"], call["arguments"])
+        recorded = call["classification"]
+        tool = setup.tools.get(call["tool"])
+        current = tool.classification if tool else "write"
+        # The gate sees the stricter of the two: a write stays a write (I7), and a call
+        # recorded as a read whose tool is a write by now is judged as a write.
+        judged = recorded if is_changing(recorded) or not is_changing(current) else current
+        verdict = await setup.gates.check_call(state.info, tool_call, judged)
+        if not verdict.allowed:
+            return {"error": "refused", "reason": verdict.reason}, "skipped"
+        if tool is None:
+            return {"error": f"unknown tool {call['tool']}"}, "skipped"
+        invalid = call.get("malformed") or tool.validate(call["arguments"])
+        if invalid is not None:
+            # Against the tool's schema: told back to the model, never sent to the vendor.
+            return {"error": f"invalid arguments: {invalid}"}, "skipped"
+        how = "made"
+        approval_id = None
+        if verdict.needs_approval and not is_changing(judged):
+            # Reads are never held (nothing to file them against): a hold refuses it.
+            return {"error": "refused", "reason": verdict.reason}, "skipped"
+        if verdict.needs_approval and state.durable and not is_changing(recorded):
+            # Recorded as a read, a write by now: its mark gives it the row its approval
+            # request is filed on (mark_in_doubt creates it from the checkpoint).
+            setup.leases.check(state.run_id, state.epoch)
+            await call_rows.mark(setup.db, setup.sealer, state, step_no, call, current)
+        if verdict.needs_approval:
+            approval = await self.waits.await_approval(state, step_no, call, verdict.reason)
+            if approval.coalesced:
+                how = "coalesced" if approval.first_state == "waiting" else "read_decision"
+            if approval.state != "approved":
+                result = {"rejected": True, "approval_id": str(approval.approval_id),
+                          "by": approval.decided_by, "reason": approval.reason}
+                return result, how if how != "made" else "skipped"
+            approval_id = approval.approval_id
+        classification = recorded
+        if state.durable and (is_changing(recorded) or is_changing(current)):
+            setup.leases.check(state.run_id, state.epoch)
+            mark = await call_rows.mark(setup.db, setup.sealer, state, step_no, call, current)
+            setup.faults.reach("after_mark", step_no)
+            if mark.stop_requested:
+                raise StopRequested
+            classification = mark.marked_classification
+        context = self.context(state, step_no, call, classification, resumed, approval_id)
+        changing = state.durable and is_changing(classification)
+        if changing:
+            await self._audit_downgrade(state, tool, call,
+                                        context.step_key if approval_id else call.get("step_key"))
+        await setup.leases.ready(state.run_id, state.epoch)
+        result, ended = await self.call_tool(state, tool, context)
+        setup.faults.reach("after_call", step_no)
+        if changing and not tool.subagent:
+            # Recorded as it returns: a crash during the next model step finds the
+            # outcome instead of a call in doubt.
+            setup.leases.check(state.run_id, state.epoch)
+            await call_rows.record(setup.db, setup.sealer, state, step_no, call, result, ended)
+        return result, how
+
+    @staticmethod
+    def context(
+        state: RunState, step_no: int, call: dict[str, Any], classification: str,
+        resumed: bool, approval_id: Any = None,
+    ) -> CallContext:
+        """What the tool is handed: the run, the call and the key it is sent with."""
+        # An approved call is keyed by its approval, however often it is sent.
+        step_key = keys.approval_key(str(approval_id)) if approval_id else call.get("step_key")
+        if step_key is None and is_changing(classification):
+            # A positional call id gives no stable key: a fresh one per send, so a vendor
+            # that wants a key gets one; such a call is never resent nor read back.
+            step_key = keys.adhoc_key()
+        return CallContext(
+            run=state.info,
+            step=step_no,
+            call_id=call["call_id"],
+            tool=call["tool"],
+            arguments=call["arguments"],
+            classification=classification,
+            step_key=step_key,
+            resumed=resumed,
+        )
+
+    async def _audit_downgrade(self, state: RunState, tool: Tool, call: dict[str, Any],
+                               step_key: str | None) -> None:
+        """Say once per run which changing calls can only be settled as unknown."""
+        if step_key is None:
+            key, why = f"{tool.name}:no_step_key", (
+                f"call id {call['call_id']!r} is a position, not an identity: no step key")
+        elif not tool.resend_safe and tool.read_back is None and not tool.subagent:
+            key, why = f"{tool.name}:no_resend_no_reader", (
+                "the route neither dedupes long enough to resend nor has a reader")
+        else:
+            return
+        if (state.run_id, key) in self._downgrades:
+            return
+        self._downgrades.add((state.run_id, key))
+        log.warning("run %s: a %s call in doubt would settle as unknown: %s",
+                    state.run_id, tool.name, why)
+        await self.setup.db.audit_once(state.run_id, state.epoch,
+                                       "agent.run.guarantee_downgraded", key,
+                                       {"tool": tool.name, "reason": why})
+
+    # -- the attempt --------------------------------------------------------
+
+    async def invoke(self, state: RunState, tool: Tool, context: CallContext) -> Any:
+        """Make the call (retried as :meth:`call_tool` allows); its result."""
+        return (await self.call_tool(state, tool, context))[0]
+
+    async def call_tool(
+        self, state: RunState, tool: Tool, context: CallContext
+    ) -> tuple[Any, str]:
+        """Make one call, tried again while that is safe; the result and how it ended.
+
+        A read is tried again while it fails transiently; a changing call only where a
+        resend is safe (its vendor dedupes on the step key for longer than any retry),
+        where the failure says it had no effect (a 4xx, a 429), or after its reader
+        found it absent.  Otherwise the failure is the result, with the outcome it
+        implies (``not_applied`` or ``unknown``); the model is told and the run goes on.
+        """
+        if tool.subagent:
+            try:
+                return await self.waits.delegate(state, tool, context), "made"
+            except (NotOwner, Drained, Suspended, psycopg.Error, TicketIQError):
+                # The child may be alive: never a final outcome; the run is resumed
+                # and asks again by its delegation key.
+                raise
+            except Exception as exc:  # noqa: BLE001 - the model is told what happened
+                return {"error": describe(exc), "outcome": "unknown"}, "unknown"
+        # The vendor clients check the lease again as each request goes out, and send the
+        # run's epoch as a fencing token (ticketiq_pg.vendors.fencing).
+        with fencing.fenced(call_fence.for_call(self.setup.leases, state)):
+            return await self._call_tool_fenced(state, tool, context)
+
+    async def _call_tool_fenced(
+        self, state: RunState, tool: Tool, context: CallContext
+    ) -> tuple[Any, str]:
+        setup = self.setup
+        policy = tool.retry or setup.tool_retry
+        changing = is_changing(context.classification)
+        failed = 0
+        while True:
+            assert tool.invoke is not None
+            try:
+                result = await bounded(tool.invoke(context), policy.timeout)
+            except (NotOwner, Drained, Suspended):
+                raise
+            except (psycopg.Error, TicketIQError) as exc:
+                if isinstance(exc, TransientError):
+                    error: BaseException = exc
+                else:
+                    return {"error": "the database failed during the call",
+                            "outcome": "unknown"}, "unknown"
+            except Exception as exc:  # noqa: BLE001 - judged below
+                if fencing.refused(exc):  # a newer attempt of the run called the vendor
+                    return await call_fence.settle_fenced(setup.leases, setup.db, state,
+                                                          context, exc)
+                error = exc
+            else:
+                _json_result(tool, result)
+                return result, "made"
+            transient = policy.transient(error)
+            retry = transient and (not changing or tool.resend_safe or not_applied(error))
+            if transient and not retry and tool.read_back is not None:
+                found = await self._read_back(state, tool, context)
+                if found is not None and found.found:
+                    return found.outcome, "read_back"
+                retry = found is not None  # absent at its vendor: a resend is safe
+            if retry:
+                reason = describe(error)
+                failed = await setup.count_failure(state, context.step, context.call_id,
+                                                   reason, failed)
+                wait = policy.delay(failed, error)
+                if wait is not None:
+                    log.warning("run %s: call %s (%s) failed (%s); again in %.2fs",
+                                state.run_id, context.call_id, tool.name, reason, wait)
+                    await asyncio.sleep(wait)
+                    await setup.leases.ready(state.run_id, state.epoch)
+                    continue
+            return failure_result(error, changing)
+
+    async def _read_back(self, state: RunState, tool: Tool, context: CallContext) -> Any:
+        """The reader's finding, or None when the reader failed too."""
+        assert tool.read_back is not None
+        await self.setup.leases.ready(state.run_id, state.epoch)
+        try:
+            # Fenced as any call: the vendor learns the new epoch from the read too.
+            with fencing.fenced(call_fence.for_call(self.setup.leases, state)):
+                return await tool.read_back(context)
+        except NotOwner:
+            raise
+        except Exception as exc:  # noqa: BLE001 - then the outcome stays unknown
+            log.warning("read back of %s failed: %s", context.call_id, exc)
+            return None
+
+    # -- a resume's settlement ------------------------------------------------
+
+    async def settle(
+        self,
+        state: RunState,
+        calls: list[dict[str, Any]],
+        recorded: list[dict[str, Any]],
+    ) -> list[dict[str, Any]]:
+        """Settle each call the last step left; the results join the conversation.
+
+        Each settlement is recorded as it is decided, on its call and on the
+        resume's audit row (I14): a resumer that dies mid-settlement leaves
+        the row naming what it settled, and the next resume finds those calls
+        settled, not in doubt, so nothing it resent is sent again.
+        """
+        setup = self.setup
+        by_id = {row["call_id"]: row for row in recorded}
+        settlements: list[dict[str, Any]] = []
+        results: list[Any] = []
+        for call in calls:
+            row = by_id.get(call["call_id"], {})
+            db_state = row.get("state", "pending")
+            if db_state in ("done", "settled"):
+                result, how = row.get("outcome"), row.get("settlement") or "made"
+            elif db_state == "in_doubt":
+                marked = row.get("marked_classification") or call["classification"]
+                # keyed by its approval only if it was filed before the mark (sent so)
+                approval = row.get("approval_id") if row.get("approval_keyed", True) else None
+                result, how = await self.settle_in_doubt(state, call, marked, approval)
+            else:
+                result, how = await self.make(state, state.step, call, resumed=True)
+                if how == "made" and not is_changing(call["classification"]):
+                    how = "redone"
+            if db_state in ("pending", "in_doubt") and call_rows.has_open_row(state, call):
+                # sealed as it is settled: record_resume then leaves the row as it is
+                await call_rows.record(setup.db, setup.sealer, state, state.step, call,
+                                       result, how)
+            results.append(result)
+            settlement = {"call_id": call["call_id"], "settlement": how, "outcome": result}
+            setup.leases.check(state.run_id, state.epoch)
+            await setup.db.record_resume(state.run_id, state.epoch, [settlement])
+            settlements.append(settlement)
+            setup.faults.reach("mid_settlement", state.step)
+        carry_results(state, calls, results)
+        return settlements
+
+    async def settle_in_doubt(
+        self, state: RunState, call: dict[str, Any], marked: str, approval_id: Any = None
+    ) -> tuple[Any, str]:
+        """A changing call that may or may not have reached its vendor: never resend blindly.
+
+        The classification its mark recorded decides (I7); the tool's route
+        decides which row of the table applies: a delegation asks again by
+        its delegation key; a keyed write whose vendor dedupes for longer
+        than a resume is sent again with the same key (an approved call's
+        key is its approval's); otherwise the outcome is read back where a
+        reader exists, or reported unknown and not sent again.
+        """
+        setup = self.setup
+        tool = setup.tools.get(call["tool"])
+        tool_call = ToolCall(call["call_id"], call["tool"], call["arguments"])
+        verdict = await setup.gates.check_call(state.info, tool_call, marked)
+        # The key it was sent with: its approval's if one was filed before its mark,
+        # else its step key.  A call with neither (a positional call id) was sent with
+        # an ad hoc key nobody can find again: never resent, never read back.
+        keyed = bool(approval_id or call.get("step_key"))
+        context = self.context(state, state.step, call, marked, True, approval_id)
+        refused = None if verdict.allowed else verdict.reason
+        if verdict.allowed and tool is not None and keyed:
+            resend = ("asked_again" if tool.subagent and marked in (
+                "delegation", "subagent_with_tools") else
+                "resent_same_key" if tool.resend_safe else None)
+            if resend is not None and verdict.needs_approval:
+                # Held as the gate stands now: nothing is sent before a person approves
+                # (the request coalesces with one already filed for the call).
+                decision = await self.waits.await_approval(state, state.step, call,
+                                                           verdict.reason)
+                if decision.state != "approved":
+                    resend, refused = None, f"rejected by {decision.decided_by}: {decision.reason}"
+            if resend == "asked_again":
+                await setup.leases.ready(state.run_id, state.epoch)
+                return await self.invoke(state, tool, context), "asked_again"
+            if resend == "resent_same_key":
+                await setup.leases.ready(state.run_id, state.epoch)
+                result = await self.invoke(state, tool, context)
+                if isinstance(result, dict) and result.get("outcome") == "unknown":
+                    result["sent_again"] = True
+                return result, "resent_same_key"
+        if tool is not None and tool.read_back is not None and keyed:
+            found = await self._read_back(state, tool, context)
+            if found is not None:
+                if found.found:
+                    return found.outcome, "read_back"
+                return {
+                    "outcome": "not_found",
+                    "sent_again": False,
+                    "message": "The write was not found at its vendor on read back; "
+                    "it was not sent again.",
+                }, "read_back"
+        result = dict(UNKNOWN_OUTCOME)
+        if refused is not None:
+            result["refused_on_resume"] = refused
+        return result, "unknown"
+
+
+def _json_result(tool: Tool, result: Any) -> None:
+    """A result the next checkpoint cannot hold fails the run now, not at every resume."""
+    try:
+        json.dumps(result, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise RunFailed(f"tool {tool.name} returned a result that is not JSON: {exc}") from exc

@@ -1,0 +1,200 @@
+"""Deciders: what a run does next, asked of the model (an agent run) or of the workflow's
+code (a workflow run), as a :class:`Decision` the engine writes ahead and makes.
+
+A :class:`Decision` is either final (the run's answer) or a list of planned calls, each
+with its classification and step key; the engine does the same with it whoever decided.
+
+:class:`ModelDecider` asks the model for one step, tried again while it fails transiently
+within the model's :class:`~ticketiq_pg.retries.RetryPolicy` (each failed try counted in
+the database, so a crash does not reset the count), and past the budget fails the run, or
+suspends it where the policy opts in (:mod:`ticketiq_pg.runtime.outage`).  An answer the
+checkpoint could not hold fails the run now; malformed arguments are counted
+(:mod:`ticketiq_pg.runtime.malformed`).
+
+:class:`WorkflowDecider` runs the workflow's code (:mod:`ticketiq_pg.runtime.workflow_engine`)
+until it acts or ends: its action is the step's one call, keyed by the run id, the step
+id and the steps executed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ticketiq_pg.agent import ModelStep, StepRequest
+from ticketiq_pg.errors import NotOwner
+from ticketiq_pg.retries import describe
+from ticketiq_pg.runtime import malformed, outage
+from ticketiq_pg.runtime import step_keys as keys
+from ticketiq_pg.runtime import workflow_engine as flows
+from ticketiq_pg.runtime.run_state import (
+    Drained,
+    RunFailed,
+    RunState,
+    StopRequested,
+    Suspended,
+)
+from ticketiq_pg.runtime.setup import EngineSetup, bounded
+
+log = logging.getLogger(__name__)
+
+#: The longest provider call id a checkpoint takes.
+MAX_CALL_ID = 256
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """A run's next step: planned calls, or (none) the final answer."""
+
+    #: Each: call_id, tool, arguments, classification, step_key (and ``malformed``).
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    text: str = ""
+    #: What the step cost, as the provider reported it (a model step only).
+    usage: dict[str, int] | None = None
+    request_id: str | None = None
+
+    @property
+    def final(self) -> bool:
+        return not self.calls
+
+    def message(self) -> dict[str, Any]:
+        """The step as the run's conversation records it."""
+        return {
+            "role": "assistant",
+            "content": self.text,
+            "tool_calls": [{"call_id": c["call_id"], "tool": c["tool"],
+                            "arguments": c["arguments"]} for c in self.calls],
+        }
+
+
+class Decider(Protocol):
+    async def decide(self, state: RunState, step_no: int) -> Decision: ...
+
+
+class ModelDecider:
+    """The model decides: one step asked, tried again within its budget, its calls planned."""
+
+    #: Steps in a row with malformed tool arguments that fail a run.
+    max_malformed: int = malformed.MAX_MALFORMED
+
+    def __init__(self, setup: EngineSetup) -> None:
+        self.setup = setup
+        self.recovery = outage.Recovery(setup)
+
+    async def decide(self, state: RunState, step_no: int) -> Decision:
+        answer = await self.ask(state, step_no)
+        return Decision(calls=self.plan(state, step_no, answer), text=answer.text,
+                        usage=answer.usage, request_id=answer.request_id)
+
+    def plan(self, state: RunState, step_no: int, answer: ModelStep) -> list[dict[str, Any]]:
+        """The answer's calls as the checkpoint records them: each with its step key."""
+        setup = self.setup
+        return [
+            {
+                "call_id": call.call_id,
+                "tool": call.tool,
+                "arguments": call.arguments,
+                "classification": setup.tools.classify(call.tool),
+                "step_key": keys.agent_call_key(
+                    state.info.correlation_id, setup.agent_loop, step_no, call.call_id
+                ),
+                **({"malformed": m} if (m := malformed.reason_of(call)) else {}),
+            }
+            for call in answer.calls
+        ]
+
+    async def ask(self, state: RunState, step_no: int) -> ModelStep:
+        """One model step, tried again while it fails transiently within the budget."""
+        setup = self.setup
+        policy = setup.model_retry
+        failed = 0
+        first_failure: float | None = None
+        setup.faults.reach("before_model", step_no)
+        while True:
+            await setup.leases.ready(state.run_id, state.epoch)  # the model is a call too
+            request = StepRequest(
+                run_id=state.run_id,
+                step=step_no,
+                # A copy of the list: the model reads it, it must not change it.
+                conversation=list(state.conversation),
+                input=state.input,
+            )
+            try:
+                answer = await bounded(setup.model.step(request), policy.timeout)
+            except (NotOwner, Drained, Suspended, StopRequested, RunFailed):
+                raise
+            except Exception as exc:  # noqa: BLE001 - judged below: transient or not
+                reason = describe(exc)
+                if not policy.transient(exc):
+                    raise RunFailed(f"the model failed: {reason}") from exc
+                now = time.monotonic()
+                first_failure = now if first_failure is None else first_failure
+                # Recorded with the provider's status first, for `ticketiq-pg status`.
+                failed = await setup.count_failure(state, step_no, "model",
+                                                   outage.recorded_reason(exc, reason), failed)
+                wait = policy.delay(failed, exc, elapsed=now - first_failure)
+                if wait is None:
+                    spent = (f"the model failed {failed} times in "
+                             f"{now - first_failure:.0f}s: {reason}")
+                    await outage.suspend_if_opted_in(setup, state, step_no, spent)
+                    raise RunFailed(spent) from exc
+                log.warning("run %s: model step %s failed (%s); again in %.2fs",
+                            state.run_id, step_no, reason, wait)
+                await asyncio.sleep(wait)
+                continue
+            check_answer(answer)
+            await malformed.note(setup, state, step_no, answer, self.max_malformed)
+            await self.recovery.recovered()
+            return answer
+
+
+class WorkflowDecider:
+    """The workflow's code decides: it runs until it acts (one call) or ends."""
+
+    def __init__(self, setup: EngineSetup) -> None:
+        self.setup = setup
+
+    async def decide(self, state: RunState, step_no: int) -> Decision:
+        assert state.workflow is not None
+        self.setup.faults.reach("before_model", step_no)
+        next_ = await flows.decide(state.workflow, state, step_no)
+        if isinstance(next_, flows.End):
+            return Decision(text=next_.text)
+        call = {"call_id": next_.call_id, "tool": next_.tool, "arguments": next_.arguments,
+                "classification": self.setup.tools.classify(next_.tool),
+                "step_key": next_.step_key}
+        return Decision(calls=[call])
+
+
+def within_limits(state: RunState, step_no: int) -> None:
+    """Raise RunFailed when the run may not take step ``step_no`` (its steps, its deadline)."""
+    max_steps = state.counters.get("max_steps")
+    if isinstance(max_steps, int) and step_no > max_steps:
+        raise RunFailed(f"the run reached its limit of {max_steps} model steps",
+                        "agent.run.limit_reached")
+    deadline_at = state.counters.get("deadline_at")
+    if isinstance(deadline_at, int | float) and time.time() >= deadline_at:
+        raise RunFailed("the run passed its deadline", "agent.run.limit_reached")
+
+
+def check_answer(answer: Any) -> None:
+    """Refuse a model answer the checkpoint could not hold: the run fails now, with why."""
+    if not isinstance(answer, ModelStep):
+        raise RunFailed(f"the model answered {type(answer).__name__}, not a ModelStep")
+    seen: set[str] = set()
+    for call in answer.calls:
+        call_id = getattr(call, "call_id", None)
+        if not isinstance(call_id, str) or not call_id or len(call_id) > MAX_CALL_ID:
+            raise RunFailed(f"the model's answer is malformed: call id {call_id!r} is not a "
+                            f"non-empty string of at most {MAX_CALL_ID} characters")
+        if call_id in seen:
+            raise RunFailed(f"the model's answer is malformed: call id {call_id!r} twice")
+        seen.add(call_id)
+        if not isinstance(call.tool, str) or not call.tool:
+            raise RunFailed(f"the model's answer is malformed: call {call_id!r} names no tool")
+        if not isinstance(call.arguments, dict):
+            raise RunFailed(f"the model's answer is malformed: the arguments of call "
+                            f"{call_id!r} are not a JSON object")

@@ -1,0 +1,79 @@
+"""What every part of the step engine reads: the store, the leases, the seal, the app's parts.
+
+The engine (:class:`~ticketiq_pg.runtime.runner.Runner`) is composed of parts that hand
+a run's :class:`~ticketiq_pg.runtime.run_state.RunState` along: a decider
+(:mod:`~ticketiq_pg.runtime.deciders`), the call executor
+(:mod:`~ticketiq_pg.runtime.calls`), the resumer (:mod:`~ticketiq_pg.runtime.resume`)
+and the ending (:mod:`~ticketiq_pg.runtime.ending`).  They share one
+:class:`EngineSetup` instead of reaching into each other through ``self``: a part calls
+only parts below it, and what they all need (the database, the process's leases, the
+sealer, the app's model, tools and gates) is here.  It is mutable on purpose: the
+observability layer wraps the model and the tools after the engine is built, and a
+graceful shutdown sets :attr:`EngineSetup.draining`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from ticketiq_pg.agent import Gates, Model, Tools
+from ticketiq_pg.db.driver import TicketIQ
+from ticketiq_pg.retries import MODEL_RETRY, TOOL_RETRY, RetryPolicy
+from ticketiq_pg.runtime.faults import FaultPoints
+from ticketiq_pg.runtime.leases import LeaseKeeper
+from ticketiq_pg.runtime.run_state import RunState
+from ticketiq_pg.seal import Sealer
+
+T = TypeVar("T")
+
+
+@dataclass(eq=False)
+class EngineSetup:
+    """The step engine's shared parts, set once per process (the model and tools may be
+    wrapped later, :attr:`draining` is set at shutdown)."""
+
+    db: TicketIQ
+    leases: LeaseKeeper
+    sealer: Sealer
+    model: Model
+    tools: Tools
+    gates: Gates
+    faults: FaultPoints = field(default_factory=FaultPoints)
+    #: The agent loop's name, part of every agent call's step key.
+    agent_loop: str = "main"
+    #: How a failing model step and tool call are tried again (a tool's own wins).
+    model_retry: RetryPolicy = MODEL_RETRY
+    tool_retry: RetryPolicy = TOOL_RETRY
+    #: Seconds between two looks at an approval or a child run being waited for.
+    poll_interval: float = 0.5
+    #: Losses after which a run is failed (a child taken over counts one).
+    max_losses: int = 2
+    #: Set by the process at graceful shutdown: each run is released at its next step
+    #: boundary, with the results it already has.
+    draining: bool = False
+
+    @property
+    def holder(self) -> str:
+        return self.leases.holder
+
+    async def count_failure(self, state: RunState, step_no: int, target: str, reason: str,
+                            failed: int) -> int:
+        """Count one failed attempt at the model or a call; durably for a durable run (a
+        crash keeps the count, ``record_attempt``)."""
+        if not state.durable:
+            return failed + 1
+        self.leases.check(state.run_id, state.epoch)
+        row = await self.db.record_attempt(state.run_id, state.epoch, step_no, target, reason)
+        return row.attempts
+
+
+async def bounded(awaitable: Awaitable[T], seconds: float | None) -> T:
+    """``awaitable`` within ``seconds`` (None: no bound), run in this task."""
+    if seconds is None:
+        return await awaitable
+    # asyncio.timeout runs the call in this task; wait_for (3.11) made a task a call.
+    async with asyncio.timeout(seconds):
+        return await awaitable
