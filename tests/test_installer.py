@@ -53,14 +53,6 @@ def write(root: Path, rel: str, text: str) -> None:
 
 def tree_v1(root: Path) -> Path:
     write(
-        root,
-        "schema.sql",
-        "create schema ticketiq;\n"
-        + SCHEMA_MIGRATIONS
-        + "insert into ticketiq.schema_migrations (version, name) values (1, 'core');\n"
-        + ITEMS_V1,
-    )
-    write(
         root, "migrations/0001_core.sql", "create schema ticketiq;\n" + SCHEMA_MIGRATIONS + ITEMS_V1
     )
     write(root, "functions/add_item.sql", ADD_ITEM)
@@ -72,10 +64,6 @@ def add_v2(root: Path) -> Path:
     write(
         root, "migrations/0002_add_notes.sql", "alter table ticketiq.items add column notes text;\n"
     )
-    schema = (root / "schema.sql").read_text()
-    schema = schema.replace("(1, 'core')", "(1, 'core'), (2, 'add_notes')")
-    schema = schema.replace("label text not null\n", "label text not null,\n    notes text\n")
-    (root / "schema.sql").write_text(schema)
     return root
 
 
@@ -123,7 +111,7 @@ def test_fresh_install_then_upgrade(empty_db_url: str, tmp_path: Path) -> None:
         assert conn.execute("select count(*) from ticketiq.items").fetchone() == (1,)
 
 
-def test_migrations_only_matches_schema_sql(pg_server_url: str, tmp_path: Path) -> None:
+def test_migrations_only_is_the_same_install(pg_server_url: str, tmp_path: Path) -> None:
     from ticketiq_pg.testing.cluster import temporary_database
 
     root = add_v2(tree_v1(tmp_path))
@@ -145,14 +133,38 @@ async def test_async_install(empty_db_url: str, tmp_path: Path) -> None:
         assert await migrate.install_from_migrations_only(conn, root) == 2
 
 
-def test_schema_sql_behind_migrations_is_brought_forward(empty_db_url: str, tmp_path: Path) -> None:
+def test_a_fresh_install_runs_the_migrations_then_the_comments(
+    empty_db_url: str, tmp_path: Path
+) -> None:
+    """The tables are written once, in the migrations: a fresh install runs them from 0001
+    (a schema.sql beside them is not run), then comments.sql, which an upgrade runs again
+    for the tables of the newest migration."""
     root = tree_v1(tmp_path)
-    write(
-        root, "migrations/0002_add_notes.sql", "alter table ticketiq.items add column notes text;\n"
-    )
+    write(root, "schema.sql", "select 1 / 0;\n")
+    write(root, "comments.sql", "comment on table ticketiq.items is 'Items.';\n")
     with psycopg.connect(empty_db_url) as conn:
+        assert migrate.install_sync(conn, root) == 1
+        conn.commit()
+        add_v2(root)
+        write(root, "comments.sql", "comment on table ticketiq.items is 'Items.';\n"
+              "comment on column ticketiq.items.notes is 'Notes.';\n")
         assert migrate.install_sync(conn, root) == 2
         assert versions(conn) == [(1, "core"), (2, "add_notes")]
+        assert conn.execute(
+            "select obj_description('ticketiq.items'::regclass, 'pg_class'),"
+            " col_description('ticketiq.items'::regclass, 2)"
+        ).fetchone() == ("Items.", None)
+        assert conn.execute(
+            "select col_description('ticketiq.items'::regclass, 3)").fetchone() == ("Notes.",)
+
+
+def test_a_tree_without_a_first_migration_is_refused(empty_db_url: str, tmp_path: Path) -> None:
+    root = tree_v1(tmp_path)
+    (root / "migrations/0001_core.sql").unlink()
+    add_v2(root)
+    with psycopg.connect(empty_db_url) as conn:
+        with pytest.raises(InstallError, match="no 0001_"):
+            migrate.install_sync(conn, root)
 
 
 def test_stale_functions_are_dropped(empty_db_url: str, tmp_path: Path) -> None:
@@ -219,7 +231,7 @@ def test_sql_dir_finds_the_checkout_and_honours_the_override(
 ) -> None:
     monkeypatch.delenv(sqlfiles.ENV_VAR, raising=False)
     found = sqlfiles.sql_dir()
-    assert (found / "schema.sql").is_file()
+    assert (found / "grants.sql").is_file() and (found / "migrations").is_dir()
     assert found.name == "sql"
     monkeypatch.setenv(sqlfiles.ENV_VAR, str(tmp_path))
     assert sqlfiles.sql_dir() == tmp_path.resolve()

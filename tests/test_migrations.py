@@ -1,12 +1,14 @@
-"""Both install paths give the same schema; installing is idempotent; unknown versions are
-refused.
+"""The migrations build the schema docs/schema.sql shows; installing is idempotent; an
+upgraded database equals a fresh one; unknown versions are refused.
 
-* a database installed fresh from ``schema.sql`` (``install_sync``) and one built from the
-  migrations alone (``install_from_migrations_only_sync``) dump the same
-  ``pg_dump --schema-only --schema=ticketiq`` (tables, columns, defaults, constraints,
-  indexes, views, functions, triggers, comments, grants);
+* each table is written once, by the migrations, which a fresh install runs from 0001:
+  a database installed fresh (``install_sync``, the same steps as
+  ``install_from_migrations_only_sync``) has every table, view, function, trigger, comment
+  and grant, and its tables, indexes, views, types and comments are what the generated
+  snapshot ``docs/schema.sql`` shows (``scripts/schema_snapshot.py``; a
+  ``pg_dump --schema-only`` without the functions, which sql/functions/ holds);
 * the comparison is not blind: a copy of the SQL tree whose migration lacks a column, an
-  index, a default or a comment makes the dumps differ;
+  index, a default or a comment builds a schema that differs from the snapshot;
 * installing again (either way, or twice at once) changes nothing and keeps the data;
 * the driver refuses a schema version it does not know, and the installer refuses to
   downgrade.
@@ -15,6 +17,7 @@ refused.
 from __future__ import annotations
 
 import difflib
+import importlib.util
 import os
 import re
 import shutil
@@ -32,6 +35,7 @@ from ticketiq_pg.db.migrate import InstallError
 from ticketiq_pg.errors import SchemaVersionMismatch
 from ticketiq_pg.testing.cluster import find_bindir, temporary_database
 
+ROOT = Path(__file__).resolve().parent.parent
 NEWEST = max(migrate.load_tree().latest_migration, 1)
 ALL_VERSIONS = [(m.version, m.name) for m in migrate.load_tree().migrations]
 
@@ -91,7 +95,7 @@ def dump_schema(url: str) -> str:
     return normalise(out.stdout)
 
 
-def diff(a: str, b: str, names: tuple[str, str] = ("schema.sql", "migrations")) -> str:
+def diff(a: str, b: str, names: tuple[str, str] = ("first", "second")) -> str:
     return "".join(
         difflib.unified_diff(
             a.splitlines(keepends=True), b.splitlines(keepends=True), *names, n=2
@@ -100,7 +104,7 @@ def diff(a: str, b: str, names: tuple[str, str] = ("schema.sql", "migrations")) 
 
 
 def data(url: str) -> list:
-    """The rows an install writes itself (schema.sql / migrations), not the applied_at."""
+    """The rows an install writes itself (the migrations), not the applied_at."""
     with psycopg.connect(url) as conn:
         return [
             conn.execute(
@@ -134,19 +138,50 @@ def assert_dump_is_complete(dump: str) -> None:
     assert "COMMENT ON VIEW ticketiq.resume_audit IS" in dump
 
 
-def test_schema_sql_and_migrations_give_the_same_schema(pg_server_url: str) -> None:
+def schema_snapshot():  # type: ignore[no-untyped-def]
+    """scripts/schema_snapshot.py as a module, and its pg_dump (skips without one, or when
+    it is not the major version docs/schema.sql was made with)."""
+    spec = importlib.util.spec_from_file_location(
+        "schema_snapshot", ROOT / "scripts" / "schema_snapshot.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    pg_dump = module.pg_dump_path()
+    if pg_dump is None:
+        pytest.skip("pg_dump not found")
+    made_with = re.search(r"\(pg_dump (\d+)\)", module.SNAPSHOT.read_text())
+    assert made_with, "docs/schema.sql names no pg_dump version in its header"
+    if int(made_with.group(1)) != module.pg_dump_major(pg_dump):
+        pytest.skip(f"docs/schema.sql was made with pg_dump {made_with.group(1)}, "
+                    f"this is {module.pg_dump_major(pg_dump)}")
+    return module, pg_dump
+
+
+def test_the_migrations_build_the_schema_the_snapshot_shows(pg_server_url: str) -> None:
+    snap, pg_dump = schema_snapshot()
+    with temporary_database(pg_server_url) as fresh:
+        assert install_fresh(fresh) == NEWEST
+        assert_dump_is_complete(dump_schema(fresh))
+        built = snap.snapshot_of(fresh, pg_dump)
+        assert data(fresh)[0] == ALL_VERSIONS
+        assert data(fresh)[1] == [(True, False)]
+    committed = snap.SNAPSHOT.read_text()
+    assert built == committed, (
+        "docs/schema.sql is not what the migrations build (run scripts/schema_snapshot.py):\n"
+        + diff(committed, built, ("docs/schema.sql", "migrations")))
+    # and the driver knows the version the migrations arrive at
+    assert NEWEST in KNOWN_SCHEMA_VERSIONS, (
+        f"the SQL tree installs version {NEWEST}; the driver knows {KNOWN_SCHEMA_VERSIONS}"
+    )
+
+
+def test_both_install_functions_build_the_same_schema(pg_server_url: str) -> None:
     with temporary_database(pg_server_url) as fresh, temporary_database(pg_server_url) as migr:
         assert install_fresh(fresh) == NEWEST
         assert install_migrations(migr) == NEWEST
         a, b = dump_schema(fresh), dump_schema(migr)
-        assert_dump_is_complete(a)
-        assert a == b, "schema.sql and the migrations disagree:\n" + diff(a, b)
+        assert a == b, diff(a, b, ("install_sync", "install_from_migrations_only_sync"))
         assert data(fresh) == data(migr)
-        assert data(fresh)[0] == ALL_VERSIONS
-        # and the driver knows the version both paths arrive at
-        assert NEWEST in KNOWN_SCHEMA_VERSIONS, (
-            f"the SQL tree installs version {NEWEST}; the driver knows {KNOWN_SCHEMA_VERSIONS}"
-        )
 
 
 # Each mutation takes something out of a copy of the first migration only.
@@ -156,10 +191,12 @@ MUTATIONS = {
         "",
         "input jsonb",
     ),
+    # (an index sql/comments.sql comments on fails the install instead, by its name)
     "missing-index": (
-        "create index runs_holder_idx on ticketiq.runs (lease_holder)\nwhere status = 'running';\n",
+        "create index transcript_entries_run_idx on ticketiq.transcript_entries"
+        " (run_id, entry_id);\n",
         "",
-        "runs_holder_idx",
+        "transcript_entries_run_idx",
     ),
     "other-default": (
         "    may_wait boolean not null default false,\n",
@@ -180,6 +217,7 @@ MUTATIONS = {
 def test_the_comparison_catches_a_migration_that_differs(
     pg_server_url: str, tmp_path: Path, mutation: str
 ) -> None:
+    snap, pg_dump = schema_snapshot()
     old, new, shows = MUTATIONS[mutation]
     root = tmp_path / "sql"
     shutil.copytree(sqlfiles.sql_dir(), root)
@@ -187,10 +225,7 @@ def test_the_comparison_catches_a_migration_that_differs(
     text = first.read_text()
     assert text.count(old) == 1, f"{mutation}: the migration no longer has {old!r}"
     first.write_text(text.replace(old, new))
-    with temporary_database(pg_server_url) as fresh, temporary_database(pg_server_url) as migr:
-        install_fresh(fresh)
-        install_migrations(migr, root)
-        a, b = dump_schema(fresh), dump_schema(migr)
+    a, b = snap.SNAPSHOT.read_text(), snap.build(pg_server_url, pg_dump, root)
     assert a != b
     changed = [
         line for line in diff(a, b).splitlines() if line[:1] in "+-" and line[:3] not in "+++---"

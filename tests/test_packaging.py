@@ -35,7 +35,8 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_wheel_carries_the_sql_an_install_needs_and_no_tests(wheel: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     assert "ticketiq_pg/py.typed" in names
-    assert "ticketiq_pg/sql/schema.sql" in names and "ticketiq_pg/sql/grants.sql" in names
+    assert "ticketiq_pg/sql/comments.sql" in names and "ticketiq_pg/sql/grants.sql" in names
+    assert "ticketiq_pg/sql/schema.sql" not in names  # the tables are in the migrations
     assert any(n.startswith("ticketiq_pg/sql/functions/") for n in names)
     assert any(n.startswith("ticketiq_pg/sql/migrations/") for n in names)
     assert not [n for n in names if n.startswith("ticketiq_pg/sql/tests/")]

@@ -3,9 +3,10 @@
 Each query function takes a connection from :func:`snapshot` (one ``READ ONLY``,
 ``REPEATABLE READ`` transaction in UTC, so every section of a report sees the same
 moment) and returns a plain dict with fixed keys; lease expiries are measured against
-``ticketiq.now()``, the clock that decides them.  Sections read the operator views of
-``sql/schema.sql`` where one has what they need, so the CLI and a psql user granted
-``ticketiq_operator`` see the same rows, and the tables for the rest (docs/operators.md).
+``ticketiq.now()``, the clock that decides them.  Sections read the operator views
+(``docs/schema.sql`` shows them) where one has what they need, so the CLI and a psql
+user granted ``ticketiq_operator`` see the same rows, and the tables for the rest
+(docs/operators.md).
 ``show RUN`` reads through :mod:`ticketiq_pg.db.inspect_run`.
 """
 

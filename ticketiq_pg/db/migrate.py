@@ -2,16 +2,20 @@
 
 One transaction, serialised by ``pg_advisory_xact_lock(hashtext('ticketiq.install'))``:
 
-1. no ``ticketiq.schema_migrations`` yet: run ``schema.sql`` (it creates the schema and
-   inserts its own version rows); otherwise run every ``migrations/NNNN_name.sql`` whose
-   NNNN is above ``max(version)``, in order, recording ``(NNNN, name)`` after each one
-   (``ON CONFLICT DO NOTHING``, so a migration may insert its own row, as 0001 does).
-   After ``schema.sql`` any migration newer than the version it recorded runs as well.
-2. drop every function/procedure of schema ``ticketiq`` whose name no file in
+1. run every ``migrations/NNNN_name.sql`` whose NNNN is above ``max(version)`` of
+   ``ticketiq.schema_migrations`` (all of them, from ``0001``, on a database without that
+   table: a fresh install and an upgrade run the same files), in order, recording
+   ``(NNNN, name)`` after each one (``ON CONFLICT DO NOTHING``, so a migration may insert
+   its own row, as most do).  Each table is written once, by the migrations;
+   ``docs/schema.sql`` is a snapshot of what they build, generated for reading
+   (``scripts/schema_snapshot.py``) and never run;
+2. run ``comments.sql``: the comments on tables, columns and indexes, for the schema the
+   newest migration leaves (on every install, so an upgraded database has them too);
+3. drop every function/procedure of schema ``ticketiq`` whose name no file in
    ``functions/`` defines (``create or replace function ticketiq.<name>``);
-3. run every ``functions/*.sql`` in sorted filename order;
-4. run ``grants.sql``;
-5. return ``max(version)``.
+4. run every ``functions/*.sql`` in sorted filename order;
+5. run ``grants.sql``;
+6. return ``max(version)``.
 
 Each file is sent whole as one simple-protocol query (psycopg allows several statements
 when there are no parameters), so files must not contain psql backslash commands or
@@ -70,10 +74,10 @@ class Migration:
 @dataclass(frozen=True)
 class SqlTree:
     root: Path
-    schema_file: Path
     migrations: tuple[Migration, ...]
     function_files: tuple[Path, ...]
     grants_file: Path | None
+    comments_file: Path | None = None
     function_names: frozenset[str] = field(default_factory=frozenset)
 
     @property
@@ -114,12 +118,13 @@ def load_tree(sql_root: Path | None = None) -> SqlTree:
         names.update(name.lower() for name in found)
 
     grants = root / "grants.sql"
+    comments = root / "comments.sql"
     return SqlTree(
         root=root,
-        schema_file=root / "schema.sql",
         migrations=tuple(migrations),
         function_files=function_files,
         grants_file=grants if grants.is_file() else None,
+        comments_file=comments if comments.is_file() else None,
         function_names=frozenset(names),
     )
 
@@ -167,32 +172,22 @@ def _table_exists() -> _Steps:
     return bool(rows[0][0])
 
 
-def _install_steps(tree: SqlTree, *, migrations_only: bool) -> _Steps:
+def _install_steps(tree: SqlTree) -> _Steps:
     yield _Query(LOCK_SQL)
-    exists = yield from _table_exists()
-
-    if exists:
+    if (yield from _table_exists()):
         version = yield from _current_version()
         if tree.migrations and version > tree.latest_migration:
             raise InstallError(
                 f"database schema is at version {version}, newer than the newest migration "
                 f"in {tree.root / 'migrations'} ({tree.latest_migration}); refusing to downgrade"
             )
-        yield from _apply_migrations(tree, above=version)
-    elif migrations_only:
+    else:
         if not tree.migrations or tree.migrations[0].version != 1:
             raise InstallError(f"{tree.root / 'migrations'}: no 0001_*.sql to start from")
-        yield from _apply_migrations(tree, above=0)
-    else:
-        if not tree.schema_file.is_file():
-            raise InstallError(f"{tree.schema_file} does not exist")
-        yield from _run_file(tree.schema_file)
-        if not (yield from _table_exists()):
-            raise InstallError(f"{tree.schema_file} did not create ticketiq.schema_migrations")
-        version = yield from _current_version()
-        if version == 0:
-            raise InstallError(f"{tree.schema_file} inserted no row into schema_migrations")
-        yield from _apply_migrations(tree, above=version)
+        version = 0
+    yield from _apply_migrations(tree, above=version)
+    if tree.comments_file is not None:
+        yield from _run_file(tree.comments_file)
 
     yield from _drop_stale_functions(tree.function_names)
     for path in tree.function_files:
@@ -290,27 +285,27 @@ async def _drive_async(conn: psycopg.AsyncConnection[Any], steps: _Steps) -> int
 
 async def install(conn: psycopg.AsyncConnection[Any], sql_root: Path | None = None) -> int:
     """Install or upgrade the schema, functions and grants; return the schema version."""
-    return await _drive_async(conn, _install_steps(load_tree(sql_root), migrations_only=False))
+    return await _drive_async(conn, _install_steps(load_tree(sql_root)))
 
 
 def install_sync(conn: psycopg.Connection[Any], sql_root: Path | None = None) -> int:
     """Synchronous :func:`install`."""
-    return _drive_sync(conn, _install_steps(load_tree(sql_root), migrations_only=False))
+    return _drive_sync(conn, _install_steps(load_tree(sql_root)))
 
 
 async def install_from_migrations_only(
     conn: psycopg.AsyncConnection[Any], sql_root: Path | None = None
 ) -> int:
-    """Like :func:`install` but builds an empty database from migrations 0001..N, ignoring
-    ``schema.sql`` (for the test that both paths give the same schema)."""
-    return await _drive_async(conn, _install_steps(load_tree(sql_root), migrations_only=True))
+    """:func:`install`, named for what it does on an empty database: build it from
+    migrations 0001..N (every install does, since the tables are written only there)."""
+    return await _drive_async(conn, _install_steps(load_tree(sql_root)))
 
 
 def install_from_migrations_only_sync(
     conn: psycopg.Connection[Any], sql_root: Path | None = None
 ) -> int:
     """Synchronous :func:`install_from_migrations_only`."""
-    return _drive_sync(conn, _install_steps(load_tree(sql_root), migrations_only=True))
+    return _drive_sync(conn, _install_steps(load_tree(sql_root)))
 
 
 def schema_version_sync(conn: psycopg.Connection[Any]) -> int | None:

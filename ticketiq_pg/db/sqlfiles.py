@@ -1,4 +1,4 @@
-"""Locate the SQL tree (schema.sql, migrations/, functions/, grants.sql, tests/).
+"""Locate the SQL tree (migrations/, comments.sql, functions/, grants.sql, tests/).
 
 In an editable checkout the files live in ``<repo>/sql``; an installed wheel carries
 the same tree as ``ticketiq_pg/sql`` (hatch ``force-include``, see pyproject.toml).
@@ -24,7 +24,7 @@ def repo_root() -> Path | None:
 
 
 def sql_dir() -> Path:
-    """Directory holding ``schema.sql``, ``migrations/``, ``functions/`` and ``grants.sql``."""
+    """Directory holding ``migrations/``, ``comments.sql``, ``functions/`` and ``grants.sql``."""
     override = os.environ.get(ENV_VAR)
     if override:
         path = Path(override).expanduser().resolve()
