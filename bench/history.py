@@ -154,7 +154,7 @@ async def _level(
     idle: list[float] = []
     s0 = StatementSnapshot(bdb.url, bdb.pgss)
     for _ in range(sizes.idle_sweeps):
-        seconds, swept = await _timed(db.sweep_lapsed("bench-sweeper"))
+        seconds, swept = await _timed(db.processes.sweep_lapsed("bench-sweeper"))
         if swept:
             raise RuntimeError(f"an idle sweep claimed {len(swept)} runs")
         idle.append(seconds)
@@ -164,7 +164,7 @@ async def _level(
     adopt_none: list[float] = []
     for cycle in range(sizes.lapse_cycles):
         await _lapse(db, sizes, seq + cycle)
-        seconds, swept = await _timed(db.sweep_lapsed("bench-sweeper"))
+        seconds, swept = await _timed(db.processes.sweep_lapsed("bench-sweeper"))
         if len(swept) != sizes.lapsed:
             raise RuntimeError(f"sweep claimed {len(swept)} runs, expected {sizes.lapsed}")
         lapsed.append(seconds)
@@ -188,10 +188,10 @@ async def _level(
     }
     # The plans, on one more cycle (not timed).
     plans = {"sweep_idle": await explainer.plan(
-        "sweep", lambda c: db.sweep_lapsed("bench-explain", conn=c))}
+        "sweep", lambda c: db.processes.sweep_lapsed("bench-explain", conn=c))}
     await _lapse(db, sizes, seq + sizes.lapse_cycles)
     plans["sweep_lapsed"] = await explainer.plan(
-        "sweep", lambda c: db.sweep_lapsed("bench-explain", conn=c))
+        "sweep", lambda c: db.processes.sweep_lapsed("bench-explain", conn=c))
     adopted_runs: list[Any] = []
 
     async def adopt_one(conn: Any) -> None:
@@ -226,7 +226,7 @@ async def run(bdb: BenchDB, sizes: Sizes, log: Any) -> dict[str, Any]:
     try:
         # Warm-up, not timed: the first calls of a session plan the functions' statements.
         await _lapse(db, sizes, 1)
-        for _ in await db.sweep_lapsed("bench-sweeper"):
+        for _ in await db.processes.sweep_lapsed("bench-sweeper"):
             adopted = await db.adopt_run("bench-adopter", 8.0)
             assert adopted is not None
             await db.fail_run(adopted.run_id, adopted.epoch, "bench: done")

@@ -110,7 +110,7 @@ async def _trials(
             gap = rng.uniform(0.0, sizes.poll_interval) if mode == "poll" else rng.uniform(
                 0.02, 0.08)
             await asyncio.sleep(gap)
-            swept = await db.sweep_lapsed("bench-sweeper", limit=1)
+            swept = await db.processes.sweep_lapsed("bench-sweeper", limit=1)
             t0 = time.perf_counter()
             if len(swept) != 1:
                 raise RuntimeError(f"wake-up sweep claimed {len(swept)} runs")
@@ -132,7 +132,7 @@ async def _trials(
 async def run(bdb: BenchDB, sizes: Sizes, log: Any) -> dict[str, Any]:
     db = await TicketIQ.connect(bdb.url, min_size=1, max_size=2)
     try:
-        lead = await db.claim_leader(LEADER_NAME, "bench-sweeper", 3600.0)
+        lead = await db.processes.claim_leader(LEADER_NAME, "bench-sweeper", 3600.0)
         if not lead.is_leader:
             raise RuntimeError("the bench could not take the sweep leader lease")
         out = {

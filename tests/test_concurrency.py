@@ -113,7 +113,7 @@ async def test_sweeps_and_renewals_race_each_lapsed_run_is_claimed_once(
             await go.wait()
             try:
                 while True:
-                    got = await tiq.sweep_lapsed(name, limit=25, conn=conn)
+                    got = await tiq.processes.sweep_lapsed(name, limit=25, conn=conn)
                     swept[name].extend(got)
                     if got:
                         continue
@@ -132,7 +132,8 @@ async def test_sweeps_and_renewals_race_each_lapsed_run_is_claimed_once(
             await go.wait()
             while True:
                 last_round = sweeping == 0
-                for r in await tiq.renew_leases(holder, [(rid, 1) for rid in mine], 30, conn=conn):
+                for r in await tiq.processes.renew_leases(holder, [(rid, 1) for rid in mine], 30,
+                                                          conn=conn):
                     renewals[r.run_id].append(r.held)
                 if last_round:
                     return
@@ -210,13 +211,14 @@ async def test_renewal_at_expiry_races_the_sweep(db_url: str, aconn) -> None:
             await go.wait()
             for i in range(0, len(mine), 2):
                 chunk = mine[i : i + 2]
-                for r in await tiq.renew_leases(holder, [(rid, 1) for rid in chunk], 30, conn=conn):
+                for r in await tiq.processes.renew_leases(holder, [(rid, 1) for rid in chunk], 30,
+                                                          conn=conn):
                     assert r.run_id not in held
                     held[r.run_id] = r.held
 
         async def sweeper(name: str, conn: psycopg.AsyncConnection) -> None:
             await go.wait()
-            while got := await tiq.sweep_lapsed(name, limit=3, conn=conn):
+            while got := await tiq.processes.sweep_lapsed(name, limit=3, conn=conn):
                 swept.extend(got)
 
         gathered = asyncio.gather(
@@ -226,7 +228,7 @@ async def test_renewal_at_expiry_races_the_sweep(db_url: str, aconn) -> None:
         go.set()
         await asyncio.wait_for(gathered, timeout=60)
         # whatever the renewers did not save is lapsed: a last sweep takes the rest
-        swept.extend(await tiq.sweep_lapsed("last", conn=sweepers[0]))
+        swept.extend(await tiq.processes.sweep_lapsed("last", conn=sweepers[0]))
     finally:
         await close_all(starters + renewers + sweepers)
 
@@ -272,7 +274,7 @@ WRITES_OF_THE_LOST_EPOCH = {
     "seal_answer": lambda t, r, c: t.seal_answer(r, 1, 2, {"a": 1}, "a", "k", 60, conn=c),
     "release_run": lambda t, r, c: t.release_run(r, 1, conn=c),
     "fail_run": lambda t, r, c: t.fail_run(r, 1, "gave up", conn=c),
-    "renew_leases": lambda t, r, c: t.renew_leases("p1", [(r, 1)], 30, conn=c),
+    "renew_leases": lambda t, r, c: t.processes.renew_leases("p1", [(r, 1)], 30, conn=c),
 }
 
 
@@ -293,7 +295,7 @@ async def test_a_write_blocked_by_the_claim_is_fenced_once_the_claim_commits(
         )
         await set_fake_now(sweeper, datetime.now(UTC) + timedelta(hours=1))
         async with sweeper.transaction():
-            claimed = await tiq.sweep_lapsed("leader", conn=sweeper)
+            claimed = await tiq.processes.sweep_lapsed("leader", conn=sweeper)
             assert [c.run_id for c in claimed] == [run.run_id]
             pending = asyncio.create_task(WRITES_OF_THE_LOST_EPOCH[write](tiq, run.run_id, writer))
             await wait_until_blocked(aconn, writer.info.backend_pid)
@@ -336,7 +338,7 @@ async def test_a_checkpoint_racing_a_renewal_that_commits_late_is_written(
         await set_fake_now(renewer, expiry - timedelta(seconds=1))
         await set_fake_now(writer, expiry + timedelta(seconds=1))
         async with renewer.transaction():
-            renewed = await tiq.renew_leases("p1", [(run.run_id, 1)], 8, conn=renewer)
+            renewed = await tiq.processes.renew_leases("p1", [(run.run_id, 1)], 8, conn=renewer)
             assert [r.held for r in renewed] == [True]
             pending = asyncio.create_task(tiq.write_checkpoint(
                 run.run_id, 1, 1, body(call("w")), "s1", "k", conn=writer))
@@ -365,9 +367,9 @@ async def test_the_sweep_skips_a_run_whose_writer_holds_it(db_url: str, aconn) -
         await set_fake_now(sweeper, datetime.now(UTC) + timedelta(hours=1))
         async with writer.transaction():
             await tiq.write_checkpoint(run.run_id, 1, 1, body(call("w")), "s1", "k", conn=writer)
-            swept = await asyncio.wait_for(tiq.sweep_lapsed("leader", conn=sweeper), 5)
+            swept = await asyncio.wait_for(tiq.processes.sweep_lapsed("leader", conn=sweeper), 5)
             assert [s.run_id for s in swept] == [other.run_id]
-        swept = await tiq.sweep_lapsed("leader", conn=sweeper)
+        swept = await tiq.processes.sweep_lapsed("leader", conn=sweeper)
         assert [(s.run_id, s.epoch) for s in swept] == [(run.run_id, 2)]
         adopted = await tiq.adopt_run("p2", 30, run.run_id, conn=writer)
         assert adopted is not None and adopted.last_step == 1 and adopted.checkpoint_seal == "s1"
@@ -401,7 +403,7 @@ async def test_an_adopter_skips_a_run_another_is_adopting(db_url: str, aconn) ->
 async def claim_all(tiq: TicketIQ, conn: psycopg.AsyncConnection, when: datetime) -> list:
     await set_fake_now(conn, when)
     try:
-        return await tiq.sweep_lapsed("leader", conn=conn)
+        return await tiq.processes.sweep_lapsed("leader", conn=conn)
     finally:
         await set_fake_now(conn, None)
 
@@ -479,7 +481,7 @@ async def test_old_epoch_writes_racing_the_new_owner_are_all_fenced(db_url: str,
                         r, e, 1, "r1", {"x": 1}, "redone", conn=c)),
                     ("seal", rid, old, lambda r, e, c: tiq.seal_answer(
                         r, e, 2, {"evil": True}, "a", "k", 60, conn=c)),
-                    ("renew-is-refused", rid, old, lambda r, e, c: tiq.renew_leases(
+                    ("renew-is-refused", rid, old, lambda r, e, c: tiq.processes.renew_leases(
                         "p1", [(r, e)], 30, conn=c)),
                 ]
             attempts.append(("new-owner", rid, 3, lambda r, e, c: tiq.write_checkpoint(
@@ -561,13 +563,13 @@ async def test_writes_racing_a_takeover_land_before_it_or_not_at_all(db_url: str
 
         async def sweeper(conn: psycopg.AsyncConnection) -> None:
             await go.wait()
-            while await tiq.sweep_lapsed("s", limit=2, conn=conn):
+            while await tiq.processes.sweep_lapsed("s", limit=2, conn=conn):
                 pass
 
         gathered = asyncio.gather(*(writer(c) for c in writers), *(sweeper(c) for c in sweepers))
         go.set()
         await asyncio.wait_for(gathered, 60)
-        await tiq.sweep_lapsed("s", conn=sweepers[0])
+        await tiq.processes.sweep_lapsed("s", conn=sweepers[0])
         adopted = {}
         while (got := await tiq.adopt_run("p9", 60, conn=writers[0])) is not None:
             adopted[got.run_id] = got
@@ -626,7 +628,7 @@ async def test_parents_taking_over_children_race_the_sweeps(db_url: str, aconn) 
 
         async def sweeper(conn: psycopg.AsyncConnection) -> None:
             await go.wait()
-            while got := await tiq.sweep_lapsed("leader", limit=1, conn=conn):
+            while got := await tiq.processes.sweep_lapsed("leader", limit=1, conn=conn):
                 swept.extend(got)
                 await asyncio.sleep(0.001)
 
@@ -671,7 +673,8 @@ async def test_third_loss_fails_the_run_for_good(db_url: str, aconn) -> None:
             for conn in sweepers + adopters:
                 await set_fake_now(conn, t)
             results = await asyncio.gather(
-                *(tiq.sweep_lapsed(f"s{i}", limit=1, conn=c) for i, c in enumerate(sweepers))
+                *(tiq.processes.sweep_lapsed(f"s{i}", limit=1, conn=c) for i,
+                  c in enumerate(sweepers))
             )
             claims = [s for got in results for s in got]
             assert len(claims) == 1 and claims[0].run_id == rid  # I3
@@ -719,7 +722,7 @@ async def test_third_loss_fails_the_run_for_good(db_url: str, aconn) -> None:
     assert await tiq.adopt_run("a9", 10, rid, conn=aconn) is None
     assert await tiq.adopt_run("a9", 10, conn=aconn) is None
     await set_fake_now(aconn, datetime(2040, 1, 1, tzinfo=UTC))
-    assert await tiq.sweep_lapsed("s", conn=aconn) == []
+    assert await tiq.processes.sweep_lapsed("s", conn=aconn) == []
     with pytest.raises(RunNotRunning):
         await tiq.write_checkpoint(rid, 6, 2, body(), "s2", "k", conn=aconn)
     with pytest.raises(Fenced):
@@ -999,7 +1002,7 @@ def make_machine(shared: Shared) -> type[RuleBasedStateMachine]:
                 r for r in self.runs.values()
                 if r.status == "running" and r.lease is not None and r.lease <= self.clock
             ]
-            got = shared.run(tiq.sweep_lapsed("leader", limit=limit, conn=self.conn(c)))
+            got = shared.run(tiq.processes.sweep_lapsed("leader", limit=limit, conn=self.conn(c)))
             assert len(got) == min(limit, len(lapsed))
             by_id = {r.run_id: r for r in lapsed}
             assert len({s.run_id for s in got}) == len(got)
@@ -1058,7 +1061,7 @@ def make_machine(shared: Shared) -> type[RuleBasedStateMachine]:
             listed = sorted({
                 (a.run_id, a.epoch) for i, a in enumerate(mine) if i >= len(keep) or keep[i]
             })
-            got = shared.run(tiq.renew_leases(holder, listed, TTL, conn=self.conn(c)))
+            got = shared.run(tiq.processes.renew_leases(holder, listed, TTL, conn=self.conn(c)))
             assert sorted((r.run_id, r.epoch) for r in got) == listed
             for r in got:
                 run = self.runs[r.run_id]

@@ -47,7 +47,7 @@ async def console(db_url: str) -> AsyncIterator[dict[str, Any]]:
     admin, _ = await create_api_key(db, "ops", scopes=["admin"])
     run = await start(db, holder="p1", ttl=3600, may_wait=True)
     await db.write_checkpoint(run.run_id, 1, 1, body(call("w-app")), "s", "key-a")
-    approval = await db.request_approval(run.run_id, 1, 1, "w-app", {"title": "close"})
+    approval = await db.waits.request_approval(run.run_id, 1, 1, "w-app", {"title": "close"})
     await db.suspend_run(run.run_id, 1, f"approval:{approval.approval_id}")
     other = await start(db, holder="p1", ttl=3600, owner="<script>alert(1)</script>")
     app = create_app(db)
@@ -168,7 +168,7 @@ async def test_inspector_calls_and_fenced_calls_are_in_the_audit_the_console_sho
     http, run_id = console["http"], console["running"]
     db = await TicketIQ.connect(console["url"])
     try:
-        await db.audit_inspector_call("dana", run_id, "tickets.get", "0" * 64,
+        await db.audit.audit_inspector_call("dana", run_id, "tickets.get", "0" * 64,
                                       "tiq1-adhoc-console", "made")
         await db.audit_once(run_id, 1, "agent.run.call_fenced", "1:call_fenced1",
                             {"step": 1, "call_id": "call_fenced1", "tool": "jira.comment"})

@@ -392,7 +392,7 @@ async def test_record_attempt_counts_both_of_two_sessions_at_once(db_url: str, a
 
 
 async def test_renew_leases(tiq: TicketIQ, aconn) -> None:
-    await tiq.register_process("p1")
+    await tiq.processes.register_process("p1")
     a = await start(tiq, holder="p1", ttl=10)
     b = await start(tiq, holder="p1", ttl=10)
     other = await start(tiq, holder="p2", ttl=10)
@@ -400,7 +400,7 @@ async def test_renew_leases(tiq: TicketIQ, aconn) -> None:
     seen_before = await scalar(
         aconn, "select last_seen_at from ticketiq.processes where process_id = 'p1'"
     )
-    renewed = await tiq.renew_leases(
+    renewed = await tiq.processes.renew_leases(
         "p1", [(a.run_id, 1), (b.run_id, 2), (other.run_id, 1), (unknown, 1)], 600
     )
     assert all(type(r) is models.LeaseRenewal for r in renewed)
@@ -425,21 +425,21 @@ async def test_renew_leases(tiq: TicketIQ, aconn) -> None:
     assert await scalar(
         aconn, "select last_seen_at from ticketiq.processes where process_id = 'p1'"
     ) > seen_before
-    assert await tiq.renew_leases("p1", [], 30) == []
+    assert await tiq.processes.renew_leases("p1", [], 30) == []
 
 
 async def test_renew_leases_reports_each_listed_epoch(tiq: TicketIQ, aconn) -> None:
     """A run listed twice, at its epoch and at an older one: only the current one is held.
     Listed alone, a stale epoch renews nothing, even when the same holder owns the run now."""
     run = await start(tiq, holder="p1")
-    result = await tiq.renew_leases("p1", [(run.run_id, 1), (run.run_id, 7)], 30)
+    result = await tiq.processes.renew_leases("p1", [(run.run_id, 1), (run.run_id, 7)], 30)
     assert sorted((r.epoch, r.held) for r in result) == [(1, True), (7, False)]
 
     await tiq.release_run(run.run_id, 1)
     again = await tiq.adopt_run("p1", 30, run.run_id)
     assert again is not None and again.epoch == 3
     fp = await fingerprint(aconn)
-    stale = await tiq.renew_leases("p1", [(run.run_id, 1)], 600)
+    stale = await tiq.processes.renew_leases("p1", [(run.run_id, 1)], 600)
     assert [(r.epoch, r.held, r.lease_expires_at) for r in stale] == [(1, False, None)]
     assert await fingerprint(aconn) == fp
 
@@ -452,7 +452,7 @@ async def test_sweep_lapsed_and_adopt_run(tiq: TicketIQ, aconn, db_url: str) -> 
     await tiq.mark_in_doubt(run.run_id, 1, 1, "w1")
 
     # nothing lapsed yet by the real clock
-    assert await tiq.sweep_lapsed("leader") == []
+    assert await tiq.processes.sweep_lapsed("leader") == []
     assert await tiq.adopt_run("p2", 30) is None
 
     listener = await psycopg.AsyncConnection.connect(db_url, autocommit=True)
@@ -460,7 +460,7 @@ async def test_sweep_lapsed_and_adopt_run(tiq: TicketIQ, aconn, db_url: str) -> 
         await listener.execute("listen ticketiq_resume")
         later = run.lease_expires_at + timedelta(seconds=1)
         await set_fake_now(aconn, later)
-        swept = await tiq.sweep_lapsed("leader", conn=aconn)
+        swept = await tiq.processes.sweep_lapsed("leader", conn=aconn)
         assert len(swept) == 1
         assert_fields_typed(swept[0], models.SweptRun)
         assert swept[0] == models.SweptRun(
@@ -470,7 +470,7 @@ async def test_sweep_lapsed_and_adopt_run(tiq: TicketIQ, aconn, db_url: str) -> 
         assert [(n.channel, n.payload) for n in notes] == [("ticketiq_resume", str(run.run_id))]
     finally:
         await listener.close()
-    assert await tiq.sweep_lapsed("leader", conn=aconn) == []  # claimed once
+    assert await tiq.processes.sweep_lapsed("leader", conn=aconn) == []  # claimed once
     assert await rows(
         aconn,
         "select status, epoch, loss_count, lease_holder, updated_at from ticketiq.runs"
@@ -521,7 +521,7 @@ async def test_sweep_lapsed_and_adopt_run(tiq: TicketIQ, aconn, db_url: str) -> 
     # a run lost more often than max_losses is failed, with its reason
     doomed = await start(tiq, holder="p1", ttl=5)
     await set_fake_now(aconn, doomed.lease_expires_at + timedelta(seconds=1))
-    failed = await tiq.sweep_lapsed("leader", max_losses=0, conn=aconn)
+    failed = await tiq.processes.sweep_lapsed("leader", max_losses=0, conn=aconn)
     assert [(f.run_id, f.status, f.loss_count, f.epoch) for f in failed] == [
         (doomed.run_id, "failed", 1, 2)
     ]
@@ -676,7 +676,7 @@ async def test_record_resume(tiq: TicketIQ, aconn) -> None:
     await tiq.write_checkpoint(run.run_id, 1, 1, body(call("w1"), call("r1", "read")), "s", "k")
     await tiq.mark_in_doubt(run.run_id, 1, 1, "w1")
     await set_fake_now(aconn, run.lease_expires_at + timedelta(seconds=1))
-    assert len(await tiq.sweep_lapsed("leader", conn=aconn)) == 1
+    assert len(await tiq.processes.sweep_lapsed("leader", conn=aconn)) == 1
     adopted = await tiq.adopt_run("p2", 30, conn=aconn)
     assert adopted is not None and adopted.epoch == 3
     settlements = [
@@ -718,10 +718,10 @@ async def test_record_resume(tiq: TicketIQ, aconn) -> None:
 
 
 async def test_register_process(tiq: TicketIQ, aconn) -> None:
-    reg = await tiq.register_process("proc-9", "host-a", 4242, conn=aconn)
+    reg = await tiq.processes.register_process("proc-9", "host-a", 4242, conn=aconn)
     assert_fields_typed(reg, models.ProcessRegistration)
     assert reg.process_id == "proc-9" and reg.backend_pid == aconn.info.backend_pid
-    again = await tiq.register_process("proc-9", "host-b", 4343)
+    again = await tiq.processes.register_process("proc-9", "host-b", 4343)
     assert again.started_at == reg.started_at and again.backend_pid != aconn.info.backend_pid
     assert await rows(
         aconn, "select host, os_pid, stopped_at from ticketiq.processes"
@@ -729,38 +729,38 @@ async def test_register_process(tiq: TicketIQ, aconn) -> None:
 
 
 async def test_leader_lease(tiq: TicketIQ, aconn) -> None:
-    mine = await tiq.claim_leader("sweep", "p1", 30)
+    mine = await tiq.processes.claim_leader("sweep", "p1", 30)
     assert_fields_typed(mine, models.LeaderLease)
     assert (mine.is_leader, mine.holder, mine.epoch) == (True, "p1", 1)
-    theirs = await tiq.claim_leader("sweep", "p2", 30)
+    theirs = await tiq.processes.claim_leader("sweep", "p2", 30)
     assert (theirs.is_leader, theirs.holder, theirs.epoch) == (False, "p1", 1)
-    assert await tiq.renew_leader("sweep", "p1", 1, 30) is True
-    assert await tiq.renew_leader("sweep", "p1", 2, 30) is False
-    assert await tiq.renew_leader("sweep", "p2", 1, 30) is False
-    assert await tiq.resign_leader("sweep", "p2") is False
-    assert await tiq.resign_leader("sweep", "p1") is True
-    assert await tiq.resign_leader("sweep", "p1") is False  # already resigned
-    assert await tiq.renew_leader("sweep", "p1", 1, 30) is False  # resigned means gone
+    assert await tiq.processes.renew_leader("sweep", "p1", 1, 30) is True
+    assert await tiq.processes.renew_leader("sweep", "p1", 2, 30) is False
+    assert await tiq.processes.renew_leader("sweep", "p2", 1, 30) is False
+    assert await tiq.processes.resign_leader("sweep", "p2") is False
+    assert await tiq.processes.resign_leader("sweep", "p1") is True
+    assert await tiq.processes.resign_leader("sweep", "p1") is False  # already resigned
+    assert await tiq.processes.renew_leader("sweep", "p1", 1, 30) is False  # resigned means gone
     # the epoch grows across a resignation: the next leader's claim raises it
-    taken = await tiq.claim_leader("sweep", "p2", 30)
+    taken = await tiq.processes.claim_leader("sweep", "p2", 30)
     assert (taken.is_leader, taken.holder, taken.epoch) == (True, "p2", 2)
     # a lapsed leader lease is taken over with the epoch raised
     await allow_fake_clock(aconn)
     await set_fake_now(aconn, taken.expires_at + timedelta(seconds=1))
-    over = await tiq.claim_leader("sweep", "p3", 30, conn=aconn)
+    over = await tiq.processes.claim_leader("sweep", "p3", 30, conn=aconn)
     assert (over.is_leader, over.holder, over.epoch) == (True, "p3", 3)
-    assert await tiq.renew_leader("sweep", "p2", 2, 30) is False
+    assert await tiq.processes.renew_leader("sweep", "p2", 2, 30) is False
 
 
 async def test_purge_answers(tiq: TicketIQ, aconn) -> None:
     await allow_fake_clock(aconn)
     run = await start(tiq)
     sealed = await tiq.seal_answer(run.run_id, 1, 1, {"a": 1}, "s", "k", 60)
-    assert await tiq.purge_answers() == 0  # kept until retain_until and run not finished
+    assert await tiq.processes.purge_answers() == 0  # kept until retain_until and run not finished
     await tiq.hand_on_answer(run.run_id, 1)
-    assert await tiq.purge_answers() == 0  # still retained
+    assert await tiq.processes.purge_answers() == 0  # still retained
     await set_fake_now(aconn, sealed.retain_until + timedelta(seconds=1))
-    assert await tiq.purge_answers(10, conn=aconn) == 1
+    assert await tiq.processes.purge_answers(10, conn=aconn) == 1
     assert await scalar(aconn, "select count(*) from ticketiq.answers") == 0
 
 
@@ -770,22 +770,22 @@ async def test_approvals(tiq: TicketIQ, aconn, db_url: str) -> None:
     listener = await psycopg.AsyncConnection.connect(db_url, autocommit=True)
     try:
         await listener.execute("listen ticketiq_approval")
-        req = await tiq.request_approval(run.run_id, 1, 1, "w", {"title": "close ticket"})
+        req = await tiq.waits.request_approval(run.run_id, 1, 1, "w", {"title": "close ticket"})
         assert_fields_typed(req, models.Approval)
         assert (req.state, req.coalesced, req.decided_by) == ("waiting", False, None)
         notes = [n.payload async for n in listener.notifies(timeout=5, stop_after=1)]
         assert notes == [str(req.approval_id)]
         # filing again coalesces with the request already there: no second request
         fp = await fingerprint(aconn)
-        again = await tiq.request_approval(run.run_id, 1, 1, "w", {"title": "other"})
+        again = await tiq.waits.request_approval(run.run_id, 1, 1, "w", {"title": "other"})
         assert (again.approval_id, again.state, again.coalesced) == (
             req.approval_id, "waiting", True
         )
         assert await fingerprint(aconn) == fp
-        got = await tiq.get_approval(req.approval_id)
+        got = await tiq.waits.get_approval(req.approval_id)
         assert (got.approval_id, got.run_id, got.state) == (req.approval_id, run.run_id, "waiting")
 
-        decided = await tiq.decide_approval(req.approval_id, True, "bob", "fine")
+        decided = await tiq.waits.decide_approval(req.approval_id, True, "bob", "fine")
         assert (decided.approval_id, decided.run_id, decided.state, decided.decided_by) == (
             req.approval_id, run.run_id, "approved", "bob"
         )
@@ -793,14 +793,14 @@ async def test_approvals(tiq: TicketIQ, aconn, db_url: str) -> None:
         assert notes == [str(req.approval_id)]
     finally:
         await listener.close()
-    same = await tiq.decide_approval(req.approval_id, True, "carol")
+    same = await tiq.waits.decide_approval(req.approval_id, True, "carol")
     assert (same.state, same.decided_by, same.decided_at) == (
         "approved", "bob", decided.decided_at
     )
-    read = await tiq.get_approval(req.approval_id)
+    read = await tiq.waits.get_approval(req.approval_id)
     assert (read.state, read.decided_by, read.reason) == ("approved", "bob", "fine")
     # a resumed run routing the call again reads the decision instead of asking again
-    coalesced = await tiq.request_approval(run.run_id, 1, 1, "w")
+    coalesced = await tiq.waits.request_approval(run.run_id, 1, 1, "w")
     assert (coalesced.approval_id, coalesced.state, coalesced.coalesced) == (
         req.approval_id, "approved", True
     )
@@ -825,11 +825,11 @@ async def test_approvals(tiq: TicketIQ, aconn, db_url: str) -> None:
 async def test_delegation_status_and_take_over_child(tiq: TicketIQ, aconn) -> None:
     await allow_fake_clock(aconn)
     parent = await start(tiq, holder="p1", ttl=DAY)
-    assert await tiq.delegation_status("deleg-1") is None
+    assert await tiq.waits.delegation_status("deleg-1") is None
     child = await start(
         tiq, holder="c1", ttl=30, parent_run_id=parent.run_id, idempotency_key="deleg-1"
     )
-    status = await tiq.delegation_status("deleg-1")
+    status = await tiq.waits.delegation_status("deleg-1")
     assert_fields_typed(status, models.ChildRun)
     assert status == models.ChildRun(
         child.run_id, parent.run_id, "running", 1, False, None, None, None
@@ -847,7 +847,7 @@ async def test_delegation_status_and_take_over_child(tiq: TicketIQ, aconn) -> No
 
     lapsed_at = child.lease_expires_at + timedelta(seconds=1)
     await set_fake_now(aconn, lapsed_at)
-    assert (await tiq.delegation_status("deleg-1", conn=aconn)).lease_lapsed is True
+    assert (await tiq.waits.delegation_status("deleg-1", conn=aconn)).lease_lapsed is True
     taken = await tiq.take_over_child(parent.run_id, 1, child.run_id, "p1", 60, conn=aconn)
     assert taken is not None
     assert_fields_typed(taken, models.AdoptedRun)
@@ -861,11 +861,11 @@ async def test_delegation_status_and_take_over_child(tiq: TicketIQ, aconn) -> No
     ) == [("running", 3, 1, "p1")]
     # once: a second take-over finds the child alive with its new holder
     assert await tiq.take_over_child(parent.run_id, 1, child.run_id, "p1", 60, conn=aconn) is None
-    assert await tiq.sweep_lapsed("s", conn=aconn) == []
+    assert await tiq.processes.sweep_lapsed("s", conn=aconn) == []
 
     # the child answers; the parent reads the answer by the delegation key
     await tiq.seal_answer(child.run_id, 3, 1, {"found": 3}, "a", "k", 60, conn=aconn)
-    done = await tiq.delegation_status("deleg-1", conn=aconn)
+    done = await tiq.waits.delegation_status("deleg-1", conn=aconn)
     assert (done.answer, done.answer_step, done.lease_lapsed) == ({"found": 3}, 1, False)
 
 
@@ -908,7 +908,7 @@ async def test_a_child_failed_by_take_over_ends_as_a_sweep_ends_it(
     listener = await psycopg.AsyncConnection.connect(db_url, autocommit=True)
     try:
         await listener.execute("listen ticketiq_run_finished")
-        swept = await tiq.sweep_lapsed("leader", max_losses=0, conn=aconn)
+        swept = await tiq.processes.sweep_lapsed("leader", max_losses=0, conn=aconn)
         assert [(s.run_id, s.status) for s in swept] == [(by_sweep.run_id, "failed")]
         await set_fake_now(aconn, t + timedelta(hours=1, seconds=11))
         got = await tiq.take_over_child(
@@ -1122,7 +1122,7 @@ CASES: list[tuple[str, type[errors.TicketIQError], Case]] = [
     ("request-stop-unknown", UnknownRun, lambda t, w: t.request_stop(NOWHERE, "bob")),
     ("start-unknown-parent", UnknownRun,
      lambda t, w: start(t, parent_run_id=NOWHERE, idempotency_key="deleg-x")),
-    ("approval-unknown-run", UnknownRun, lambda t, w: t.request_approval(NOWHERE, 1, 1, "w")),
+    ("approval-unknown-run", UnknownRun, lambda t, w: t.waits.request_approval(NOWHERE, 1, 1, "w")),
     ("attempt-unknown", UnknownRun,
      lambda t, w: t.record_attempt(NOWHERE, 1, 1, "model", "HTTP 503")),
     ("audit-once-unknown", UnknownRun,
@@ -1140,7 +1140,7 @@ CASES: list[tuple[str, type[errors.TicketIQError], Case]] = [
     ("stop-fenced", Fenced, lambda t, w: t.stop_run(w.taken, 1)),
     ("release-fenced", Fenced, lambda t, w: t.release_run(w.taken, 1)),
     ("resume-fenced", Fenced, lambda t, w: t.record_resume(w.taken, 2)),
-    ("approval-fenced", Fenced, lambda t, w: t.request_approval(w.taken, 1, 1, "w")),
+    ("approval-fenced", Fenced, lambda t, w: t.waits.request_approval(w.taken, 1, 1, "w")),
     ("attempt-fenced", Fenced,
      lambda t, w: t.record_attempt(w.taken, 1, 1, "model", "HTTP 503")),
     ("audit-once-fenced", Fenced,
@@ -1162,7 +1162,7 @@ CASES: list[tuple[str, type[errors.TicketIQError], Case]] = [
     ("stop-lapsed", LeaseLapsed, lambda t, w: t.stop_run(w.lapsed, 1)),
     ("release-lapsed", LeaseLapsed, lambda t, w: t.release_run(w.lapsed, 1)),
     ("resume-lapsed", LeaseLapsed, lambda t, w: t.record_resume(w.lapsed, 1)),
-    ("approval-lapsed", LeaseLapsed, lambda t, w: t.request_approval(w.lapsed, 1, 1, "x")),
+    ("approval-lapsed", LeaseLapsed, lambda t, w: t.waits.request_approval(w.lapsed, 1, 1, "x")),
     ("attempt-lapsed", LeaseLapsed,
      lambda t, w: t.record_attempt(w.lapsed, 1, 1, "model", "HTTP 503")),
     ("audit-once-lapsed", LeaseLapsed,
@@ -1208,11 +1208,14 @@ CASES: list[tuple[str, type[errors.TicketIQError], Case]] = [
      lambda t, w: t.mark_in_doubt(w.live, 1, 1, "w", "sometimes")),
     ("outcome-bad-settlement", InvalidPayload,
      lambda t, w: t.record_outcome(w.live, 1, 1, "w", {}, "guessed")),
-    ("renew-ttl-zero", InvalidPayload, lambda t, w: t.renew_leases("p1", [(w.live, 1)], 0)),
-    ("renew-empty-holder", InvalidPayload, lambda t, w: t.renew_leases("", [(w.live, 1)], 30)),
-    ("sweep-limit-zero", InvalidPayload, lambda t, w: t.sweep_lapsed("s", limit=0)),
-    ("sweep-negative-losses", InvalidPayload, lambda t, w: t.sweep_lapsed("s", max_losses=-1)),
-    ("sweep-empty-sweeper", InvalidPayload, lambda t, w: t.sweep_lapsed("")),
+    ("renew-ttl-zero", InvalidPayload, lambda t, w: t.processes.renew_leases("p1", [(w.live, 1)],
+                                                                             0)),
+    ("renew-empty-holder", InvalidPayload, lambda t, w: t.processes.renew_leases("", [(w.live,
+                                                                                       1)], 30)),
+    ("sweep-limit-zero", InvalidPayload, lambda t, w: t.processes.sweep_lapsed("s", limit=0)),
+    ("sweep-negative-losses", InvalidPayload, lambda t, w: t.processes.sweep_lapsed("s",
+                                                                                    max_losses=-1)),
+    ("sweep-empty-sweeper", InvalidPayload, lambda t, w: t.processes.sweep_lapsed("")),
     ("adopt-empty-holder", InvalidPayload, lambda t, w: t.adopt_run("", 30)),
     ("adopt-ttl-zero", InvalidPayload, lambda t, w: t.adopt_run("p9", 0)),
     ("release-outcomes-array", InvalidPayload,
@@ -1230,16 +1233,19 @@ CASES: list[tuple[str, type[errors.TicketIQError], Case]] = [
      lambda t, w: t.record_resume(w.live, 1, [{"call_id": "w", "settlement": "lost"}])),
     ("resume-settlement-not-object", InvalidPayload,
      lambda t, w: t.record_resume(w.live, 1, ["w"])),  # type: ignore[list-item]
-    ("register-empty", InvalidPayload, lambda t, w: t.register_process("")),
-    ("claim-leader-ttl", InvalidPayload, lambda t, w: t.claim_leader("sweep", "p1", 0)),
-    ("claim-leader-empty", InvalidPayload, lambda t, w: t.claim_leader("", "p1", 30)),
-    ("renew-leader-ttl", InvalidPayload, lambda t, w: t.renew_leader("sweep", "p1", 1, -1)),
-    ("purge-limit-zero", InvalidPayload, lambda t, w: t.purge_answers(0)),
-    ("approval-for-a-read", InvalidPayload, lambda t, w: t.request_approval(w.live, 1, 1, "r")),
+    ("register-empty", InvalidPayload, lambda t, w: t.processes.register_process("")),
+    ("claim-leader-ttl", InvalidPayload, lambda t, w: t.processes.claim_leader("sweep", "p1", 0)),
+    ("claim-leader-empty", InvalidPayload, lambda t, w: t.processes.claim_leader("", "p1", 30)),
+    ("renew-leader-ttl", InvalidPayload, lambda t, w: t.processes.renew_leader("sweep", "p1", 1,
+                                                                               -1)),
+    ("purge-limit-zero", InvalidPayload, lambda t, w: t.processes.purge_answers(0)),
+    ("approval-for-a-read", InvalidPayload, lambda t, w: t.waits.request_approval(w.live, 1, 1,
+                                                                                  "r")),
     ("approval-summary-array", InvalidPayload,
-     lambda t, w: t.request_approval(w.live, 1, 1, "w", [1])),  # type: ignore[arg-type]
-    ("decide-empty-actor", InvalidPayload, lambda t, w: t.decide_approval(w.waiting, True, "")),
-    ("delegation-empty-key", InvalidPayload, lambda t, w: t.delegation_status("")),
+     lambda t, w: t.waits.request_approval(w.live, 1, 1, "w", [1])),  # type: ignore[arg-type]
+    ("decide-empty-actor", InvalidPayload, lambda t, w: t.waits.decide_approval(w.waiting, True,
+                                                                                "")),
+    ("delegation-empty-key", InvalidPayload, lambda t, w: t.waits.delegation_status("")),
     ("take-over-not-a-child", InvalidPayload,
      lambda t, w: t.take_over_child(w.live, 1, w.taken, "p9", 30)),
     ("take-over-ttl-zero", InvalidPayload,
@@ -1305,7 +1311,7 @@ CASES: list[tuple[str, type[errors.TicketIQError], Case]] = [
     ("resume-settled-otherwise", StepConflict,
      lambda t, w: t.record_resume(w.resumed, 3, [{"call_id": "w", "settlement": "read_back"}])),
     ("decide-the-other-way", StepConflict,
-     lambda t, w: t.decide_approval(w.approved, False, "carol")),
+     lambda t, w: t.waits.decide_approval(w.approved, False, "carol")),
     # TQ008 unknown call
     ("mark-unknown-call", UnknownCall, lambda t, w: t.mark_in_doubt(w.live, 1, 1, "nope")),
     ("outcome-unknown-call", UnknownCall,
@@ -1313,11 +1319,11 @@ CASES: list[tuple[str, type[errors.TicketIQError], Case]] = [
     ("outcome-of-a-read", UnknownCall,
      lambda t, w: t.record_outcome(w.live, 1, 1, "r", {}, "redone")),
     ("approval-unknown-call", UnknownCall,
-     lambda t, w: t.request_approval(w.live, 1, 1, "nope")),
+     lambda t, w: t.waits.request_approval(w.live, 1, 1, "nope")),
     # TQ009 unknown approval
-    ("get-unknown-approval", UnknownApproval, lambda t, w: t.get_approval(NOWHERE)),
+    ("get-unknown-approval", UnknownApproval, lambda t, w: t.waits.get_approval(NOWHERE)),
     ("decide-unknown-approval", UnknownApproval,
-     lambda t, w: t.decide_approval(NOWHERE, True, "bob")),
+     lambda t, w: t.waits.decide_approval(NOWHERE, True, "bob")),
     ("resume-unknown-call-after-a-good-one", UnknownCall,
      lambda t, w: t.record_resume(
          w.live, 1,
@@ -1391,7 +1397,8 @@ async def test_lapsed_lease_by_the_fake_clock_is_refused(tiq: TicketIQ, aconn) -
         await tiq.mark_in_doubt(run.run_id, 1, 1, "w", conn=aconn)
     with pytest.raises(LeaseLapsed):
         await tiq.write_checkpoint(run.run_id, 1, 2, body(), "s2", "k", conn=aconn)
-    assert (await tiq.renew_leases("p1", [(run.run_id, 1)], 30, conn=aconn))[0].held is False
+    assert (await tiq.processes.renew_leases("p1", [(run.run_id, 1)], 30,
+                                             conn=aconn))[0].held is False
     assert await fingerprint(aconn) == fp
     await set_fake_now(aconn, run.lease_expires_at - timedelta(microseconds=1))
     assert (await tiq.mark_in_doubt(run.run_id, 1, 1, "w", conn=aconn)).state == "in_doubt"
@@ -1464,25 +1471,25 @@ async def test_statements_counts_one_per_call(db_url: str, aconn) -> None:
         calls: list[tuple[str, Callable[[], Awaitable[Any]]]] = [
             ("schema_version", lambda: tiq.schema_version(conn=conn)),
             ("now", lambda: tiq.now(conn=conn)),
-            ("register_process", lambda: tiq.register_process("p1", conn=conn)),
+            ("register_process", lambda: tiq.processes.register_process("p1", conn=conn)),
             ("write_checkpoint",
              lambda: tiq.write_checkpoint(rid, 1, 1, body(call("w")), "s", "k", conn=conn)),
             ("mark_in_doubt", lambda: tiq.mark_in_doubt(rid, 1, 1, "w", conn=conn)),
             ("record_outcome", lambda: tiq.record_outcome(rid, 1, 1, "w", {}, conn=conn)),
             ("record_attempt", lambda: tiq.record_attempt(rid, 1, 1, "w", "x", conn=conn)),
             ("audit_once", lambda: tiq.audit_once(rid, 1, "agent.run.x", "w", {}, conn=conn)),
-            ("renew_leases", lambda: tiq.renew_leases("p1", [(rid, 1)], 30, conn=conn)),
+            ("renew_leases", lambda: tiq.processes.renew_leases("p1", [(rid, 1)], 30, conn=conn)),
             ("request_stop", lambda: tiq.request_stop(rid, "bob", conn=conn)),
             ("release_run", lambda: tiq.release_run(rid, 1, conn=conn)),
             ("adopt_run", lambda: tiq.adopt_run("p2", 30, conn=conn)),
             ("record_resume", lambda: tiq.record_resume(rid, 3, conn=conn)),
             ("seal_answer", lambda: tiq.seal_answer(rid, 3, 2, {}, "a", "k", 60, conn=conn)),
             ("hand_on_answer", lambda: tiq.hand_on_answer(rid, 3, conn=conn)),
-            ("sweep_lapsed", lambda: tiq.sweep_lapsed("s", conn=conn)),
-            ("claim_leader", lambda: tiq.claim_leader("l", "p1", 30, conn=conn)),
-            ("renew_leader", lambda: tiq.renew_leader("l", "p1", 1, 30, conn=conn)),
-            ("resign_leader", lambda: tiq.resign_leader("l", "p1", conn=conn)),
-            ("purge_answers", lambda: tiq.purge_answers(conn=conn)),
+            ("sweep_lapsed", lambda: tiq.processes.sweep_lapsed("s", conn=conn)),
+            ("claim_leader", lambda: tiq.processes.claim_leader("l", "p1", 30, conn=conn)),
+            ("renew_leader", lambda: tiq.processes.renew_leader("l", "p1", 1, 30, conn=conn)),
+            ("resign_leader", lambda: tiq.processes.resign_leader("l", "p1", conn=conn)),
+            ("purge_answers", lambda: tiq.processes.purge_answers(conn=conn)),
             ("fail_run", lambda: tiq.fail_run(uuid.uuid4(), 1, "x", conn=conn)),
             ("stop_run", lambda: tiq.stop_run(uuid.uuid4(), 1, conn=conn)),
         ]
@@ -1641,12 +1648,12 @@ async def test_app_role_runs_the_whole_flow(app_login: str, aconn) -> None:
     tiq = await TicketIQ.connect(app_login)
     try:
         assert await tiq.check_schema() == NEWEST
-        await tiq.register_process("app-1")
+        await tiq.processes.register_process("app-1")
         run = await start(tiq, holder="app-1")
         await tiq.write_checkpoint(run.run_id, 1, 1, body(call("w")), "s1", "k")
         mark = await tiq.mark_in_doubt(run.run_id, 1, 1, "w")
         assert mark.state == "in_doubt"
-        renewed = await tiq.renew_leases("app-1", [(run.run_id, 1)], 30)
+        renewed = await tiq.processes.renew_leases("app-1", [(run.run_id, 1)], 30)
         assert renewed[0].held is True
         sealed = await tiq.seal_answer(run.run_id, 1, 2, {"text": "done"}, "a1", "k", 60)
         assert sealed.step == 2
@@ -1655,7 +1662,7 @@ async def test_app_role_runs_the_whole_flow(app_login: str, aconn) -> None:
         # the typed errors reach the app role too
         with pytest.raises(RunNotRunning):
             await tiq.hand_on_answer(run.run_id, 1)
-        assert await tiq.sweep_lapsed("app-1") == []
+        assert await tiq.processes.sweep_lapsed("app-1") == []
     finally:
         await tiq.close()
     assert await rows(

@@ -320,10 +320,10 @@ async def test_statements_cut_off_by_a_failover_are_applied_once(
         await tiq.mark_in_doubt(c, 1, 1, "c1", "write")
         await tiq.seal_answer(e, 1, 1, answer, *_sealed("answer", e, 1, answer), 3600)
         await asyncio.sleep(max(0.0, lapses - time.monotonic()) + 0.2)
-        assert [r.run_id for r in await tiq.sweep_lapsed("test")] == [f]
+        assert [r.run_id for r in await tiq.processes.sweep_lapsed("test")] == [f]
         adopted = await tiq.adopt_run("p2", 300, f)
         assert adopted is not None
-        await tiq.accept_entry("webhook", "failover-1", {"seed": 1}, owner="alice",
+        await tiq.entries.accept_entry("webhook", "failover-1", {"seed": 1}, owner="alice",
                                run_as="alice", channel="webhook")
         new_run = uuid.uuid4()
 
@@ -357,7 +357,7 @@ async def test_statements_cut_off_by_a_failover_are_applied_once(
                     entry_point="failover.keyed", may_wait=False, ttl=300,
                     idempotency_key="failover:keyed"),
                 # never repeated: a repeat would claim other entries, or none
-                "claim_entries": lambda: cut.claim_entries("p1", 300, 5),
+                "claim_entries": lambda: cut.entries.claim_entries("p1", 300, 5),
             }
             tasks = {name: asyncio.ensure_future(calls[name]()) for name in WAVES[wave]}
             deadline = time.monotonic() + 60

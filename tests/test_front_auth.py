@@ -144,7 +144,7 @@ async def test_a_revoked_key_is_refused(front: dict, db_url: str) -> None:
     event = {"event_id": "e-9", "ticket_id": "T-1", "type": "created"}
     ok = await front["http"].post("/ticket-events", json=event, headers=bearer(key))
     assert ok.status_code == 202
-    assert await db.revoke_api_key(row.key_id) is True
+    assert await db.keys.revoke_api_key(row.key_id) is True
     before = snapshot(db_url)
     refused = await front["http"].post("/ticket-events", json={**event, "event_id": "e-10"},
                                        headers=bearer(key))

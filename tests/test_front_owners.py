@@ -142,7 +142,7 @@ async def test_two_owners_same_sender_id_start_two_runs_and_each_retry_finds_its
     assert all(a != b for a, b in zip(alices, bobs, strict=True)), "bob got alice's runs"
     assert await post(front.alice) == alices, "alice's retries find her own runs"
     assert await post(front.bob) == bobs
-    await front.db.claim_entries("p1", 30, limit=100)
+    await front.db.entries.claim_entries("p1", 30, limit=100)
     with psycopg.connect(db_url) as conn:
         rows = conn.execute(
             "select e.kind, e.owner, r.owner, r.run_id::text from ticketiq.entries as e"

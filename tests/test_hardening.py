@@ -84,11 +84,11 @@ async def test_release_liveness_from_another_session_changes_nothing(db_url: str
     other = await psycopg.AsyncConnection.connect(db_url, autocommit=True)
     admin = await psycopg.AsyncConnection.connect(db_url, autocommit=True)
     try:
-        await tiq.register_process("victim", conn=victim)
-        await tiq.hold_liveness("victim", conn=victim)
+        await tiq.processes.register_process("victim", conn=victim)
+        await tiq.processes.hold_liveness("victim", conn=victim)
         before = await fingerprint(admin)
 
-        assert await tiq.release_liveness("victim", conn=other) is False
+        assert await tiq.processes.release_liveness("victim", conn=other) is False
         assert await fingerprint(admin) == before
         assert await rows(admin, "select stopped_at, ended_reason from ticketiq.processes"
                                  " where process_id = 'victim'") == [(None, None)]
@@ -96,7 +96,7 @@ async def test_release_liveness_from_another_session_changes_nothing(db_url: str
                                      " from ticketiq.watch_processes('victim')")
         assert watched == [("victim", True, True)]
         # its own session still releases it
-        assert await tiq.release_liveness("victim", conn=victim) is True
+        assert await tiq.processes.release_liveness("victim", conn=victim) is True
     finally:
         for conn in (victim, other, admin):
             await conn.close()
@@ -165,13 +165,13 @@ async def test_a_renewal_that_waited_for_the_run_lock_past_its_lease_does_not_re
         run = await start(tiq, ttl=LEASE, conn=renewer)
         await _lock_row(locker, "runs", "run_id", run.run_id)
         renew = asyncio.create_task(
-            tiq.renew_leases("p1", [(run.run_id, 1)], 30, conn=renewer))
+            tiq.processes.renew_leases("p1", [(run.run_id, 1)], 30, conn=renewer))
         await _after_the_lock(locker, renew)
         (renewal,) = await renew
         assert renewal.held is False
         assert await scalar(locker, "select lease_expires_at from ticketiq.runs"
                                     " where run_id = %s", (run.run_id,)) == run.lease_expires_at
-        swept = await tiq.sweep_lapsed("sweeper", conn=locker)
+        swept = await tiq.processes.sweep_lapsed("sweeper", conn=locker)
         assert [s.run_id for s in swept] == [run.run_id]
     finally:
         await renewer.close()
@@ -231,15 +231,15 @@ async def test_trust_model_an_app_login_acts_for_any_process_only_through_the_fu
     b = await psycopg.AsyncConnection.connect(b_url, autocommit=True)
     admin = await psycopg.AsyncConnection.connect(db_url, autocommit=True)
     try:
-        await tiq.register_process("app-a", conn=a)
-        await tiq.hold_liveness("app-a", conn=a)
+        await tiq.processes.register_process("app-a", conn=a)
+        await tiq.processes.hold_liveness("app-a", conn=a)
         run = await start(tiq, holder="app-a", ttl=30, conn=a)
         await tiq.write_checkpoint(run.run_id, 1, 1, body(call("w1")), "s1", "k", conn=a)
 
         # What the model allows: B reads the run and renews A's lease in A's name.
         seen = await tiq.get_run(run.run_id, conn=b)
         assert (seen.lease_holder, seen.epoch) == ("app-a", 1)
-        (renewal,) = await tiq.renew_leases("app-a", [(run.run_id, 1)], 30, conn=b)
+        (renewal,) = await tiq.processes.renew_leases("app-a", [(run.run_id, 1)], 30, conn=b)
         assert renewal.held is True
 
         # What it does not allow, each leaving every table as it was.
@@ -252,7 +252,7 @@ async def test_trust_model_an_app_login_acts_for_any_process_only_through_the_fu
         await b.execute("select set_config('ticketiq.fake_now', '2100-01-01', false)")
         assert await scalar(b, "select extract(year from ticketiq.now())") < 2100
         await b.execute("select set_config('ticketiq.fake_now', '', false)")
-        assert await tiq.release_liveness("app-a", conn=b) is False
+        assert await tiq.processes.release_liveness("app-a", conn=b) is False
         with pytest.raises(Fenced):
             await tiq.write_checkpoint(run.run_id, 2, 2, body(), "s2", "k", conn=b)
         assert await fingerprint(admin) == before

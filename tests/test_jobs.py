@@ -555,7 +555,7 @@ async def test_ready_waits_for_the_liveness_token_and_learns_the_job_was_lost(
     from ticketiq_pg.runtime.liveness import Liveness
 
     db = await TicketIQ.connect(db_url)
-    await db.register_process("w1")
+    await db.processes.register_process("w1")
     liveness = Liveness(db, db_url, "w1", interval=0.05)
     events: list[tuple[str, dict[str, Any]]] = []
     writes: list[int] = []
@@ -659,7 +659,7 @@ async def test_no_job_is_claimed_while_the_liveness_token_is_unconfirmed(db_url:
     from ticketiq_pg.runtime.liveness import Liveness
 
     db = await TicketIQ.connect(db_url)
-    await db.register_process("w1")
+    await db.processes.register_process("w1")
     liveness = Liveness(db, db_url, "w1", interval=0.05)  # not holding its token yet
 
     async def handler(ctx: JobContext) -> dict[str, Any]:

@@ -331,7 +331,7 @@ async def test_liveness_claims_a_dead_peers_runs_and_spares_a_clean_exit(db_url:
     db = await TicketIQ.connect(db_url)
     try:
         for name in ("watcher", "dies", "leaves"):
-            await db.register_process(name)
+            await db.processes.register_process(name)
         claimed: list[int] = []
         watcher = Liveness(db, db_url, "watcher", interval=0.05, on_claimed=claimed.append)
         dies = Liveness(db, db_url, "dies", interval=0.05)
@@ -388,7 +388,7 @@ async def test_a_process_whose_token_is_unconfirmed_adopts_no_run(db_url: str) -
         run_id = (await db.start_run(holder="gone", owner="o", run_as="o", channel="c",
                                      entry_point="e", may_wait=False, ttl=0.05)).run_id
         await asyncio.sleep(0.1)
-        assert [r.run_id for r in await db.sweep_lapsed("sweeper")] == [run_id]
+        assert [r.run_id for r in await db.processes.sweep_lapsed("sweeper")] == [run_id]
         await asyncio.sleep(1.0)  # ten polls of the resume worker, and a NOTIFY
         held = await db.get_run(run_id)
         assert (held.status, held.lease_holder) == ("claimed", None)
@@ -458,7 +458,7 @@ async def test_a_run_start_gives_up_when_the_token_stays_unconfirmed(db_url: str
 
     db = await TicketIQ.connect(db_url)
     try:
-        await db.register_process("never-held")
+        await db.processes.register_process("never-held")
         leases = LeaseKeeper(db, "never-held", ttl=0.6, renew_interval=0.2, margin=0.1)
         leases.liveness = Liveness(db, db_url, "never-held", interval=0.05)  # never started
         runner = Runner(db, leases, Sealer({"k1": b"k" * 32}), model=None,  # type: ignore[arg-type]
@@ -492,21 +492,21 @@ async def test_a_process_whose_token_is_unconfirmed_claims_no_entry(db_url: str)
     try:
         await worker.start()
         await _cut_liveness(db, worker, proxy)
-        await db.accept_entry("webhook", "gap-1", {"body": {}}, owner="o", run_as="o",
+        await db.entries.accept_entry("webhook", "gap-1", {"body": {}}, owner="o", run_as="o",
                               channel="c")
         await asyncio.sleep(1.0)  # ten polls of the pump, and a NOTIFY
-        entry = await db.get_entry("webhook", "gap-1")
+        entry = await db.entries.get_entry("webhook", "gap-1")
         # Pending: no run yet (its id, chosen when the entry was written, names none).
         assert entry is not None and (entry.state, entry.run_status) == ("pending", None)
         planned = entry.run_id
         proxy.refusing.clear()
 
         async def answered() -> bool:
-            found = await db.get_entry("webhook", "gap-1")
+            found = await db.entries.get_entry("webhook", "gap-1")
             return found is not None and found.state == "answered"
 
         await _wait_for("the entry claimed and answered", answered)
-        entry = await db.get_entry("webhook", "gap-1")
+        entry = await db.entries.get_entry("webhook", "gap-1")
         assert entry is not None and entry.run_id == planned
         run = await db.get_run(entry.run_id)
         assert (run.status, run.epoch, run.loss_count) == ("completed", 1, 0)

@@ -73,9 +73,9 @@ async def _build(url: str) -> World:
     aconn = await psycopg.AsyncConnection.connect(url, autocommit=True)
     try:
         await allow_fake_clock(aconn)
-        await tiq.register_process("p1", "host-a", 111)
-        await tiq.register_process("p2", "host-b", 222)
-        await tiq.claim_leader("sweeper", "p1", 600)
+        await tiq.processes.register_process("p1", "host-a", 111)
+        await tiq.processes.register_process("p2", "host-b", 222)
+        await tiq.processes.claim_leader("sweeper", "p1", 600)
 
         # lost, swept, adopted by p1, its write settled on resume, answered and handed on
         resumed = await start(tiq, holder="p1", ttl=5)
@@ -83,7 +83,7 @@ async def _build(url: str) -> World:
         await tiq.write_checkpoint(resumed.run_id, 1, 1, b, "seal-r1", "key-a")
         await tiq.mark_in_doubt(resumed.run_id, 1, 1, "w1")
         await set_fake_now(aconn, resumed.lease_expires_at + timedelta(seconds=1))
-        assert len(await tiq.sweep_lapsed("leader", conn=aconn)) == 1
+        assert len(await tiq.processes.sweep_lapsed("leader", conn=aconn)) == 1
         adopted = await tiq.adopt_run("p1", 3600, resumed.run_id, conn=aconn)
         assert adopted is not None and adopted.epoch == 3
         await tiq.record_resume(
@@ -117,13 +117,13 @@ async def _build(url: str) -> World:
 
         waiting = await start(tiq, holder="p1", ttl=3600, may_wait=True)
         await tiq.write_checkpoint(waiting.run_id, 1, 1, body(call("w-app")), "s", "key-a")
-        approval = await tiq.request_approval(waiting.run_id, 1, 1, "w-app",
+        approval = await tiq.waits.request_approval(waiting.run_id, 1, 1, "w-app",
                                               {"title": "close ticket"})
         await tiq.suspend_run(waiting.run_id, 1, f"approval:{approval.approval_id}")
 
         lapsing = await start(tiq, holder="p2", ttl=1.0, entry_point="billing.refund")
 
-        await tiq.accept_entry("webhook", "hook-1", {"body": {}}, owner="alice",
+        await tiq.entries.accept_entry("webhook", "hook-1", {"body": {}}, owner="alice",
                                run_as="alice", channel="webhook")
         cur = await aconn.execute(
             "select job_id from ticketiq.enqueue_job('reindex', '{}', false)")

@@ -40,9 +40,9 @@ async def test_purge_history_deletes_only_old_finished_runs(db_url: str) -> None
     db = await TicketIQ.connect(db_url)
     try:
         finished, running = await _runs(db)
-        assert (await db.purge_history(3600))["runs_purged"] == 0  # not old enough
+        assert (await db.processes.purge_history(3600))["runs_purged"] == 0  # not old enough
         await asyncio.sleep(0.05)
-        counts = await db.purge_history(0.01)
+        counts = await db.processes.purge_history(0.01)
         assert counts["runs_purged"] == 1 and counts["checkpoints_purged"] == 1, counts
         assert counts["audit_purged"] >= 1, counts
         assert _count(db_url, "select count(*) from ticketiq.runs where run_id = %s",
@@ -50,7 +50,7 @@ async def test_purge_history_deletes_only_old_finished_runs(db_url: str) -> None
         assert _count(db_url, "select count(*) from ticketiq.audit where run_id = %s",
                       finished) == 0
         assert (await db.get_run(running)).status == "running"
-        assert not any((await db.purge_history(0.01)).values())
+        assert not any((await db.processes.purge_history(0.01)).values())
     finally:
         await db.close()
 

@@ -95,7 +95,7 @@ async def start(run: Runner, flow: Workflow) -> Any:
 async def wake(db: TicketIQ, run_id: uuid.UUID) -> None:
     """Fire the run's timer (once it is due by the database clock)."""
     async def fired() -> bool:
-        return bool(await db.fire_due_timers())
+        return bool(await db.waits.fire_due_timers())
     deadline = asyncio.get_running_loop().time() + 10
     while not await fired():
         assert asyncio.get_running_loop().time() < deadline, "the timer never fired"
@@ -268,7 +268,7 @@ async def test_a_workflow_step_held_for_a_person_waits_without_a_lease(db_url: s
             db_url, "select a.approval_id, r.lease_holder from ticketiq.approval_requests as a "
             "join ticketiq.runs as r using (run_id) where a.run_id = %s", state.run_id)
         assert lease is None and sent == []
-        await db.decide_approval(approval_id, True, "bob")
+        await db.waits.decide_approval(approval_id, True, "bob")
         adopted = await db.adopt_run("proc-b", 30)
         assert adopted is not None and adopted.run_id == state.run_id
         second = runner(db, flow, keyed_tools(sent, fail_first=0), "proc-b")

@@ -32,7 +32,7 @@ async def request_triage(ticket_id: str, request: Request,
                          response: Response) -> dict[str, Any]:
     """Ask for a ticket to be triaged: one inbox entry (one run) per ticket, however often."""
     assert worker.db is not None  # connected by the lifespan
-    entry = await worker.db.accept_entry(
+    entry = await worker.db.entries.accept_entry(
         "ticket_event", f"triage-requested:{ticket_id}",
         {"event_id": f"triage-requested:{ticket_id}", "ticket_id": ticket_id,
          "type": "triage.requested"},

@@ -11,8 +11,11 @@ import psycopg
 from ticketiq_pg.db.transport import Transport, json_param
 
 
-class AuditFunctions(Transport):
+class AuditFunctions:
     """One method per SQL function that audits a person's act."""
+
+    def __init__(self, transport: Transport) -> None:
+        self._t = transport
 
     async def audit_inspector_call(
         self,
@@ -30,14 +33,14 @@ class AuditFunctions(Transport):
         (``inspector.call``, or ``inspector.call_sent`` before a changing call is sent)."""
         args = (actor, run_id, tool, arguments_digest, step_key, outcome,
                 json_param(detail or {}))
-        return int(await self.scalar("audit_inspector_call", args, conn))
+        return int(await self._t.scalar("audit_inspector_call", args, conn))
 
     async def run_losses(
         self, run_id: uuid.UUID, *, conn: psycopg.AsyncConnection | None = None
     ) -> list[dict[str, Any]]:
         """``ticketiq.run_losses``: The losses of one run, oldest first: when, the process
         that lost it, how it was detected, the loss count after it."""
-        return await self.rows("run_losses", (run_id,), conn)
+        return await self._t.rows("run_losses", (run_id,), conn)
 
     async def record_trace_context(
         self, kind: str, sender_id: str, traceparent: str, *,
@@ -45,7 +48,7 @@ class AuditFunctions(Transport):
     ) -> bool:
         """``ticketiq.record_trace_context``: Record the W3C traceparent a run's entry
         arrives with, before it is accepted; the first wins."""
-        return bool(await self.scalar("record_trace_context", (kind, sender_id, traceparent),
+        return bool(await self._t.scalar("record_trace_context", (kind, sender_id, traceparent),
                                       conn))
 
     async def run_trace_context(
@@ -53,5 +56,5 @@ class AuditFunctions(Transport):
     ) -> str | None:
         """``ticketiq.run_trace_context``: The W3C traceparent the run's entry arrived with,
         or None."""
-        found = await self.scalar("run_trace_context", (run_id,), conn)
+        found = await self._t.scalar("run_trace_context", (run_id,), conn)
         return str(found) if found else None

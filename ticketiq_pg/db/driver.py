@@ -43,11 +43,12 @@ from ticketiq_pg.db.processes import ProcessFunctions
 from ticketiq_pg.db.recognisers import BY_FUNCTION
 from ticketiq_pg.db.transport import (
     FailoverConnection,
+    Transport,
     json_array_param,
     json_param,
     reason_param,
 )
-from ticketiq_pg.db.workflows import WorkflowFunctions
+from ticketiq_pg.db.waits import WaitFunctions
 from ticketiq_pg.seal import JsonText
 
 #: Schema versions this driver knows how to talk to.
@@ -62,9 +63,16 @@ APPROVAL_CHANNEL = "ticketiq_approval"
 ENTRY_CHANNEL = "ticketiq_entry"
 
 
-class TicketIQ(ProcessFunctions, EntryFunctions, KeyFunctions, AuditFunctions,
-               WorkflowFunctions):
+class TicketIQ(Transport):
     """Async client of the ``ticketiq`` schema: one method per SQL function.
+
+    A run's own functions (its start, checkpoints, marks, outcomes, adoption, answer,
+    end and the writes its attempt makes on the way) are methods of this class; the
+    rest are grouped by what they serve, each a part holding this transport:
+    :attr:`processes` (leases, the sweep, the leader, liveness, retention),
+    :attr:`waits` (approvals, delegations, workflow timers and signals, wakes),
+    :attr:`entries` (the inbox and crons), :attr:`keys` (the front's API keys),
+    :attr:`audit` (the inspector's audit, losses, trace contexts) and :attr:`jobs`.
 
     Build one with :meth:`connect` (it opens its own pool and checks the schema
     version) or hand it an existing ``AsyncConnectionPool`` whose connections are in
@@ -88,6 +96,11 @@ class TicketIQ(ProcessFunctions, EntryFunctions, KeyFunctions, AuditFunctions,
         self.checkpoints: CheckpointBatcher | None = (
             CheckpointBatcher(self, group=group_size) if group_commit else None
         )
+        self.processes = ProcessFunctions(self)
+        self.waits = WaitFunctions(self)
+        self.entries = EntryFunctions(self)
+        self.keys = KeyFunctions(self)
+        self.audit = AuditFunctions(self)
         #: The job functions: ``await tq.jobs.enqueue("backlog", {...}, resumable=True,
         #: idempotency_key=key)`` queues a job; ``await tq.jobs.get(job_id)`` reads one.
         self.jobs = JobStore(self)
@@ -470,6 +483,82 @@ class TicketIQ(ProcessFunctions, EntryFunctions, KeyFunctions, AuditFunctions,
         )
 
     # -- reading runs -----------------------------------------------------
+
+    async def record_attempt(
+        self,
+        run_id: uuid.UUID,
+        epoch: int,
+        step: int,
+        target: str,
+        error: str,
+        *,
+        conn: psycopg.AsyncConnection | None = None,
+    ) -> models.Attempt:
+        """Count one failed attempt of ``target`` at ``step``; the count spans every epoch."""
+        return await self.one(
+            models.Attempt, "record_attempt", (run_id, epoch, step, target, error), conn
+        )
+
+    async def audit_once(
+        self,
+        run_id: uuid.UUID,
+        epoch: int,
+        event: str,
+        key: str,
+        detail: dict[str, Any],
+        *,
+        conn: psycopg.AsyncConnection | None = None,
+    ) -> models.AuditOnce:
+        """Audit ``event`` once per run and ``key``; a repeat returns the first row's id."""
+        return await self.one(
+            models.AuditOnce, "audit_once", (run_id, epoch, event, key, json_param(detail)), conn
+        )
+
+    async def suspend_run(
+        self,
+        run_id: uuid.UUID,
+        epoch: int,
+        wait_key: str,
+        detail: dict[str, Any] | None = None,
+        *,
+        conn: psycopg.AsyncConnection | None = None,
+    ) -> models.Suspended:
+        """``ticketiq.suspend_run``: A run that may wait gives its lease up until the event
+        p_wait_key names.
+        """
+        return await self.one(
+            models.Suspended, "suspend_run", (run_id, epoch, wait_key, Jsonb(detail or {})), conn
+        )
+
+    async def take_over_child(
+        self,
+        parent_run_id: uuid.UUID,
+        parent_epoch: int,
+        child_run_id: uuid.UUID,
+        holder: str,
+        ttl: float,
+        *,
+        max_losses: int = 2,
+        conn: psycopg.AsyncConnection | None = None,
+    ) -> models.AdoptedRun | None:
+        """``ticketiq.take_over_child``: A resumed parent takes over its child whose lease lapsed
+        (CAS like a sweep, then adopt), once.
+        """
+        rows = await self.many(
+            models.AdoptedRun,
+            "take_over_child",
+            (parent_run_id, parent_epoch, child_run_id, holder, ttl, max_losses),
+            conn,
+        )
+        return rows[0] if rows else None
+
+    async def mark_delivery(
+        self, run_id: uuid.UUID, epoch: int, *, conn: psycopg.AsyncConnection | None = None
+    ) -> models.DeliveryMark:
+        """``ticketiq.mark_delivery``: Mark that a sealed answer's delivery is about to be sent
+        (read it back on resume before posting).
+        """
+        return await self.one(models.DeliveryMark, "mark_delivery", (run_id, epoch), conn)
 
     async def get_run(
         self, run_id: uuid.UUID, *, conn: psycopg.AsyncConnection | None = None

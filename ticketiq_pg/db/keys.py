@@ -12,8 +12,11 @@ from ticketiq_pg.db import rows as models
 from ticketiq_pg.db.transport import Transport
 
 
-class KeyFunctions(Transport):
-    """One method per SQL function of the front's API keys."""
+class KeyFunctions:
+    """One method per SQL function of the front's API keys (``TicketIQ.keys``)."""
+
+    def __init__(self, transport: Transport) -> None:
+        self._t = transport
 
     async def create_api_key(
         self,
@@ -26,7 +29,7 @@ class KeyFunctions(Transport):
         conn: psycopg.AsyncConnection | None = None,
     ) -> models.ApiKey:
         """``ticketiq.create_api_key``: Store a front API key by its SHA-256 hash."""
-        return await self.one(
+        return await self._t.one(
             models.ApiKey, "create_api_key",
             (key_id, key_hash, identity, list(run_as), list(scopes)), conn,
         )
@@ -35,27 +38,27 @@ class KeyFunctions(Transport):
         self, key_id: str, *, conn: psycopg.AsyncConnection | None = None
     ) -> models.ApiKey | None:
         """``ticketiq.find_api_key``: A live key's hash, identity, run-as and scopes."""
-        rows = await self.many(models.ApiKey, "find_api_key", (key_id,), conn)
+        rows = await self._t.many(models.ApiKey, "find_api_key", (key_id,), conn)
         return rows[0] if rows else None
 
     async def list_api_keys(
         self, *, conn: psycopg.AsyncConnection | None = None
     ) -> list[models.ApiKey]:
         """``ticketiq.list_api_keys``: Every API key, newest first, without its hash."""
-        return await self.many(models.ApiKey, "list_api_keys", (), conn)
+        return await self._t.many(models.ApiKey, "list_api_keys", (), conn)
 
     async def note_api_key_use(
         self, key_id: str, *, conn: psycopg.AsyncConnection | None = None
     ) -> bool:
         """``ticketiq.note_api_key_use``: Record a live key's use (``last_used_at``, at most
         once a minute); False if unknown, revoked or recorded this minute."""
-        return bool(await self.scalar("note_api_key_use", (key_id,), conn))
+        return bool(await self._t.scalar("note_api_key_use", (key_id,), conn))
 
     async def revoke_api_key(
         self, key_id: str, *, conn: psycopg.AsyncConnection | None = None
     ) -> bool:
         """``ticketiq.revoke_api_key``: Revoke a key; False if unknown or revoked already."""
-        return bool(await self.scalar("revoke_api_key", (key_id,), conn))
+        return bool(await self._t.scalar("revoke_api_key", (key_id,), conn))
 
 
 #: An API key as handed out: ``tiq_<key id>_<secret>``.

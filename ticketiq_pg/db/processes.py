@@ -1,21 +1,22 @@
-"""The functions of app processes: lease renewal, the sweep, the leader, liveness, retention,
-and the runner's failure accounting (attempts counted across epochs, audits written once)."""
+"""The functions of app processes: lease renewal, the sweep, the leader, liveness, retention."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from typing import Any
 
 import psycopg
 
 from ticketiq_pg.db import rows as models
-from ticketiq_pg.db.transport import Transport, json_param
+from ticketiq_pg.db.transport import Transport
 
 
-class ProcessFunctions(Transport):
-    """One method per SQL function of processes: renewal, sweep, leader, liveness, retention,
-    failed attempts and once-only audits."""
+class ProcessFunctions:
+    """One method per SQL function of processes: renewal, sweep, leader, liveness, retention
+    (``TicketIQ.processes``)."""
+
+    def __init__(self, transport: Transport) -> None:
+        self._t = transport
 
 
     # -- processes and leadership -----------------------------------------
@@ -33,7 +34,7 @@ class ProcessFunctions(Transport):
         """
         run_ids = [run_id for run_id, _ in held]
         epochs = [epoch for _, epoch in held]
-        return await self.many(
+        return await self._t.many(
             models.LeaseRenewal, "renew_leases", (holder, run_ids, epochs, ttl), conn
         )
 
@@ -50,7 +51,7 @@ class ProcessFunctions(Transport):
         CAS), count the loss, fail runs lost more than p_max_losses times, NOTIFY
         ticketiq_resume.
         """
-        return await self.many(
+        return await self._t.many(
             models.SweptRun, "sweep_lapsed", (sweeper, max_losses, limit), conn
         )
 
@@ -66,7 +67,7 @@ class ProcessFunctions(Transport):
         """``ticketiq.register_process``: Record an app process (and its session's backend pid) as
         up.
         """
-        return await self.one(
+        return await self._t.one(
             models.ProcessRegistration, "register_process", (process_id, host, os_pid), conn
         )
 
@@ -82,7 +83,7 @@ class ProcessFunctions(Transport):
         """``ticketiq.claim_leader``: Take the named leader lease when free or lapsed (epoch + 1),
         or renew it for its holder.
         """
-        return await self.one(models.LeaderLease, "claim_leader", (name, holder, ttl), conn)
+        return await self._t.one(models.LeaderLease, "claim_leader", (name, holder, ttl), conn)
 
 
     async def renew_leader(
@@ -97,7 +98,7 @@ class ProcessFunctions(Transport):
         """``ticketiq.renew_leader``: Extend the leader lease while the holder still holds it
         unlapsed at that epoch.
         """
-        return bool(await self.scalar("renew_leader", (name, holder, epoch, ttl), conn))
+        return bool(await self._t.scalar("renew_leader", (name, holder, epoch, ttl), conn))
 
 
     async def resign_leader(
@@ -106,14 +107,14 @@ class ProcessFunctions(Transport):
         """``ticketiq.resign_leader``: Give up the leader lease held by p_holder and NOTIFY
         ticketiq_leader so a follower takes over at once.
         """
-        return bool(await self.scalar("resign_leader", (name, holder), conn))
+        return bool(await self._t.scalar("resign_leader", (name, holder), conn))
 
 
     async def hold_liveness(
         self, process_id: str, *, conn: psycopg.AsyncConnection | None = None
     ) -> models.LivenessToken:
         """Take the liveness token on ``conn``'s session: pass a dedicated, direct connection."""
-        return await self.one(models.LivenessToken, "hold_liveness", (process_id,), conn)
+        return await self._t.one(models.LivenessToken, "hold_liveness", (process_id,), conn)
 
 
     async def release_liveness(
@@ -122,7 +123,7 @@ class ProcessFunctions(Transport):
         """``ticketiq.release_liveness``: Clean stop: mark the process stopped and release its
         liveness token (on the session holding it).
         """
-        return bool(await self.scalar("release_liveness", (process_id,), conn))
+        return bool(await self._t.scalar("release_liveness", (process_id,), conn))
 
 
     async def watch_processes(
@@ -142,7 +143,7 @@ class ProcessFunctions(Transport):
         session.  A dead peer's leases are cut to ``grace`` seconds; a later
         call claims its runs once they lapsed.
         """
-        return await self.many(
+        return await self._t.many(
             models.WatchedProcess, "watch_processes",
             (watcher, session, list(seen), max_losses, grace), conn,
         )
@@ -154,7 +155,7 @@ class ProcessFunctions(Transport):
         """``ticketiq.purge_answers``: Delete up to p_limit sealed answers past retain_until whose
         runs finished.
         """
-        return int(await self.scalar("purge_answers", (limit,), conn))
+        return int(await self._t.scalar("purge_answers", (limit,), conn))
 
 
     async def purge_history(
@@ -169,39 +170,10 @@ class ProcessFunctions(Transport):
         Returns the counts per table (``runs_purged``, ``checkpoints_purged``, ...,
         ``audit_purged``); call it until every count is 0.
         """
-        rows = await self.rows("purge_history", (older_than, limit), conn)
+        rows = await self._t.rows("purge_history", (older_than, limit), conn)
         return {name: int(value) for name, value in rows[0].items()}
 
 
-    # -- failures are not crashes -------------------------------------------
-
-    async def record_attempt(
-        self,
-        run_id: uuid.UUID,
-        epoch: int,
-        step: int,
-        target: str,
-        error: str,
-        *,
-        conn: psycopg.AsyncConnection | None = None,
-    ) -> models.Attempt:
-        """Count one failed attempt of ``target`` at ``step``; the count spans every epoch."""
-        return await self.one(
-            models.Attempt, "record_attempt", (run_id, epoch, step, target, error), conn
-        )
 
 
-    async def audit_once(
-        self,
-        run_id: uuid.UUID,
-        epoch: int,
-        event: str,
-        key: str,
-        detail: dict[str, Any],
-        *,
-        conn: psycopg.AsyncConnection | None = None,
-    ) -> models.AuditOnce:
-        """Audit ``event`` once per run and ``key``; a repeat returns the first row's id."""
-        return await self.one(
-            models.AuditOnce, "audit_once", (run_id, epoch, event, key, json_param(detail)), conn
-        )
+

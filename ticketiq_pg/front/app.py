@@ -221,7 +221,7 @@ def create_app(db: TicketIQ | None = None, *, worker: Worker | None = None,
         spec = kinds.get(kind) or EntryKind(kind)
         require_storable("body", sender_id=sender_id, payload=payload, run_as=run_as)
         try:
-            entry = await store.accept_entry(
+            entry = await store.entries.accept_entry(
                 kind, sender_id, payload, owner=who.subject,
                 run_as=who.resolve_run_as(run_as), channel=kind, may_wait=spec.may_wait,
                 durable=spec.durable(resume_entries),
@@ -238,7 +238,7 @@ def create_app(db: TicketIQ | None = None, *, worker: Worker | None = None,
 
     async def seen(kind: str, sender_id: str, who: Identity) -> Accepted:
         # Sender ids are the owner's own: another owner's same id is not even looked at.
-        entry = await store.get_entry(kind, sender_id, owner=who.subject)
+        entry = await store.entries.get_entry(kind, sender_id, owner=who.subject)
         if entry is None:
             raise HTTPException(status_code=404, detail=f"no {kind} entry {sender_id!r}")
         return Accepted(entry_id=entry.entry_id, run_id=entry.run_id, state=entry.state,
@@ -424,7 +424,7 @@ async def _a2a(request: Request, who: Identity, accept: Any, store: Any) -> JSON
             return _rpc_error(rpc_id, -32602, "invalid params: params.id is required")
     else:
         return _rpc_error(rpc_id, -32601, f"method not found: {method}", status=404)
-    entry = await store.get_entry("a2a", task_id, owner=who.subject)
+    entry = await store.entries.get_entry("a2a", task_id, owner=who.subject)
     if entry is None:
         return _rpc_error(rpc_id, -32001, f"task not found: {task_id}", status=404)
     task: dict[str, Any] = {

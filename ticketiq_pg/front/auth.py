@@ -128,7 +128,7 @@ class Authenticator:
             raise exc.note() from None
 
     async def _api_key(self, key_id: str, secret: str) -> Identity:
-        found = await self.db.find_api_key(key_id)
+        found = await self.db.keys.find_api_key(key_id)
         stored = found.key_hash if found is not None and found.key_hash else _DUMMY
         if not hmac.compare_digest(bytes(stored), key_hash(secret)) or found is None:
             raise AuthError(401, "unknown or revoked API key", "bad_api_key")
@@ -146,7 +146,7 @@ class Authenticator:
         if now - self._used.get(who.key_id, -USE_EVERY) < USE_EVERY:
             return
         self._used[who.key_id] = now
-        await self.db.note_api_key_use(who.key_id)
+        await self.db.keys.note_api_key_use(who.key_id)
 
     async def _jwt(self, token: str) -> Identity:
         s = self.settings

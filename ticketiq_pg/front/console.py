@@ -179,7 +179,7 @@ def console_app(auth: Authenticator, store: Any, conninfo: Callable[[], str | No
         decision = form.get("decision", [""])[0]
         if decision not in ("approve", "reject"):
             return _page(request, "Bad request", "decision must be approve or reject", 422, who)
-        return await act(request, who, store.decide_approval(
+        return await act(request, who, store.waits.decide_approval(
             request.path_params["approval_id"], decision == "approve", who.subject,
             "from the console"), "/")
 

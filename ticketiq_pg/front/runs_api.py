@@ -98,7 +98,7 @@ def runs_router(db: TicketIQ, kinds: dict[str, EntryKind], caller: Any,
     waits: dict[str, int] = {}  # long polls held, by identity
 
     async def status_of(run_id: uuid.UUID, transcript: bool = False) -> RunStatus | None:
-        entry = await db.get_entry_by_run(run_id)
+        entry = await db.entries.get_entry_by_run(run_id)
         try:
             run = await db.get_run(run_id)
         except UnknownRun:
@@ -151,7 +151,7 @@ def runs_router(db: TicketIQ, kinds: dict[str, EntryKind], caller: Any,
         run_as = who.resolve_run_as(x_run_as)
         require_storable("body", input=body.input)
         try:
-            entry = await db.accept_entry(
+            entry = await db.entries.accept_entry(
                 body.kind, idempotency_key, body.input, owner=who.subject,
                 run_as=run_as, channel=body.kind, may_wait=kind.may_wait,
                 durable=kind.durable(crash_resume_entries),
@@ -167,7 +167,7 @@ def runs_router(db: TicketIQ, kinds: dict[str, EntryKind], caller: Any,
                             status_code=202)
 
     async def _again(run_id: uuid.UUID | None, who: Identity) -> JSONResponse:
-        entry = await db.get_entry_by_run(run_id) if run_id else None
+        entry = await db.entries.get_entry_by_run(run_id) if run_id else None
         if entry is None or not who.may_see(entry.owner):
             note_refusal("key_in_use", who.subject)
             raise HTTPException(status_code=409, detail="the idempotency key is in use")
@@ -187,7 +187,7 @@ def runs_router(db: TicketIQ, kinds: dict[str, EntryKind], caller: Any,
             raise HTTPException(status_code=403, detail="owner= is for admins")
         # Keys are per owner: another owner's same key is not looked at, so a 404 is all
         # a caller learns of it.
-        entry = await db.get_entry(kind, key, owner=owner or who.subject)
+        entry = await db.entries.get_entry(kind, key, owner=owner or who.subject)
         if entry is None or entry.run_id is None:
             raise HTTPException(status_code=404, detail=f"no run for key {key!r}")
         return await visible(entry.run_id, who)
@@ -247,7 +247,8 @@ def runs_router(db: TicketIQ, kinds: dict[str, EntryKind], caller: Any,
         waiting for it is woken, one not waiting yet finds it when it waits."""
         await visible(run_id, who)
         try:
-            sent = await db.send_signal(run_id, name, body.payload, idempotency_key, who.subject)
+            sent = await db.waits.send_signal(run_id, name, body.payload, idempotency_key,
+                                              who.subject)
         except (UnknownRun, RunNotRunning) as exc:
             raise HTTPException(status_code=409, detail=str(exc)) from exc
         answer = SignalAnswer(run_id=run_id, name=name, signal_id=sent.signal_id,

@@ -33,4 +33,4 @@ async def record_incoming(db: Any, function: str, args: Sequence[Any]) -> None:
     if function == "accept_entry":
         traceparent = INCOMING.get()
         if traceparent is not None:
-            await db.record_trace_context(str(args[0]), str(args[1]), traceparent)
+            await db.audit.record_trace_context(str(args[0]), str(args[1]), traceparent)

@@ -194,7 +194,7 @@ async def _open(found: _RunTrace, run_id: uuid.UUID, entry_point: str, how: str,
     traceparent = None
     if lookup and _db:
         try:
-            traceparent = await _db[0].run_trace_context(run_id)
+            traceparent = await _db[0].audit.run_trace_context(run_id)
         except Exception:  # noqa: BLE001 - then the run's own trace
             log.debug("the trace context of run %s could not be read", run_id, exc_info=True)
     attributes = {"ticketiq.run.id": str(run_id), "ticketiq.run.entry_point": entry_point,
@@ -354,7 +354,7 @@ async def name_the_loss(db: Any, run_id: uuid.UUID) -> None:
     if found is None or found.resume is None:
         return
     try:
-        losses = await db.run_losses(run_id)
+        losses = await db.audit.run_losses(run_id)
     except Exception:  # noqa: BLE001 - the span goes without the name
         return
     if losses and found.resume is not None:

@@ -225,7 +225,7 @@ def _with_driver(opts: argparse.Namespace, work: Callable[[Any], Awaitable[T]]) 
 
 def cmd_decide(opts: argparse.Namespace) -> int:
     """Approve or reject a write held for approval (ticketiq.decide_approval)."""
-    decided = _with_driver(opts, lambda db: db.decide_approval(
+    decided = _with_driver(opts, lambda db: db.waits.decide_approval(
         opts.approval_id, opts.command == "approve", opts.actor, opts.reason))
     result = {"approval_id": str(decided.approval_id), "run_id": str(decided.run_id),
               "state": decided.state, "decided_by": decided.decided_by,
@@ -273,12 +273,12 @@ def cmd_purge(opts: argparse.Namespace) -> int:
     async def purge(db: Any) -> dict[str, int]:
         totals: dict[str, int] = {"answers_purged": 0}
         while True:
-            deleted = await db.purge_answers(opts.limit)
+            deleted = await db.processes.purge_answers(opts.limit)
             totals["answers_purged"] += deleted
             if opts.once or deleted < opts.limit:
                 break
         while True:
-            counts = await db.purge_history(opts.older_than, opts.limit)
+            counts = await db.processes.purge_history(opts.older_than, opts.limit)
             for name, value in counts.items():
                 totals[name] = totals.get(name, 0) + value
             if opts.once or not any(counts.values()):

@@ -33,7 +33,7 @@ def cmd_api_key(opts: argparse.Namespace, url: str) -> int:
               f"{text}\n(key id {key.key_id} for {key.identity}: shown once, store it now)")
         return 0
     if opts.key_command == "list":
-        keys = asyncio.run(_with_db(url, lambda db: db.list_api_keys()))
+        keys = asyncio.run(_with_db(url, lambda db: db.keys.list_api_keys()))
         rows = [{"key_id": k.key_id, "identity": k.identity, "run_as": k.run_as,
                  "scopes": k.scopes, "created_at": k.created_at.isoformat(),
                  "revoked_at": k.revoked_at.isoformat() if k.revoked_at else None,
@@ -48,7 +48,7 @@ def cmd_api_key(opts: argparse.Namespace, url: str) -> int:
                       f"  scopes={','.join(r['scopes']) or '-'}  {state}"
                       f"  last used {r['last_used_at'] or 'never'}")
         return 0
-    revoked = asyncio.run(_with_db(url, lambda db: db.revoke_api_key(opts.key_id)))
+    revoked = asyncio.run(_with_db(url, lambda db: db.keys.revoke_api_key(opts.key_id)))
     print(json.dumps({"key_id": opts.key_id, "revoked": revoked}) if opts.json else
           (f"revoked {opts.key_id}" if revoked else f"{opts.key_id}: unknown or revoked already"))
     return 0 if revoked else 1

@@ -107,7 +107,7 @@ class EntryPump:
         self.last_claimed = 0
         if self.fire_crons:
             try:
-                fires = await self.db.fire_due_crons(durable=self.crash_resume_entries)
+                fires = await self.db.entries.fire_due_crons(durable=self.crash_resume_entries)
                 self.fired += len(fires)
             except Exception:  # noqa: BLE001 - a failed fire must not keep the inbox waiting
                 log.exception("firing due crons failed; claiming entries all the same")
@@ -115,13 +115,13 @@ class EntryPump:
                 # workflow timers (an app with workflows): each fires once, on whichever
                 # process gets it first
                 if self.runner.workflows:
-                    self.timers_fired += len(await self.db.fire_due_timers())
+                    self.timers_fired += len(await self.db.waits.fire_due_timers())
             except Exception:  # noqa: BLE001 - nor a failed timer
                 log.exception("firing due workflow timers failed")
         if room < 1:
             return 0
         sent = self.leases.sent_at()
-        entries = await self.db.claim_entries(
+        entries = await self.db.entries.claim_entries(
             self.leases.holder, self.leases.ttl, room, min_age=self.claim_delay
         )
         for entry in entries:

@@ -131,7 +131,7 @@ class Inspector:
             reason = verdict.reason or "refused"
             if verdict.needs_approval:
                 reason = f"an ad hoc call is never held for approval: {reason}"
-            audit_id = await self.db.audit_inspector_call(
+            audit_id = await self.db.audit.audit_inspector_call(
                 actor, run, tool.name, digest, key, "refused", {"reason": reason[:2000]})
             log.info("inspector call of %s by %s refused: %s", tool.name, actor, reason)
             raise InspectorRefused(403, f"refused by the gates: {reason}", audit_id)
@@ -140,10 +140,10 @@ class Inspector:
                               step_key=key)
         changing = changes(tool.classification)
         if changing:
-            await self.db.audit_inspector_call(actor, run, tool.name, digest, key, "sent")
+            await self.db.audit.audit_inspector_call(actor, run, tool.name, digest, key, "sent")
         result, outcome = await self._make(tool, context, changing)
         try:
-            audit_id: int | None = await self.db.audit_inspector_call(
+            audit_id: int | None = await self.db.audit.audit_inspector_call(
                 actor, run, tool.name, digest, key, outcome)
         except (psycopg.Error, TicketIQError) as exc:
             # The call was made: its outcome is shown, and that it is not audited.

@@ -268,7 +268,7 @@ class LeaseKeeper(LeaseBook):
         async def renew(
             leases: list[tuple[uuid.UUID, int]], conn: psycopg.AsyncConnection | None
         ) -> list[tuple[uuid.UUID, int, bool]]:
-            rows = await db.renew_leases(holder, leases, self.ttl, conn=conn)
+            rows = await db.processes.renew_leases(holder, leases, self.ttl, conn=conn)
             return [(row.run_id, row.epoch, row.held) for row in rows]
 
         super().__init__("run", renew, ttl=ttl, renew_interval=renew_interval, margin=margin,

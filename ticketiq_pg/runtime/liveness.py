@@ -137,7 +137,7 @@ class Liveness:
         if self._conn is not None:
             if release and not self._conn.closed:
                 try:
-                    await self.db.release_liveness(self.process_id, conn=self._conn)
+                    await self.db.processes.release_liveness(self.process_id, conn=self._conn)
                 except Exception:  # noqa: BLE001 - closing ends the session (and the lock) anyway
                     log.warning("releasing the liveness token failed", exc_info=True)
             await self._close()
@@ -178,7 +178,7 @@ class Liveness:
             options=SESSION_OPTIONS,
             **KEEPALIVE_KWARGS,
         )
-        token = await self.db.hold_liveness(self.process_id, conn=conn)
+        token = await self.db.processes.hold_liveness(self.process_id, conn=conn)
         self.key = token.liveness_key
         self.holds += 1
         self._held_since_backoff = True
@@ -196,7 +196,7 @@ class Liveness:
                 self.ok.set()
             sent = self.clock()
             try:
-                rows = await self.db.watch_processes(
+                rows = await self.db.processes.watch_processes(
                     self.process_id, session, seen, self.max_losses, self.grace, conn=conn
                 )
             except Exception as exc:

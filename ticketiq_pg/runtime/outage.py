@@ -70,6 +70,6 @@ class Recovery:
         if self.woken_at is not None and now - self.woken_at < WAKE_EVERY:
             return
         self.woken_at = now
-        woken = await self.setup.db.wake_runs(WAIT_KEY)
+        woken = await self.setup.db.waits.wake_runs(WAIT_KEY)
         if woken:
             log.warning("the model answers again: %s suspended runs woken", woken)

@@ -73,7 +73,7 @@ class Waits:
         coalesces with this request.
         """
         self.setup.leases.check(state.run_id, state.epoch)
-        filed = await self.setup.db.request_approval(
+        filed = await self.setup.db.waits.request_approval(
             state.run_id, state.epoch, step_no, call["call_id"],
             {"reason": reason, "tool": call["tool"]},
         )
@@ -91,7 +91,7 @@ class Waits:
                 raise Drained(f"shut down while waiting for approval {filed.approval_id}")
             await asyncio.sleep(self.setup.poll_interval)
             self.setup.leases.check(state.run_id, state.epoch)
-            approval = await self.setup.db.get_approval(filed.approval_id)
+            approval = await self.setup.db.waits.get_approval(filed.approval_id)
         return _Decision(
             approval_id=filed.approval_id,
             state=approval.state,
@@ -147,7 +147,7 @@ class Waits:
             self.setup.leases.check(state.run_id, state.epoch)
             if self.setup.draining:
                 raise Drained("shut down while waiting for a child run")
-            child = await self.setup.db.delegation_status(key)
+            child = await self.setup.db.waits.delegation_status(key)
             if child is None:
                 return {"error": f"no child run for delegation key {key}", "outcome": "unknown"}
             if child.answer is not None:
@@ -184,7 +184,8 @@ class Waits:
             wait_key, seconds = f"signal:{state.run_id}:{args.get('name')}", args.get("timeout")
         await self.before_suspend(state, step_no)
         self.setup.leases.check(state.run_id, state.epoch)
-        waited = await self.setup.db.wait_run(state.run_id, state.epoch, key, wait_key, seconds,
+        waited = await self.setup.db.waits.wait_run(state.run_id, state.epoch, key, wait_key,
+                                                    seconds,
                                               {"call_id": call["call_id"]})
         if waited.outcome == "suspended":
             raise Suspended(f"waiting on {wait_key}")

@@ -184,7 +184,7 @@ class Worker:
             s.database_url, min_size=2, max_size=s.pool_size,
             group_commit=s.group_commit > 0, group_size=max(2, s.group_commit),
             prepared=s.prepared_statements)
-        await self.db.register_process(self.process_id, socket.gethostname(), os.getpid())
+        await self.db.processes.register_process(self.process_id, socket.gethostname(), os.getpid())
         self.leases = LeaseKeeper(
             self.db, self.process_id, ttl=s.lease_ttl, renew_interval=s.renew_interval,
             margin=s.self_fence_margin, conninfo=s.database_url, prepared=s.prepared_statements)
@@ -291,7 +291,7 @@ class Worker:
         # a no-op, so do it even if the last tick failed to learn who leads.
         if self.db is not None:
             try:
-                await self.db.resign_leader(LEADER_NAME, self.process_id)
+                await self.db.processes.resign_leader(LEADER_NAME, self.process_id)
             except Exception:  # noqa: BLE001
                 log.exception("resigning leadership failed")
             self.is_leader = False
@@ -384,14 +384,16 @@ class Worker:
         s = self.settings
         wait = s.sweep_interval
         try:
-            lease = await self.db.claim_leader(LEADER_NAME, self.process_id, leader_ttl(s))
+            lease = await self.db.processes.claim_leader(LEADER_NAME, self.process_id,
+                                                         leader_ttl(s))
             if lease.is_leader and not self.is_leader:
                 log.info("worker %s is the sweep leader (epoch %s)",
                          self.process_id, lease.epoch)
             self.is_leader = lease.is_leader
             self.leader_epoch = lease.epoch
             if lease.is_leader:
-                swept = await self.db.sweep_lapsed(self.process_id, max_losses=s.max_losses)
+                swept = await self.db.processes.sweep_lapsed(self.process_id,
+                                                             max_losses=s.max_losses)
                 self.swept += len(swept)
                 for row in swept:
                     log.warning("swept run %s (lost %s times, now %s)",
