@@ -170,3 +170,17 @@ def test_importing_the_api_brings_no_web_stack_nor_harness(heavy: str) -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, cwd=PACKAGE.parent)
     assert out.stdout.strip() == "False"
+
+
+def test_the_environment_is_read_in_one_place() -> None:
+    """Configuration is read by ticketiq_pg.config alone: no other module of the library
+    reads ``os.environ`` or ``os.getenv`` (the harness, which sets up processes, may)."""
+    readers = []
+    for name, path in modules().items():
+        if name == "ticketiq_pg.config" or name.startswith("ticketiq_pg.testing"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv") \
+                    and isinstance(node.value, ast.Name) and node.value.id == "os":
+                readers.append(f"{name}:{node.lineno}")
+    assert readers == []

@@ -49,6 +49,12 @@ variable                           default   meaning
 
 :func:`Settings.from_env` reads them all and raises one ConfigError naming
 every variable that is wrong.
+
+This module is the one place the library reads its environment: every other variable
+(the CLI's, logging's, the metrics' and traces', the front's through
+:class:`~ticketiq_pg.front.settings.FrontSettings`, the SQL tree's override, the fault
+points of the kill trials) is read through :class:`Environment`, which names them all.
+``tests/test_layout.py`` holds that no other module of the package reads ``os.environ``.
 """
 
 from __future__ import annotations
@@ -105,6 +111,75 @@ def new_seal_key(key_id: str | None = None) -> str:
 
 
 @dataclass(frozen=True)
+class Environment:
+    """The variables the library reads besides :class:`Settings`'s, each by its name.
+
+    ``Environment.current()`` is the process's; a test passes a mapping of its own.
+    """
+
+    values: Mapping[str, str] = field(default_factory=dict)
+
+    DATABASE_URL = "TICKETIQ_DATABASE_URL"
+    APP = "TICKETIQ_APP"
+    LOG_LEVEL = "TICKETIQ_LOG_LEVEL"
+    LOG_FORMAT = "TICKETIQ_LOG_FORMAT"
+    HTTP_PORT = "TICKETIQ_HTTP_PORT"
+    METRICS_HOST = "TICKETIQ_METRICS_HOST"
+    METRICS_PORT = "TICKETIQ_METRICS_PORT"
+    METRICS_DATABASE = "TICKETIQ_METRICS_DATABASE"
+    TRACES_FILE = "TICKETIQ_TRACES_FILE"
+    FRONT_URL = "TICKETIQ_FRONT_URL"
+    FRONT_TOKEN = "TICKETIQ_FRONT_TOKEN"
+    SQL_DIR = "TICKETIQ_SQL_DIR"
+    FAULTS = "TICKETIQ_FAULTS"
+
+    @classmethod
+    def current(cls) -> Environment:
+        return cls(os.environ)
+
+    def get(self, name: str) -> str | None:
+        """The variable's text, stripped; None when it is unset or blank."""
+        text = self.values.get(name)
+        return text.strip() if text is not None and text.strip() else None
+
+    def port(self, name: str, lowest: int = 1) -> int | None:
+        """A port number (``lowest``: 0 for any free port); None when unset."""
+        text = self.get(name)
+        if text is None:
+            return None
+        if not text.isdigit() or not lowest <= int(text) < 65536:
+            raise ConfigError(f"{name} must be a port number ({lowest}-65535), not {text!r}")
+        return int(text)
+
+    @property
+    def log_format(self) -> str:
+        value = (self.get(self.LOG_FORMAT) or "text").lower()
+        if value not in ("text", "json"):
+            raise ConfigError(f"{self.LOG_FORMAT} must be text or json, not {value!r}")
+        return value
+
+    @property
+    def metrics_database(self) -> bool:
+        """Whether a scrape reads the database's figures too (``0``: not)."""
+        return self.get(self.METRICS_DATABASE) != "0"
+
+    @property
+    def traces_wanted(self) -> bool:
+        """A trace file or an OTLP endpoint is set."""
+        return bool(self.get(self.TRACES_FILE) or self.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+                    or self.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
+
+    @property
+    def service_name(self) -> str:
+        return self.get("OTEL_SERVICE_NAME") or "ticketiq-pg"
+
+    @property
+    def user(self) -> str:
+        """Who runs the CLI, for an operator's acts (``$USER``, else ``operator``)."""
+        return self.get("USER") or "operator"
+
+
+@dataclass(frozen=True)
 class Settings:
     """A process's settings: the database, the seal keys and the lease timings (docs/guide.md)."""
 
@@ -143,7 +218,7 @@ class Settings:
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
         """Read the ``TICKETIQ_*`` variables; every malformed one is named in one ConfigError."""
-        env = os.environ if environ is None else environ
+        env = Environment.current().values if environ is None else environ
         problems: list[str] = []
         values: dict[str, object] = {}
 

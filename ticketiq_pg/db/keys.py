@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 from collections.abc import Sequence
+from typing import Protocol
 
 import psycopg
 
@@ -87,11 +88,18 @@ def parse_api_key(text: str) -> tuple[str, str] | None:
     return key_id, secret
 
 
-async def create_api_key(db: KeyFunctions, identity: str, run_as: Sequence[str] = (),
+class _Keyed(Protocol):
+    """The driver, as far as a key's creation needs it."""
+
+    @property
+    def keys(self) -> KeyFunctions: ...
+
+
+async def create_api_key(db: _Keyed, identity: str, run_as: Sequence[str] = (),
                          scopes: Sequence[str] = ()) -> tuple[str, models.ApiKey]:
     """Make a key for ``identity``: returns its text (shown once, never stored) and row."""
     text, key_id, digest = mint_api_key()
-    return text, await db.create_api_key(key_id, digest, identity, run_as, scopes)
+    return text, await db.keys.create_api_key(key_id, digest, identity, run_as, scopes)
 
 
 def create_api_key_sync(conninfo: str, identity: str, run_as: Sequence[str] = (),

@@ -7,12 +7,13 @@ the same tree as ``ticketiq_pg/sql`` (hatch ``force-include``, see pyproject.tom
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
+
+from ticketiq_pg.config import Environment
 
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent
 
-ENV_VAR = "TICKETIQ_SQL_DIR"
+ENV_VAR = Environment.SQL_DIR
 
 
 def repo_root() -> Path | None:
@@ -25,7 +26,7 @@ def repo_root() -> Path | None:
 
 def sql_dir() -> Path:
     """Directory holding ``migrations/``, ``comments.sql``, ``functions/`` and ``grants.sql``."""
-    override = os.environ.get(ENV_VAR)
+    override = Environment.current().get(ENV_VAR)
     if override:
         path = Path(override).expanduser().resolve()
         if not path.is_dir():

@@ -40,10 +40,10 @@ API keys need no setting: they live in the database (``ticketiq-pg api-key``).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from ticketiq_pg.config import Environment
 from ticketiq_pg.errors import ConfigError
 
 BOT_FRAMEWORK_ISSUER = "https://api.botframework.com"
@@ -101,7 +101,7 @@ class FrontSettings:
                  ) -> FrontSettings:
         """Read the ``TICKETIQ_HTTP_*``, ``_JWT_*``, ``_WEBHOOK_*`` and ``_TEAMS_*``
         variables; ``overrides`` (CLI flags) win."""
-        env = os.environ if environ is None else environ
+        env = Environment.current().values if environ is None else environ
         values: dict[str, object] = {}
         kind: Callable[[str], object]
         try:

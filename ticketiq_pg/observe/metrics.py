@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -33,6 +32,7 @@ from prometheus_client.core import (
 from prometheus_client.registry import Collector
 
 from ticketiq_pg.agent import ModelStep
+from ticketiq_pg.config import Environment
 
 log = logging.getLogger(__name__)
 
@@ -308,7 +308,7 @@ def registry_for(worker: Any, *, database: bool | None = None) -> CollectorRegis
     registry.register(_Shared())
     registry.register(WorkerCollector(worker))
     if database is None:
-        database = os.environ.get("TICKETIQ_METRICS_DATABASE", "1") != "0"
+        database = Environment.current().metrics_database
     url = worker.settings.database_url
     if database and url:
         registry.register(DatabaseCollector(url))

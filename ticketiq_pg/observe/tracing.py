@@ -34,7 +34,6 @@ import hashlib
 import importlib.util
 import json
 import logging
-import os
 import sys
 import threading
 import time
@@ -42,9 +41,11 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
+from ticketiq_pg.config import Environment
+
 log = logging.getLogger(__name__)
 
-ENV_FILE = "TICKETIQ_TRACES_FILE"
+ENV_FILE = Environment.TRACES_FILE
 ENABLED = False
 _tracer: Any = None
 _db: list[Any] = []  # the worker's driver: the resume span's one read
@@ -64,8 +65,7 @@ def wanted() -> bool:
     """Whether traces are asked for and OpenTelemetry is installed."""
     if importlib.util.find_spec("opentelemetry") is None:
         return False
-    if os.environ.get(ENV_FILE) or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or \
-            os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
+    if Environment.current().traces_wanted:
         return True
     if "opentelemetry.trace" not in sys.modules:
         return False  # the app set no provider up: nothing of OpenTelemetry is imported
@@ -84,17 +84,19 @@ def configure(process_id: str) -> bool:
     from opentelemetry import trace
 
     provider = trace.get_tracer_provider()
+    env = Environment.current()
     if isinstance(provider, trace.ProxyTracerProvider):
         from opentelemetry.sdk.resources import Resource
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
 
         provider = TracerProvider(resource=Resource.create({
-            "service.name": os.environ.get("OTEL_SERVICE_NAME", "ticketiq-pg"),
+            "service.name": env.service_name,
             "service.instance.id": process_id}))
-        if os.environ.get(ENV_FILE):
+        trace_file = env.get(ENV_FILE)
+        if trace_file:
             # Each span written as it ends: a SIGKILL loses only the spans still open.
-            provider.add_span_processor(SimpleSpanProcessor(FileExporter(os.environ[ENV_FILE])))
+            provider.add_span_processor(SimpleSpanProcessor(FileExporter(trace_file)))
         else:
             from opentelemetry.exporter.otlp.proto.http.trace_exporter import (  # type: ignore[import-not-found]
                 OTLPSpanExporter,

@@ -23,7 +23,6 @@ import importlib.util
 import inspect
 import json
 import logging
-import os
 import sys
 from collections.abc import Awaitable, Callable
 from importlib import metadata
@@ -32,6 +31,7 @@ from typing import Any, TypeVar
 
 import psycopg
 
+from ticketiq_pg.config import Environment
 from ticketiq_pg.db.inspect import (
     LAPSE_WITHIN,
     LIST_LIMIT,
@@ -47,7 +47,7 @@ from ticketiq_pg.db.migrate import (
     install_sync,
     schema_version_sync,
 )
-from ticketiq_pg.errors import ConfigError, TicketIQError
+from ticketiq_pg.errors import TicketIQError
 from ticketiq_pg.ops import views as operator_view
 from ticketiq_pg.ops.args import (
     age_arg,
@@ -62,9 +62,9 @@ from ticketiq_pg.ops.keys import add_parser as add_key_parser
 from ticketiq_pg.ops.keys import cmd_api_key
 from ticketiq_pg.ops.serve import load_app, serve
 
-ENV_URL = "TICKETIQ_DATABASE_URL"
-ENV_APP = "TICKETIQ_APP"
-ENV_LOG_LEVEL = "TICKETIQ_LOG_LEVEL"
+ENV_URL = Environment.DATABASE_URL
+ENV_APP = Environment.APP
+ENV_LOG_LEVEL = Environment.LOG_LEVEL
 
 
 def _package_version() -> str:
@@ -75,7 +75,7 @@ def _package_version() -> str:
 
 
 def _url(opts: argparse.Namespace, required: bool = True) -> str | None:
-    url = opts.database_url or os.environ.get(ENV_URL)
+    url = opts.database_url or Environment.current().get(ENV_URL)
     if not url and required:
         raise SystemExit(f"ticketiq-pg: set {ENV_URL} or pass --database-url")
     return url
@@ -133,10 +133,9 @@ async def _await(awaitable: object) -> object:
 def cmd_worker(opts: argparse.Namespace) -> int:
     from ticketiq_pg.config import Settings
 
-    level = (opts.log_level or os.environ.get(ENV_LOG_LEVEL) or "INFO").upper()
-    log_format = os.environ.get("TICKETIQ_LOG_FORMAT", "text").strip().lower()
-    if log_format not in ("text", "json"):
-        raise ConfigError(f"TICKETIQ_LOG_FORMAT must be text or json, not {log_format!r}")
+    env = Environment.current()
+    level = (opts.log_level or env.get(ENV_LOG_LEVEL) or "INFO").upper()
+    log_format = env.log_format
     if log_format == "json":
         from ticketiq_pg.observe.logs import handler
 
@@ -144,10 +143,10 @@ def cmd_worker(opts: argparse.Namespace) -> int:
     else:
         logging.basicConfig(level=level, stream=sys.stderr,
                             format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    ref = opts.app or os.environ.get(ENV_APP)
+    ref = opts.app or env.get(ENV_APP)
     if not ref:
         raise SystemExit(f"ticketiq-pg worker: pass --app module:function or set {ENV_APP}")
-    port = _env_port("TICKETIQ_HTTP_PORT", opts.http_port)
+    port = opts.http_port if opts.http_port is not None else env.port(env.HTTP_PORT)
     settings = Settings.from_env()
     url = _url(opts)
     settings = dataclasses.replace(settings, database_url=url)
@@ -156,22 +155,9 @@ def cmd_worker(opts: argparse.Namespace) -> int:
     return asyncio.run(serve(settings, app, process_id=opts.process_id, max_runs=opts.max_runs,
                              http_port=port, drain_timeout=opts.drain_timeout,
                              http_host=opts.http_host,
-                             metrics_port=_env_port("TICKETIQ_METRICS_PORT", opts.metrics_port, 0),
-                             metrics_host=opts.metrics_host or os.environ.get(
-                                 "TICKETIQ_METRICS_HOST")))
-
-
-def _env_port(name: str, given: int | None, lowest: int = 1) -> int | None:
-    """``given``, else the variable ``name``: a port number (``lowest``: 0 for any free
-    port), or None when unset."""
-    if given is not None:
-        return given
-    text = os.environ.get(name, "").strip()
-    if not text:
-        return None
-    if not text.isdigit() or not lowest <= int(text) < 65536:
-        raise ConfigError(f"{name} must be a port number ({lowest}-65535), not {text!r}")
-    return int(text)
+                             metrics_port=(opts.metrics_port if opts.metrics_port is not None
+                                           else env.port(env.METRICS_PORT, 0)),
+                             metrics_host=opts.metrics_host or env.get(env.METRICS_HOST)))
 
 
 # -- the operator's view (ticketiq_pg/ops/views.py, docs/operators.md) ------------------------
@@ -449,7 +435,7 @@ def build_parser() -> argparse.ArgumentParser:
             ("stop", "ask a run to stop at its next step boundary", "run_id", cmd_stop)):
         p = sub.add_parser(name, help=what)
         p.add_argument(subject, type=run_id_arg, metavar=subject.upper())
-        p.add_argument("--actor", default=os.environ.get("USER") or "operator",
+        p.add_argument("--actor", default=Environment.current().user,
                        help="who does it (default: $USER)")
         p.add_argument("--reason", help="why")
         p.add_argument("--database-url", help=f"default: ${ENV_URL}")

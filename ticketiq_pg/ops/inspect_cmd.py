@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import urllib.error
 import urllib.request
 from typing import Any
 
-ENV_FRONT = "TICKETIQ_FRONT_URL"
-ENV_TOKEN = "TICKETIQ_FRONT_TOKEN"
+from ticketiq_pg.config import Environment
+
+ENV_FRONT = Environment.FRONT_URL
+ENV_TOKEN = Environment.FRONT_TOKEN
 EXIT = {"made": 0, "read_back": 0, "failed": 1, "not_applied": 1, "unknown": 3}
 
 
@@ -33,9 +34,9 @@ def add_parser(sub: Any, run_id_arg: Any) -> None:
     p.add_argument("--run", type=run_id_arg, metavar="RUN_ID",
                    help="the run it is made beside (audited with it); nothing is written "
                    "into the run")
-    p.add_argument("--front", default=os.environ.get(ENV_FRONT),
+    p.add_argument("--front", default=Environment.current().get(ENV_FRONT),
                    help=f"the front's URL (default: ${ENV_FRONT})")
-    p.add_argument("--token", default=os.environ.get(ENV_TOKEN),
+    p.add_argument("--token", default=Environment.current().get(ENV_TOKEN),
                    help=f"an admin's API key or JWT (default: ${ENV_TOKEN})")
     p.add_argument("--list", action="store_true", help="list the tools")
     p.add_argument("--json", action="store_true", help="JSON for scripts")

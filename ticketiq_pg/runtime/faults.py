@@ -29,6 +29,8 @@ import os
 import signal
 from collections.abc import Mapping
 
+from ticketiq_pg.config import Environment
+
 POINTS = (
     "before_model",
     "before_checkpoint",
@@ -61,8 +63,8 @@ class FaultPoints:
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> FaultPoints:
-        env = os.environ if environ is None else environ
-        return cls(env.get("TICKETIQ_FAULTS", ""))
+        env = Environment.current().values if environ is None else environ
+        return cls(env.get(Environment.FAULTS, ""))
 
     def __bool__(self) -> bool:
         return bool(self._armed)
