@@ -16,11 +16,11 @@ import uuid
 from typing import Any
 
 from ticketiq_pg.agent import CallContext
-from ticketiq_pg.db.driver import TicketIQ
 from ticketiq_pg.errors import LeaseLost
 from ticketiq_pg.retries import describe
 from ticketiq_pg.runtime.leases import LeaseBook
 from ticketiq_pg.runtime.run_state import RunState
+from ticketiq_pg.runtime.store import RunStore
 from ticketiq_pg.vendors.fencing import CallFence
 
 log = logging.getLogger(__name__)
@@ -46,7 +46,7 @@ def for_run(leases: LeaseBook, run_id: uuid.UUID, epoch: int) -> CallFence:
     return CallFence(str(run_id), epoch, check)
 
 
-async def settle_fenced(leases: LeaseBook, db: TicketIQ, state: RunState, context: CallContext,
+async def settle_fenced(leases: LeaseBook, db: RunStore, state: RunState, context: CallContext,
                         exc: BaseException) -> tuple[dict[str, Any], str]:
     """A vendor refused the call's fencing token: nothing was applied."""
     reason = describe(exc)

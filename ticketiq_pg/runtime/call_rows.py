@@ -17,10 +17,10 @@ import uuid
 from typing import Any
 
 from ticketiq_pg.agent import is_changing
-from ticketiq_pg.db.driver import TicketIQ
 from ticketiq_pg.db.rows import CallMark
 from ticketiq_pg.errors import SealMismatch
 from ticketiq_pg.runtime.run_state import RunState
+from ticketiq_pg.runtime.store import RunStore
 from ticketiq_pg.seal import JsonText, Sealer
 
 #: The sealed checkpoint's word that its call rows are sealed.
@@ -55,7 +55,7 @@ def marked_as(call: dict[str, Any], current: str | None) -> str:
 
 
 async def mark(
-    db: TicketIQ, sealer: Sealer, state: RunState, step: int, call: dict[str, Any], current: str
+    db: RunStore, sealer: Sealer, state: RunState, step: int, call: dict[str, Any], current: str
 ) -> CallMark:
     """Mark a call in doubt, with the seal of the row the mark leaves."""
     seal, key_id = sealer.seal_call(state.run_id, step, call, "in_doubt",
@@ -67,7 +67,7 @@ async def mark(
 
 
 async def record(
-    db: TicketIQ, sealer: Sealer, state: RunState, step: int, call: dict[str, Any],
+    db: RunStore, sealer: Sealer, state: RunState, step: int, call: dict[str, Any],
     outcome: Any, settlement: str,
 ) -> None:
     """Record a call's outcome, with the seal of the finished row."""
@@ -121,7 +121,7 @@ def has_open_row(state: RunState, call: dict[str, Any]) -> bool:
     return is_changing(call["classification"]) or call["call_id"] in state.marked
 
 
-async def record_made(db: TicketIQ, sealer: Sealer, state: RunState, step: int) -> None:
+async def record_made(db: RunStore, sealer: Sealer, state: RunState, step: int) -> None:
     """Record, sealed, the outcome of each call of this step made so far that has a row.
 
     Before the run gives its lease up (a wait, a shutdown): the attempt that takes the

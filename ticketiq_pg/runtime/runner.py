@@ -44,7 +44,6 @@ from ticketiq_pg.agent import (
     Tools,
     user_message,
 )
-from ticketiq_pg.db.driver import TicketIQ
 from ticketiq_pg.db.rows import AdoptedRun
 from ticketiq_pg.errors import (
     InvalidPayload,
@@ -79,6 +78,7 @@ from ticketiq_pg.runtime.run_state import (
     checkpoint_body,
 )
 from ticketiq_pg.runtime.setup import EngineSetup
+from ticketiq_pg.runtime.store import RunStore
 from ticketiq_pg.runtime.waits import Waits
 from ticketiq_pg.seal import Sealer
 from ticketiq_pg.workflow import Workflow
@@ -99,7 +99,7 @@ class Runner:
 
     def __init__(
         self,
-        db: TicketIQ,
+        db: RunStore,
         leases: LeaseKeeper,
         sealer: Sealer,
         model: Model,
@@ -141,7 +141,7 @@ class Runner:
     # wrapped after the engine is built (observability), draining is set at shutdown.
 
     @property
-    def db(self) -> TicketIQ:
+    def db(self) -> RunStore:
         return self.setup.db
 
     @property

@@ -1,5 +1,8 @@
 """What every part of the step engine reads: the store, the leases, the seal, the app's parts.
 
+The store is :class:`~ticketiq_pg.runtime.store.RunStore`, the engine's one typed interface
+to the database.
+
 The engine (:class:`~ticketiq_pg.runtime.runner.Runner`) is composed of parts that hand
 a run's :class:`~ticketiq_pg.runtime.run_state.RunState` along: a decider
 (:mod:`~ticketiq_pg.runtime.deciders`), the call executor
@@ -20,11 +23,11 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from ticketiq_pg.agent import Gates, Model, Tools
-from ticketiq_pg.db.driver import TicketIQ
 from ticketiq_pg.retries import MODEL_RETRY, TOOL_RETRY, RetryPolicy
 from ticketiq_pg.runtime.faults import FaultPoints
 from ticketiq_pg.runtime.leases import LeaseKeeper
 from ticketiq_pg.runtime.run_state import RunState
+from ticketiq_pg.runtime.store import RunStore
 from ticketiq_pg.seal import Sealer
 
 T = TypeVar("T")
@@ -35,7 +38,8 @@ class EngineSetup:
     """The step engine's shared parts, set once per process (the model and tools may be
     wrapped later, :attr:`draining` is set at shutdown)."""
 
-    db: TicketIQ
+    #: The engine's one interface to the database (the driver, ``TicketIQ``, is one).
+    db: RunStore
     leases: LeaseKeeper
     sealer: Sealer
     model: Model
