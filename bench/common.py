@@ -16,7 +16,7 @@ from typing import Any
 import psycopg
 
 from ticketiq_pg.db.migrate import install_sync
-from ticketiq_pg.testing.cluster import PrivateCluster, create_database, drop_database
+from ticketiq_pg.testing.postgres import PrivateCluster, create_database, drop_database
 
 ENV_BENCH_URL = "TICKETIQ_BENCH_DATABASE_URL"
 ENV_TEST_URL = "TICKETIQ_TEST_DATABASE_URL"

@@ -37,7 +37,7 @@ import time
 from typing import Any
 
 from ticketiq_pg.db.driver import TicketIQ
-from ticketiq_pg.testing.cluster import create_database, drop_database
+from ticketiq_pg.testing.postgres import create_database, drop_database
 
 from .common import BenchDB, Sizes, StatementSnapshot
 from .workload import BenchModel, make_runner, search_result, start_kwargs

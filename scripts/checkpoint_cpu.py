@@ -44,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import psycopg  # noqa: E402
 
 from ticketiq_pg.db.migrate import install_sync  # noqa: E402
-from ticketiq_pg.testing.cluster import temporary_database  # noqa: E402
+from ticketiq_pg.testing.postgres import temporary_database  # noqa: E402
 
 DEFAULT_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 

@@ -52,7 +52,7 @@ import psycopg  # noqa: E402
 from checkpoint_cpu import DEFAULT_URL, body, pgbench  # noqa: E402
 
 from ticketiq_pg.db.migrate import install_sync  # noqa: E402
-from ticketiq_pg.testing.cluster import temporary_database  # noqa: E402
+from ticketiq_pg.testing.postgres import temporary_database  # noqa: E402
 
 INPUTS = (
     "with i as (select r.run_id, r.epoch, nextval('bench_step_' || :client_id)::integer as step,"

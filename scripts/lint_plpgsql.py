@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import psycopg  # noqa: E402
 
 from ticketiq_pg.db.migrate import InstallError, install_sync  # noqa: E402
-from ticketiq_pg.testing.cluster import ENV_URL, create_database, drop_database  # noqa: E402
+from ticketiq_pg.testing.postgres import ENV_URL, create_database, drop_database  # noqa: E402
 
 FUNCTIONS_SQL = """
 select p.oid, p.oid::regprocedure::text as signature,

@@ -24,11 +24,11 @@ from pathlib import Path
 import httpx
 import psycopg
 
+from harness.trials import SEAL_KEYS
+from harness.vendor_sim.process import VendorService
 from ticketiq_pg.db.keys import create_api_key_sync
 from ticketiq_pg.db.migrate import install_sync
-from ticketiq_pg.testing.cluster import create_database, drop_database
-from ticketiq_pg.testing.trials import SEAL_KEYS
-from ticketiq_pg.testing.vendor_sim.process import VendorService
+from ticketiq_pg.testing.postgres import create_database, drop_database
 
 TOKENS = """
 select p.process_id, p.liveness_key, p.liveness_backend_pid, p.ended_reason,
@@ -66,7 +66,7 @@ def main() -> int:
             delay = {"TICKETIQ_ENTRY_CLAIM_DELAY": "10"} if name == "worker-a" else {}
             proc = subprocess.Popen(
                 [sys.executable, "-m", "ticketiq_pg.ops.cli", "worker", "--app",
-                 "ticketiq_pg.testing.scripted:app", "--process-id", name, "--http-port", "0",
+                 "harness.scripted:app", "--process-id", name, "--http-port", "0",
                  "--log-level", "WARNING"],
                 env={**env, **delay}, stdout=subprocess.PIPE,
                 stderr=open(work / f"{name}.log", "w"),

@@ -27,7 +27,7 @@ from psycopg.conninfo import conninfo_to_dict  # noqa: E402
 
 from ticketiq_pg.db.migrate import InstallError, install_sync  # noqa: E402
 from ticketiq_pg.db.sqlfiles import sql_dir  # noqa: E402
-from ticketiq_pg.testing.cluster import ENV_URL, create_database, drop_database  # noqa: E402
+from ticketiq_pg.testing.postgres import ENV_URL, create_database, drop_database  # noqa: E402
 
 HELPERS = "helpers.sql"
 

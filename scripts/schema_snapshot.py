@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import psycopg  # noqa: E402
 
 from ticketiq_pg.db import migrate  # noqa: E402
-from ticketiq_pg.testing.cluster import ENV_URL, find_bindir, temporary_database  # noqa: E402
+from ticketiq_pg.testing.postgres import ENV_URL, find_bindir, temporary_database  # noqa: E402
 
 SNAPSHOT = Path(__file__).resolve().parents[1] / "docs" / "schema.sql"
 

@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import psycopg  # noqa: E402
 
 from ticketiq_pg.db import migrate, sqlfiles  # noqa: E402
-from ticketiq_pg.testing.cluster import ENV_URL, temporary_database  # noqa: E402
+from ticketiq_pg.testing.postgres import ENV_URL, temporary_database  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_REV = "c18854f"

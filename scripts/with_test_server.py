@@ -4,7 +4,7 @@
     scripts/with_test_server.py [--fast] -- COMMAND [ARGS...]
 
 If TICKETIQ_TEST_DATABASE_URL is already set it is passed through untouched; otherwise a
-private cluster (ticketiq_pg.testing.cluster.PrivateCluster) is started for the duration
+private cluster (ticketiq_pg.testing.postgres.PrivateCluster) is started for the duration
 of the command and stopped afterwards, also on failure, Ctrl-C or SIGTERM.  The exit
 code is the command's (128+N if a signal N ended it).
 """
@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ticketiq_pg.testing.cluster import ENV_URL, ClusterError, PrivateCluster  # noqa: E402
+from ticketiq_pg.testing.postgres import ENV_URL, ClusterError, PrivateCluster  # noqa: E402
 
 
 def _run(cmd: list[str], env: dict[str, str]) -> int:

@@ -1,7 +1,7 @@
 """Shared fixtures: one PostgreSQL server per session, a fresh database per test.
 
 * ``pg_server_url`` (session): TICKETIQ_TEST_DATABASE_URL, or a private cluster started
-  for the session (ticketiq_pg.testing.cluster.test_server_url).
+  for the session (ticketiq_pg.testing.postgres.test_server_url).
 * ``empty_db_url``: a fresh, empty database, dropped after the test.
 * ``db_url``: a fresh database with the schema installed (migrate.install_sync).
 * ``aconn``: an autocommit psycopg AsyncConnection to ``db_url``.
@@ -17,7 +17,7 @@ import psycopg
 import pytest
 
 from ticketiq_pg.db.migrate import install_sync
-from ticketiq_pg.testing.cluster import temporary_database, test_server_url
+from ticketiq_pg.testing.postgres import temporary_database, test_server_url
 
 
 @pytest.fixture(scope="session")

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
+from harness.scripted import app as scripted_app
 from ticketiq_pg import FrontSettings, Settings, Worker, create_front, worker_lifespan
-from ticketiq_pg.testing.scripted import app as scripted_app
 
 worker = Worker(Settings.from_env(), scripted_app(), process_id="embedded")
 outer = FastAPI(lifespan=worker_lifespan(worker, drain_timeout=5))

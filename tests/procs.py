@@ -3,7 +3,7 @@
 A :class:`Stack` is one test's world: its own database (with the schema), its
 own vendor service process (which records every request it receives), a
 seal key, a model log and a gates file.  ``spawn``/``run`` start
-``python -m ticketiq_pg.testing.scripted`` worker processes against it.
+``python -m harness.scripted`` worker processes against it.
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from typing import Any
 
 import psycopg
 
-from ticketiq_pg.testing import landed
-from ticketiq_pg.testing.scripted import read_model_log
-from ticketiq_pg.testing.vendor_sim.process import VendorService
+from harness import landed
+from harness.scripted import read_model_log
+from harness.vendor_sim.process import VendorService
 
 SEAL_KEYS = "k1:" + base64.b64encode(b"ticketiq-test-seal-key-0123456789").decode()
 
@@ -111,7 +111,7 @@ class Stack:
         if faults:
             extra["TICKETIQ_FAULTS"] = faults
         popen = subprocess.Popen(
-            [sys.executable, "-m", "ticketiq_pg.testing.scripted", *args],
+            [sys.executable, "-m", "harness.scripted", *args],
             env=self.env(**extra),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -172,7 +172,7 @@ class Stack:
 
     def created_per_call(self) -> Counter[str]:
         """How many writes the vendor applied per run and tool call, read from the content
-        that landed (:mod:`ticketiq_pg.testing.landed`), whatever key they carried."""
+        that landed (:mod:`harness.landed`), whatever key they carried."""
         return landed.applied_per_call(self.writes())
 
     def duplicates(self) -> dict[str, int]:
@@ -323,18 +323,18 @@ def _spawn_live(stack: Stack, name: str, argv: list[str], env: dict[str, str]) -
 
 def spawn_worker(stack: Stack, name: str, *args: str, faults: str | None = None,
                  **extra: str) -> LiveProc:
-    """``python -m ticketiq_pg.testing.scripted --commands --process-id NAME ...``, read live.
+    """``python -m harness.scripted --commands --process-id NAME ...``, read live.
 
     Its vendor requests carry ``name`` (see :func:`requester`).
     """
     if faults:
         extra["TICKETIQ_FAULTS"] = faults
     extra.setdefault("TICKETIQ_VENDOR_URL", vendor_user(stack.vendor.base_url, name))
-    argv = ["-m", "ticketiq_pg.testing.scripted", "--commands", "--process-id", name, *args]
+    argv = ["-m", "harness.scripted", "--commands", "--process-id", name, *args]
     return _spawn_live(stack, name, argv, stack.env(**extra))
 
 
-SCRIPTED_APP = "ticketiq_pg.testing.scripted:app"
+SCRIPTED_APP = "harness.scripted:app"
 
 
 def spawn_cli_worker(stack: Stack, name: str, *args: str,

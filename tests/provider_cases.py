@@ -12,9 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ticketiq_pg import AnthropicModel, OpenAIChatModel
-from ticketiq_pg.adapters.base import ProviderModel
-from ticketiq_pg.testing.provider_sim import (
+from harness.provider_sim import (
     ProviderServer,
     Reply,
     anthropic_call_id,
@@ -24,6 +22,8 @@ from ticketiq_pg.testing.provider_sim import (
     openai_completion,
     openai_error,
 )
+from ticketiq_pg import AnthropicModel, OpenAIChatModel
+from ticketiq_pg.adapters.base import ProviderModel
 
 
 @dataclass(frozen=True)

@@ -26,12 +26,12 @@ import pytest
 from procs import KILLED, SEAL_KEYS, Stack, spawn_cli_worker
 from provider_cases import IDS, PROVIDERS, Provider
 
+from harness.provider_sim import ProviderServer, Recorded, Reply, assistant_turns
 from ticketiq_pg import CallContext, RetryPolicy, TicketIQ, Tool, Tools
 from ticketiq_pg.config import parse_seal_keys
 from ticketiq_pg.runtime.leases import LeaseKeeper
 from ticketiq_pg.runtime.runner import Runner
 from ticketiq_pg.seal import Sealer
-from ticketiq_pg.testing.provider_sim import ProviderServer, Recorded, Reply, assistant_turns
 
 TESTS = Path(__file__).resolve().parent
 START = {"owner": "alice", "run_as": "alice", "channel": "playground", "entry_point": "test"}

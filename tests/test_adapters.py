@@ -19,11 +19,11 @@ from typing import Any
 import pytest
 from provider_cases import ANTHROPIC, IDS, OPENAI, PROVIDERS, Provider
 
+from harness.provider_sim import ProviderServer, Reply
+from harness.provider_sim.checks import check_chat_request, check_messages_request
 from ticketiq_pg import CallContext, ModelStep, StepRequest, ToolCall, Tools
 from ticketiq_pg.agent import assistant_message, tool_message, user_message
 from ticketiq_pg.retries import is_transient, retry_after
-from ticketiq_pg.testing.provider_sim import ProviderServer, Reply
-from ticketiq_pg.testing.provider_sim.checks import check_chat_request, check_messages_request
 
 INPUT = {"ticket_id": "T-1", "event": "created"}
 tools = Tools()

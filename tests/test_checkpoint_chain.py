@@ -20,6 +20,7 @@ from psycopg.types.json import Jsonb
 from test_migrations import NEWEST, install_fresh, install_migrations, sql_tree_up_to
 from test_resume_gates import resume
 
+from harness.scripted import ScriptedModel, vendor_tools
 from ticketiq_pg.agent import RunInfo, StepRequest
 from ticketiq_pg.config import parse_seal_keys
 from ticketiq_pg.errors import SealMismatch
@@ -29,7 +30,6 @@ from ticketiq_pg.runtime.leases import LeaseKeeper
 from ticketiq_pg.runtime.run_state import RunState, checkpoint_body
 from ticketiq_pg.runtime.runner import Runner
 from ticketiq_pg.seal import Sealer
-from ticketiq_pg.testing.scripted import ScriptedModel, vendor_tools
 
 
 def kill_at_step(stack: Stack, seed: int, steps: int, at: int) -> str:

@@ -8,7 +8,7 @@ import psycopg
 import pytest
 from psycopg.conninfo import conninfo_to_dict
 
-from ticketiq_pg.testing.cluster import (
+from ticketiq_pg.testing.postgres import (
     PrivateCluster,
     create_database,
     drop_database,

@@ -59,7 +59,7 @@ from ticketiq_pg.errors import (
     UnknownCall,
     UnknownRun,
 )
-from ticketiq_pg.testing.cluster import temporary_database
+from ticketiq_pg.testing.postgres import temporary_database
 
 DAY = 86400.0
 

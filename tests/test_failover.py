@@ -1,7 +1,7 @@
 """PostgreSQL itself fails over: a synchronous standby takes over and no checkpoint is lost.
 
 Every test runs on a private primary and synchronous streaming standby of its own
-(:class:`~ticketiq_pg.testing.replicated.ReplicatedCluster`), in a database it creates on
+(:class:`~harness.replicated.ReplicatedCluster`), in a database it creates on
 the primary, and reaches it through the pair's multi-host URL
 (``target_session_attrs=read-write``).  A failover SIGKILLs the primary's postmaster
 and its processes and promotes the standby; the app processes are never restarted.
@@ -33,6 +33,7 @@ import pytest
 from helpers import body, call
 from procs import KILLED, start_stack
 
+from harness.replicated import ReplicatedCluster
 from ticketiq_pg.db import retry
 from ticketiq_pg.db.driver import RESUME_CHANNEL, TicketIQ
 from ticketiq_pg.db.listener import Listener, Wakeup
@@ -40,8 +41,7 @@ from ticketiq_pg.db.migrate import install_sync
 from ticketiq_pg.db.sqlfiles import sql_dir
 from ticketiq_pg.seal import Sealer
 from ticketiq_pg.testing import wait_for
-from ticketiq_pg.testing.cluster import temporary_database
-from ticketiq_pg.testing.replicated import ReplicatedCluster
+from ticketiq_pg.testing.postgres import temporary_database
 
 pytestmark = pytest.mark.slow
 

@@ -112,7 +112,7 @@ def test_fresh_install_then_upgrade(empty_db_url: str, tmp_path: Path) -> None:
 
 
 def test_migrations_only_is_the_same_install(pg_server_url: str, tmp_path: Path) -> None:
-    from ticketiq_pg.testing.cluster import temporary_database
+    from ticketiq_pg.testing.postgres import temporary_database
 
     root = add_v2(tree_v1(tmp_path))
     with temporary_database(pg_server_url) as a, temporary_database(pg_server_url) as b:
@@ -250,7 +250,7 @@ def test_the_project_tree_installs_twice(db_url: str) -> None:
 def test_migrate_creates_the_database_it_names_once(pg_server_url: str) -> None:
     """``ticketiq-pg migrate --create-database``: the quickstart's missing ``createdb``."""
     from ticketiq_pg.ops.cli import main
-    from ticketiq_pg.testing.cluster import database_url, drop_database
+    from ticketiq_pg.testing.postgres import database_url, drop_database
 
     name = f"tiq_test_created_{secrets.token_hex(4)}"
     url = database_url(pg_server_url, name)

@@ -1,6 +1,6 @@
 """Background jobs across real processes: kills, stalls, the sweep, typed errors.
 
-Job workers are child processes (``python -m ticketiq_pg.testing.jobs_child``) driven with real
+Job workers are child processes (``python -m harness.jobs_child``) driven with real
 signals (SIGKILL, SIGSTOP/SIGCONT, SIGTERM).  A lapsed lease is swept with the database
 clock moved forward in the sweeping session only (``ticketiq.fake_now``), so nothing
 sleeps out a lease, except in the one test where a process of the pair sweeps as the
@@ -33,11 +33,11 @@ import pytest
 from procs import KILLED, LiveProc, Stack, requester, vendor_user
 from psycopg.types.json import Jsonb
 
+from harness.scripted_jobs import scripted_handlers
 from ticketiq_pg import errors
 from ticketiq_pg.db.driver import TicketIQ
 from ticketiq_pg.db.jobs import JobStore
 from ticketiq_pg.runtime.jobs import JobContext, JobWorker
-from ticketiq_pg.testing.scripted_jobs import scripted_handlers
 
 pytestmark = pytest.mark.slow
 
@@ -54,13 +54,13 @@ FAST = {
 
 
 def spawn_jobs(stack: Stack, name: str, *args: str, **extra: str) -> LiveProc:
-    """``python -m ticketiq_pg.testing.jobs_child --process-id NAME ...``, read live; its vendor
+    """``python -m harness.jobs_child --process-id NAME ...``, read live; its vendor
     requests carry ``name``."""
     extra.setdefault("TICKETIQ_VENDOR_URL", vendor_user(stack.vendor.base_url, name))
     stderr_path = stack.workdir / f"{name}.stderr.log"
     with open(stderr_path, "ab") as err:
         popen = subprocess.Popen(
-            [sys.executable, "-m", "ticketiq_pg.testing.jobs_child", "--process-id", name, *args],
+            [sys.executable, "-m", "harness.jobs_child", "--process-id", name, *args],
             env=stack.env(**extra),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,

@@ -1,6 +1,6 @@
 """Liveness tokens: a dead process is noticed by its PostgreSQL session; the lease stays the fence.
 
-Real worker processes (``python -m ticketiq_pg.testing.scripted``) with the default 8 s
+Real worker processes (``python -m harness.scripted``) with the default 8 s
 leases and liveness on (``TICKETIQ_LIVENESS_INTERVAL`` 0.1 s, the default), driven
 with real signals and real session terminations; judged from the database, the
 vendor service's own record and the scripted model's log.
@@ -46,7 +46,7 @@ from test_workers import (
 )
 
 from ticketiq_pg.db.migrate import install_sync
-from ticketiq_pg.testing.cluster import PrivateCluster, temporary_database
+from ticketiq_pg.testing.postgres import PrivateCluster, temporary_database
 
 pytestmark = pytest.mark.slow
 

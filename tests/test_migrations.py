@@ -33,7 +33,7 @@ from ticketiq_pg.db import migrate, sqlfiles
 from ticketiq_pg.db.driver import KNOWN_SCHEMA_VERSIONS, TicketIQ
 from ticketiq_pg.db.migrate import InstallError
 from ticketiq_pg.errors import SchemaVersionMismatch
-from ticketiq_pg.testing.cluster import find_bindir, temporary_database
+from ticketiq_pg.testing.postgres import find_bindir, temporary_database
 
 ROOT = Path(__file__).resolve().parent.parent
 NEWEST = max(migrate.load_tree().latest_migration, 1)

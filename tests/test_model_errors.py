@@ -25,6 +25,7 @@ from provider_cases import OPENAI
 from psycopg.rows import dict_row
 from test_adapter_runs import FAST, START, query, tools_for
 
+from harness.provider_sim import ProviderServer, Recorded, Reply, openai_error
 from ticketiq_pg import RetryPolicy, TicketIQ, Tools
 from ticketiq_pg.config import parse_seal_keys
 from ticketiq_pg.db import inspect
@@ -34,7 +35,6 @@ from ticketiq_pg.runtime.leases import LeaseKeeper
 from ticketiq_pg.runtime.outage import WAIT_KEY
 from ticketiq_pg.runtime.runner import Runner
 from ticketiq_pg.seal import Sealer
-from ticketiq_pg.testing.provider_sim import ProviderServer, Recorded, Reply, openai_error
 
 
 @pytest.fixture

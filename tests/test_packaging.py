@@ -1,4 +1,5 @@
-"""The wheel an app author installs: the public API, the SQL an install needs, nothing else.
+"""The wheel an app author installs: the public API, the SQL an install needs, nothing else
+(none of the repository's harness: no simulator, kill trial or cluster).
 
 Built from this checkout with hatchling (no network), installed into a folder of its own
 and imported from there by a fresh interpreter outside the checkout, which then installs
@@ -16,6 +17,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+#: What the repository's harness/ holds and the wheel must not: the vendor and model
+#: provider simulators, the kill trials, the clusters (standby, Patroni), the edge, the pooler.
+HARNESS_NAMES = ("vendor_sim", "provider_sim", "trial", "cluster", "patroni", "replicated",
+                 "edge", "pooler")
 
 pytest.importorskip("hatchling", reason="the test extra installs hatchling to build the wheel")
 
@@ -41,6 +46,16 @@ def test_the_wheel_carries_the_sql_an_install_needs_and_no_tests(wheel: Path) ->
     assert any(n.startswith("ticketiq_pg/sql/migrations/") for n in names)
     assert not [n for n in names if n.startswith("ticketiq_pg/sql/tests/")]
     assert not [n for n in names if n.startswith(("tests/", "examples/", "bench/"))]
+
+
+def test_the_wheel_carries_no_harness(wheel: Path) -> None:
+    names = zipfile.ZipFile(wheel).namelist()
+    assert not [n for n in names if n.split("/")[0] in ("harness", "tests", "bench")]
+    # every package and module of the wheel, by each part of its path
+    parts = {part.removesuffix(".py") for n in names if n.endswith(".py")
+             for part in n.split("/")}
+    assert "testing" in parts and "apps" in parts  # the helpers for an app's tests stay
+    assert sorted(p for p in parts if any(bad in p for bad in HARNESS_NAMES)) == []
 
 
 def test_an_installed_wheel_gives_the_public_api_and_installs_the_schema(

@@ -17,12 +17,12 @@ import httpx
 import psycopg
 import pytest
 
+from harness.edge import Edge, haproxy_config
+from harness.patroni import dcs_yaml, etcd_argv, node_config, to_yaml
+from harness.pooler import PgBouncer, pgbouncer_config
+from harness.trial_proc import Proc
+from harness.trials import SEAL_KEYS
 from ticketiq_pg.db.driver import TicketIQ
-from ticketiq_pg.testing.edge import Edge, haproxy_config
-from ticketiq_pg.testing.patroni import dcs_yaml, etcd_argv, node_config, to_yaml
-from ticketiq_pg.testing.pooler import PgBouncer, pgbouncer_config
-from ticketiq_pg.testing.trial_proc import Proc
-from ticketiq_pg.testing.trials import SEAL_KEYS
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "operations.md"
 
@@ -54,7 +54,7 @@ def test_a_draining_process_leaves_the_edge_before_it_closes(db_url: str,
                    TICKETIQ_HTTP_DRAIN_GRACE="2", TICKETIQ_VENDOR_URL="http://127.0.0.1:9",
                    TICKETIQ_MODEL_LOG=str(tmp_path / "model.log"))
         proc = Proc("drainer", [sys.executable, "-m", "ticketiq_pg.ops.cli", "worker",
-                                "--app", "ticketiq_pg.testing.scripted:app", "--process-id",
+                                "--app", "harness.scripted:app", "--process-id",
                                 "drainer", "--http-port", str(port)],
                     env, tmp_path / "drainer.log")
         try:

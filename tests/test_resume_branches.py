@@ -15,8 +15,8 @@ import fronts
 import pytest
 from procs import KILLED, Stack
 
-from ticketiq_pg.testing.landed import ANSWER_CALL, origin
-from ticketiq_pg.testing.scripted_tools import ANSWERS_CHANNEL
+from harness.landed import ANSWER_CALL, origin
+from harness.scripted_tools import ANSWERS_CHANNEL
 
 
 def kill(stack: Stack, plan: str, faults: str, steps: int = 2, seed: int = 41,

@@ -14,13 +14,13 @@ import psycopg
 import pytest
 from procs import SEAL_KEYS, Stack
 
+from harness.scripted import ScriptedModel, vendor_tools
 from ticketiq_pg.config import parse_seal_keys
 from ticketiq_pg.db.driver import TicketIQ
 from ticketiq_pg.errors import Fenced, LeaseLapsed
 from ticketiq_pg.runtime.leases import LeaseKeeper, LeaseLost
 from ticketiq_pg.runtime.runner import Runner
 from ticketiq_pg.seal import Sealer
-from ticketiq_pg.testing.scripted import ScriptedModel, vendor_tools
 
 FUNCTIONS = ("start_run", "write_checkpoint", "mark_in_doubt", "seal_answer", "hand_on_answer")
 

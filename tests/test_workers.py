@@ -1,6 +1,6 @@
 """Two (or more) real worker processes over one PostgreSQL: kills, stalls, hand-overs.
 
-Every process is a child (``python -m ticketiq_pg.testing.scripted`` or ``ticketiq-pg worker``)
+Every process is a child (``python -m harness.scripted`` or ``ticketiq-pg worker``)
 driven with real signals: SIGKILL, SIGSTOP/SIGCONT, SIGTERM.  Nothing here moves a
 clock: where a test is about a bound the spec sets (15 s recovery, one 8 s lease
 period, "at once"), the processes run with the default 8 s leases; the other tests
@@ -28,8 +28,8 @@ import psycopg
 import pytest
 from procs import KILLED, LiveProc, Stack, requester, spawn_cli_worker, spawn_worker
 
+from harness.scripted import read_model_log
 from ticketiq_pg.testing import wait_for as wait_until
-from ticketiq_pg.testing.scripted import read_model_log
 
 pytestmark = pytest.mark.slow
 
@@ -449,7 +449,7 @@ def test_resigning_leader_lets_the_follower_take_over_at_once(stack: Stack) -> N
 
 def test_cli_worker_resumes_runs_and_hands_them_over_on_sigterm(stack: Stack) -> None:
     """``ticketiq-pg worker`` (app from TICKETIQ_APP): adopt, then SIGTERM."""
-    cli = spawn_cli_worker(stack, "cli", app=None, TICKETIQ_APP="ticketiq_pg.testing.scripted:app")
+    cli = spawn_cli_worker(stack, "cli", app=None, TICKETIQ_APP="harness.scripted:app")
     wait_until("the CLI worker to lead", lambda: leader(stack) == "cli", 15)
     run_id = ghost_run(stack, {"seed": 81, "steps": 4, "plan": "mixed", "model_delay": 0.7},
                        release=True)
@@ -477,7 +477,7 @@ def test_cli_worker_resumes_runs_and_hands_them_over_on_sigterm(stack: Stack) ->
 
 
 def test_cli_worker_needs_an_app(stack: Stack) -> None:
-    missing = spawn_cli_worker(stack, "no-app", app="ticketiq_pg.testing.scripted:no_such_thing")
+    missing = spawn_cli_worker(stack, "no-app", app="harness.scripted:no_such_thing")
     assert missing.wait(20) == 1
     assert "has no 'no_such_thing'" in missing.stderr_text()
     unset = spawn_cli_worker(stack, "unset", app=None, TICKETIQ_APP="")

@@ -1,7 +1,7 @@
 """A workflow SIGKILLed at each step boundary resumes with nothing sent twice.
 
-Real processes (``python -m ticketiq_pg.testing.scripted --workflow``) run the scripted
-workflow (:mod:`ticketiq_pg.testing.scripted_workflow`: read an issue, open an incident
+Real processes (``python -m harness.scripted --workflow``) run the scripted
+workflow (:mod:`harness.scripted_workflow`: read an issue, open an incident
 with a key its vendor dedupes, loop over a Jira comment with a reader and a durable
 sleep, optionally wait for a signal and hand a question to a child agent run).  A fault
 point SIGKILLs the victim before an in-doubt mark, after it, after the call returned; or

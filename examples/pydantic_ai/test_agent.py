@@ -27,6 +27,14 @@ from typing import Any
 import httpx
 import pytest
 
+from harness.provider_sim import (
+    ProviderServer,
+    Recorded,
+    Reply,
+    assistant_turns,
+    openai_call_id,
+    openai_completion,
+)
 from ticketiq_pg import new_seal_key
 from ticketiq_pg.testing import (
     WorkerProcess,
@@ -38,14 +46,6 @@ from ticketiq_pg.testing import (
     runs,
     wait_for,
     wait_for_runs,
-)
-from ticketiq_pg.testing.provider_sim import (
-    ProviderServer,
-    Recorded,
-    Reply,
-    assistant_turns,
-    openai_call_id,
-    openai_completion,
 )
 
 HERE = Path(__file__).resolve().parent

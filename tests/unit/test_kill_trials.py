@@ -13,10 +13,10 @@ for the next round);
 victim holds no liveness token (detection by lease expiry alone), so both
 detections are measured in the same run;
 ``LIYAGENT_KILL_FLAKY=1`` adds, to whichever mode runs, transient errors at
-random (:mod:`ticketiq_pg.testing.flaky`): the scripted model answers 429s,
+random (:mod:`harness.flaky`): the scripted model answers 429s,
 503s, timeouts and dropped connections, the vendors 503s, 429s, dropped
 connections and slow reads;
-The production shape (:mod:`ticketiq_pg.testing.trial_shape`): ``LIYAGENT_KILL_EDGE=1``
+The production shape (:mod:`harness.trial_shape`): ``LIYAGENT_KILL_EDGE=1``
 sends every entry through a real HAProxy (judged besides: every 2xx it answered has
 exactly one run; in kill and deploy mode it answered no 5xx, ``edge_5xx``);
 ``LIYAGENT_KILL_MODE=deploy`` replaces the victim by a new process and SIGTERMs it
@@ -31,7 +31,7 @@ statement or session state error in any log).  ``detected_by`` is in every repor
 ``LIYAGENT_KILL_PLOT`` a PNG of the recovery time of every trial caught in
 flight, per round (needs matplotlib, the ``bench`` extra).
 Judged from the database and the vendor service's own record (see
-:mod:`ticketiq_pg.testing.trials`): no lost trial, no duplicate write (counted by
+:mod:`harness.trials`): no lost trial, no duplicate write (counted by
 what landed: per run and tool call, read from the content the vendor applied,
 whatever key it carried), recovery within 15 s (to the trial's end; for a long run,
 to its next step after the takeover), from 12 rounds on every kind
@@ -55,13 +55,13 @@ from pathlib import Path
 
 import pytest
 
+from harness.pooler import BROKEN
+from harness.replicated import ReplicatedCluster
+from harness.trial_report import percentile
+from harness.trial_shape import missing, open_pooler, open_shape
+from harness.trials import run_trials
 from ticketiq_pg.db.migrate import install_sync
-from ticketiq_pg.testing.cluster import PrivateCluster, temporary_database
-from ticketiq_pg.testing.pooler import BROKEN
-from ticketiq_pg.testing.replicated import ReplicatedCluster
-from ticketiq_pg.testing.trial_report import percentile
-from ticketiq_pg.testing.trial_shape import missing, open_pooler, open_shape
-from ticketiq_pg.testing.trials import run_trials
+from ticketiq_pg.testing.postgres import PrivateCluster, temporary_database
 
 ROUNDS = int(os.environ.get("LIYAGENT_KILL_TRIALS", "0") or 0)
 MODE = os.environ.get("LIYAGENT_KILL_MODE", "kill")

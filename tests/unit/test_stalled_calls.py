@@ -1,13 +1,13 @@
 """How the stop trials judge a stalled process's calls after the takeover
-(ticketiq_pg.testing.stalled_calls): begun after it, and applied after it, counted apart."""
+(harness.stalled_calls): begun after it, and applied after it, counted apart."""
 
 from __future__ import annotations
 
 import base64
 from typing import Any
 
-from ticketiq_pg.testing import stalled_calls
-from ticketiq_pg.testing.landed import mark
+from harness import stalled_calls
+from harness.landed import mark
 
 TAKEOVER = 1000.0
 RUN = "11111111-2222-4333-8444-555555555555"

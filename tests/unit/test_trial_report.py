@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ticketiq_pg.testing.trial_report import Trial
+from harness.trial_report import Trial
 
 
 def _trial(kind: str, *, errors: int = 0, resume: float | None = 11.9) -> Trial:
@@ -28,7 +28,7 @@ def test_the_time_held_to_the_bound(trial: Trial, judged: float) -> None:
 
 
 def test_the_report_says_what_took_each_run_over_and_what_the_edge_answered() -> None:
-    from ticketiq_pg.testing.trial_report import Report
+    from harness.trial_report import Report
 
     trials = [Trial(0, "run", "a", 0.1, claimed_by="session_ended"),
               Trial(0, "cron", "b", 0.1, claimed_by="lease_lapsed"),
@@ -51,8 +51,8 @@ def test_a_workflow_trial_is_judged_to_its_end_and_found_by_its_kind() -> None:
     bound holds its time to its next step after a takeover, else to its end."""
     import random
 
-    from ticketiq_pg.testing.scripted_workflow import scripted_flow
-    from ticketiq_pg.testing.trial_timing import draw_workflow_script, script_span
+    from harness.scripted_workflow import scripted_flow
+    from harness.trial_timing import draw_workflow_script, script_span
 
     trial = _trial("workflow")
     assert trial.entry_kind == scripted_flow.kind == "scripted_flow"

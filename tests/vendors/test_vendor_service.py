@@ -1,6 +1,6 @@
 """The local vendor service, proven against the real server process.
 
-Each test starts ``python -m ticketiq_pg.testing.vendor_sim.server`` on its own SQLite
+Each test starts ``python -m harness.vendor_sim.server`` on its own SQLite
 file, talks to it through the async clients (or raw HTTP for requests the clients would
 never send), and judges by what the service recorded: duplicates are counted where they would land.
 """
@@ -20,8 +20,8 @@ import httpx
 import pytest
 from helpers import send_torn_request
 
+from harness.vendor_sim.process import VendorService, VendorServiceError
 from ticketiq_pg.retries import is_transient, retry_after
-from ticketiq_pg.testing.vendor_sim.process import VendorService, VendorServiceError
 from ticketiq_pg.vendors.clients import (
     STEP_KEY_PROPERTY,
     Discord,
@@ -748,8 +748,8 @@ async def test_a_resend_under_a_new_key_is_a_duplicate_by_what_landed(
     under a key of its own.  A resend the vendor deduplicated on its key is no duplicate."""
     from procs import Stack
 
-    from ticketiq_pg.testing import landed
-    from ticketiq_pg.testing.scripted import vendor_tools
+    from harness import landed
+    from harness.scripted import vendor_tools
 
     tools = vendor_tools(vendors.base_url)
     run, other = str(uuid.uuid4()), str(uuid.uuid4())
@@ -786,7 +786,7 @@ async def test_a_resend_under_a_new_key_is_a_duplicate_by_what_landed(
 
 
 def test_an_unmarked_write_is_counted_by_its_key() -> None:
-    from ticketiq_pg.testing import landed
+    from harness import landed
 
     requests = [{"id": i, "vendor": "jira", "method": "POST", "path": "/jira/x",
                  "effect": "created", "key": key, "body": {"body": "no mark"}}

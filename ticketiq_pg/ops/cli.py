@@ -5,7 +5,7 @@
 resume loop) until SIGTERM or SIGINT, then shuts it down gracefully: it
 resigns leadership and releases each run it holds at its next step boundary,
 so another process adopts it at once.  ``function`` returns the
-:class:`~ticketiq_pg.runtime.worker.App` (``ticketiq_pg.testing.scripted:app`` is the
+:class:`~ticketiq_pg.runtime.worker.App` (the repository's ``harness.scripted:app`` is the
 scripted one), found in the ``--app-dir`` folders, the current directory or the
 installed packages; the settings come from the ``TICKETIQ_*`` variables
 (:mod:`ticketiq_pg.config`).  It logs to stderr.  The operator's commands (status,
@@ -19,8 +19,6 @@ import argparse
 import asyncio
 import dataclasses
 import importlib
-import importlib.util
-import inspect
 import json
 import logging
 import sys
@@ -105,29 +103,21 @@ def cmd_version(opts: argparse.Namespace) -> int:
     return 0
 
 
+#: The demo is the repository's (``make demo``), not the package's: found by name, so an
+#: install from the wheel says where it runs instead.
+DEMO_MODULE = "harness.demo"
+
+
 def cmd_demo(opts: argparse.Namespace) -> int:
-    handle = None
-    url = _url(opts, required=False)
-    if not url:
-        from ticketiq_pg.testing.embedded import start_embedded
-
-        url, handle = start_embedded(opts.data_dir)
     try:
-        version = _install(url, opts.sql_dir)
-        if importlib.util.find_spec("ticketiq_pg.testing.demo") is None:
-            print(f"schema installed at version {version}")
-            return 0
-        result = importlib.import_module("ticketiq_pg.testing.demo").run(url)
-        if inspect.isawaitable(result):
-            result = asyncio.run(_await(result))
-        return result if isinstance(result, int) else 0
-    finally:
-        if handle is not None:
-            handle.stop()
-
-
-async def _await(awaitable: object) -> object:
-    return await awaitable  # type: ignore[misc]
+        demo = importlib.import_module(DEMO_MODULE)
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("harness", DEMO_MODULE):
+            raise
+        raise SystemExit("ticketiq-pg demo runs from a checkout of the repository (make demo):"
+                         " its harness is not part of the package") from None
+    return int(demo.main(_url(opts, required=False), data_dir=opts.data_dir,
+                         sql_dir=opts.sql_dir))
 
 
 def cmd_worker(opts: argparse.Namespace) -> int:

@@ -1,6 +1,8 @@
-"""Test helpers: for an app's own tests (:mod:`ticketiq_pg.testing.apps`, exported here),
-and the harness the library's tests, kill trials, benchmarks and demo share (the
-submodules; internal).
+"""The helpers for an app's own tests (:mod:`ticketiq_pg.testing.apps`, exported here), and
+the throwaway PostgreSQL server :func:`fresh_database` starts when no server is named
+(:mod:`ticketiq_pg.testing.postgres`).  The library's own harness (the vendor and model
+provider stand-ins, the kill trials, the clusters) is the repository's ``harness``
+folder, not part of the package.
 
 ::
 
@@ -32,7 +34,8 @@ __all__ = ["Call", "Checkpoint", "WorkerProcess", "calls", "checkpoints", "crash
 
 
 def __getattr__(name: str) -> Any:
-    # Imported on use: the harness's child processes import submodules of this package.
+    # Imported on use: the scripts that start a server import .postgres (standard library
+    # only) without the helpers and their psycopg.
     if name in __all__:
         return getattr(importlib.import_module("ticketiq_pg.testing.apps"), name)
     raise AttributeError(f"module 'ticketiq_pg.testing' has no attribute {name!r}")

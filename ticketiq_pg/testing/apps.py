@@ -26,7 +26,7 @@ import psycopg
 from ticketiq_pg.db import inspect, inspect_run
 from ticketiq_pg.db.keys import create_api_key_sync
 from ticketiq_pg.db.migrate import install_sync
-from ticketiq_pg.testing.cluster import temporary_database, test_server_url
+from ticketiq_pg.testing.postgres import temporary_database, test_server_url
 
 T = TypeVar("T")
 

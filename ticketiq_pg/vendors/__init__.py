@@ -2,5 +2,5 @@
 
 :mod:`ticketiq_pg.vendors.clients` speaks the request each real vendor receives, with the
 route properties the settlement logic needs.  The local stand-in that tests run against is
-:mod:`ticketiq_pg.testing.vendor_sim`.
+the repository's ``harness.vendor_sim`` (not part of the package).
 """

@@ -1,7 +1,7 @@
 """Async clients for the vendors agent runs write to, each sending the request the real
 vendor receives.  One ``httpx.AsyncClient`` carries them all; each client has its own base
 URL (the vendor's API root), so the same code talks to the real vendor or to the local
-vendor service (:mod:`ticketiq_pg.testing.vendor_sim.server`, one prefix per vendor).
+vendor service (the repository's ``harness.vendor_sim``, one prefix per vendor).
 
 ::
 
