@@ -257,7 +257,7 @@ def test_installing_again_changes_nothing(db_url: str) -> None:
             "select count(*) from pg_proc where pronamespace = 'ticketiq'::regnamespace"
         ).fetchone()[0] == len(migrate.load_tree().function_names)
         assert conn.execute(
-            "select held from ticketiq.renew_leases('p1', array[%s]::uuid[], '{1}', 60)",
+            "select held from ticketiq.renew_leases('p1', array[%s]::uuid[], '{1}', 60, 'run')",
             (run_id,),
         ).fetchone() == (True,)
 
@@ -568,7 +568,7 @@ def test_a_database_at_version_16_upgrades_to_17_keeping_its_leases_in_flight(
         with psycopg.connect(url, autocommit=True) as conn:
             assert conn.execute(leases).fetchall() == before
             for kind, lease, epoch in (("run", run_id, run_epoch), ("job", job_id, job_epoch)):
-                with pytest.raises(psycopg.errors.RaiseException) as stale:
+                with pytest.raises(psycopg.DatabaseError) as stale:
                     conn.execute("select ticketiq._fence(%s, %s, %s, now())",
                                  (kind, lease, epoch + 1))
                 assert stale.value.sqlstate == "TQ002"
