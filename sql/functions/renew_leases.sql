@@ -27,7 +27,7 @@
 --   p_ids          a one-dimensional array without nulls, as long as p_epochs
 --   p_epochs       a one-dimensional array without nulls
 --   p_ttl_seconds  seconds in (0, 1e9]
---   p_kind         'run' or 'job'
+--   p_kind         one of run, job
 -- SQLSTATEs: TQ004 (bad holder, arrays, TTL or kind).
 create or replace function ticketiq.renew_leases(
     p_holder text,
