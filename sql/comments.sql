@@ -125,6 +125,10 @@ comment on index ticketiq.jobs_running_lease_idx is
 comment on index ticketiq.jobs_queued_idx is
 'Job workers claim queued jobs oldest first.';
 
+comment on type ticketiq.fenced is
+'What ticketiq._fence returns: the row it locked for a fenced write, in the field of its kind '
+'(run or job), the other null.';
+
 comment on type ticketiq.adopted_run is
 'What ticketiq.adopt_run and ticketiq.take_over_child return: a run to resume, with its last checkpoint, '
 'the state of that step''s calls and any sealed answer.';

@@ -1686,7 +1686,7 @@ async def test_app_role_runs_the_whole_flow(app_login: str, aconn) -> None:
             "update ticketiq.config set fake_clock_allowed = true",
             "delete from ticketiq.audit",
             "select * from ticketiq.runs_in_flight",
-            "select * from ticketiq._fence(gen_random_uuid(), 1, now())",
+            "select * from ticketiq._fence('run', gen_random_uuid(), 1, now())",
             "select ticketiq._validate_checkpoint('{}')",
         ]
         for stmt in forbidden:

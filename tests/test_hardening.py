@@ -181,7 +181,7 @@ async def test_a_renewal_that_waited_for_the_run_lock_past_its_lease_does_not_re
 async def test_a_job_renewal_or_checkpoint_that_waited_past_its_lease_is_refused(
     db_url: str,
 ) -> None:
-    """Finding 3, for jobs: renew_job_leases answers held = false and checkpoint_job raises
+    """Finding 3, for jobs: renew_leases (kind job) answers held = false and checkpoint_job raises
     TQ003 once the job's lease lapsed while they waited for its row."""
     jobs = JobStore(TicketIQ())
     worker = await psycopg.AsyncConnection.connect(db_url, autocommit=True)
@@ -246,7 +246,7 @@ async def test_trust_model_an_app_login_acts_for_any_process_only_through_the_fu
         before = await fingerprint(admin)
         for stmt in ("select * from ticketiq.runs", "update ticketiq.runs set epoch = 9",
                      "update ticketiq.config set fake_clock_allowed = true",
-                     "select ticketiq._fence(gen_random_uuid(), 1, now())"):
+                     "select ticketiq._fence('run', gen_random_uuid(), 1, now())"):
             with pytest.raises(psycopg.errors.InsufficientPrivilege):
                 await b.execute(stmt)
         await b.execute("select set_config('ticketiq.fake_now', '2100-01-01', false)")

@@ -380,9 +380,9 @@ async def test_the_leases_of_all_running_jobs_are_renewed_in_one_statement(db_ur
         await worker.start()
         await _until(lambda: len(worker.jobs) == 3)
         before = {i: (await store.get(i)).lease_expires_at for i in ids}
-        sent = db.statements["renew_job_leases"]
+        sent = db.statements["renew_leases"]
         assert await worker.renew_once() == []
-        assert db.statements["renew_job_leases"] == sent + 1
+        assert db.statements["renew_leases"] == sent + 1
         for i in ids:
             assert (await store.get(i)).lease_expires_at > before[i]
         # a job swept away under the worker is stopped at once by the next renewal

@@ -257,7 +257,7 @@ def test_installing_again_changes_nothing(db_url: str) -> None:
             "select count(*) from pg_proc where pronamespace = 'ticketiq'::regnamespace"
         ).fetchone()[0] == len(migrate.load_tree().function_names)
         assert conn.execute(
-            "select held from ticketiq.renew_leases('p1', array[%s]::uuid[], '{1}', 60)",
+            "select held from ticketiq.renew_leases('p1', array[%s]::uuid[], '{1}', 60, 'run')",
             (run_id,),
         ).fetchone() == (True,)
 
@@ -534,3 +534,53 @@ def test_a_database_at_version_10_upgrades_to_11_carrying_its_entries_over(
             created = conn.execute("select created from ticketiq.accept_entry("
                                    "'billing.refund', 'r-1', '{}', 'o', 'r', 'c')").fetchone()
             assert created == (True,)
+
+
+def test_a_database_at_version_16_upgrades_to_17_keeping_its_leases_in_flight(
+    pg_server_url: str, tmp_path: Path
+) -> None:
+    """Migration 17 puts runs and jobs on one lease machine (one fence, one renewal, one
+    claim): a database at version 16 holding a running run and a running job upgrades with
+    both leases as they were (holder, epoch, expiry), ends with the schema of a fresh
+    install, and both are still fenced (a stale epoch is refused, the holder's write goes
+    through) and renewable through the one renewal."""
+    root = sql_tree_up_to(tmp_path, 16)
+    body = Jsonb({"conversation": [], "calls": [], "counters": {}, "history": [],
+                  "delegation_keys": {}, "outcomes": {}})
+    leases = ("select to_jsonb(r) from (select run_id as id, epoch::bigint, lease_holder,"
+              " lease_expires_at from ticketiq.runs union all select job_id, epoch, holder,"
+              " lease_expires_at from ticketiq.jobs order by 1) as r")
+    with temporary_database(pg_server_url) as url, temporary_database(pg_server_url) as fresh:
+        assert install_migrations(url, root) == 16
+        with psycopg.connect(url, autocommit=True) as conn:
+            (run_id, run_epoch) = conn.execute(
+                "select run_id, epoch from ticketiq.start_run('p1', 'o', 'r', 'c', 'e', false,"
+                " 600, '{}')").fetchone()
+            conn.execute("select ticketiq.write_checkpoint(%s, %s, 1, %s, 's', 'k')",
+                         (run_id, run_epoch, body))
+            conn.execute("select ticketiq.enqueue_job('source_sync', '{}', true, 'j1')")
+            (job_id, job_epoch) = conn.execute(
+                "select job_id, epoch from ticketiq.claim_job('p1', 600)").fetchone()
+            before = conn.execute(leases).fetchall()
+        assert install_fresh(url) == NEWEST
+        install_fresh(fresh)
+        assert dump_schema(url) == dump_schema(fresh)
+        with psycopg.connect(url, autocommit=True) as conn:
+            assert conn.execute(leases).fetchall() == before
+            for kind, lease, epoch in (("run", run_id, run_epoch), ("job", job_id, job_epoch)):
+                with pytest.raises(psycopg.DatabaseError) as stale:
+                    conn.execute("select ticketiq._fence(%s, %s, %s, now())",
+                                 (kind, lease, epoch + 1))
+                assert stale.value.sqlstate == "TQ002"
+                assert conn.execute(
+                    "select lease_id, held from ticketiq.renew_leases('p1', array[%s]::uuid[],"
+                    " array[%s]::bigint[], 60, %s)", (lease, epoch, kind),
+                ).fetchall() == [(lease, True)]
+            assert conn.execute(
+                "select step, replayed from ticketiq.write_checkpoint(%s, %s, 2, %s, 's', 'k')",
+                (run_id, run_epoch, body),
+            ).fetchone() == (2, False)
+            assert conn.execute(
+                "select epoch from ticketiq.checkpoint_job(%s, %s, '{\"pages\": 1}')",
+                (job_id, job_epoch),
+            ).fetchone() == (job_epoch,)

@@ -123,6 +123,7 @@ def baseline(fn: str, arg: str, ids: dict[str, Any]) -> Any:
         ("audit_inspector_call", "p_outcome"): "made",
         ("audit_inspector_call", "p_run_id"): SQL_NULL,
         ("record_trace_context", "p_kind"): "webhook",
+        ("renew_leases", "p_kind"): "run",
     }
     if (fn, arg) in special:
         return special[(fn, arg)]
@@ -133,6 +134,7 @@ def baseline(fn: str, arg: str, ids: dict[str, Any]) -> Any:
         "p_may_wait": False, "p_input": {}, "p_correlation_id": None, "p_idempotency_key": None,
         "p_meta": {}, "p_durable": True, "p_body": body(), "p_seal": "s", "p_seal_key_id": "k",
         "p_classification": None, "p_outcome": {}, "p_settlement": "made", "p_run_ids": [R1],
+        "p_ids": [R1],
         "p_epochs": [1], "p_steps": [2], "p_bodies": [body()], "p_seals": ["s"],
         "p_seal_key_ids": ["k"], "p_name": "sweep", "p_sweeper": "app-1", "p_max_losses": 2,
         "p_limit": 10, "p_reason": "r", "p_outcomes": {}, "p_retain_seconds": 60.0,

@@ -62,7 +62,7 @@ begin
     if p_detail is null or jsonb_typeof(p_detail) <> 'object' then
         raise exception 'detail must be a JSON object' using errcode = 'TQ004';
     end if;
-    v_run := ticketiq._fence(p_run_id, p_epoch, v_now);
+    v_run := (ticketiq._fence('run', p_run_id, p_epoch, v_now)).run;
 
     with claimed as (
         insert into ticketiq.audit_once_keys as k (run_id, event, key, audit_id)

@@ -6,7 +6,7 @@
 -- stalled and was swept can record nothing more.  A resumable job queued
 -- again after a loss restarts from the last progress recorded.  The lease
 -- is not extended: ticketiq.renew_job_leases does that.  Fenced
--- (ticketiq._fence_job, which reads the clock after the job's row lock).
+-- (ticketiq._fence, which reads the clock after the job's row lock).
 -- Limits:
 --   p_job_id    the job
 --   p_epoch     the writer's epoch
@@ -36,7 +36,7 @@ begin
     if p_progress is null or jsonb_typeof(p_progress) <> 'object' then
         raise exception 'progress must be a JSON object' using errcode = 'TQ004';
     end if;
-    v_job := ticketiq._fence_job(p_job_id, p_epoch, v_now);
+    v_job := (ticketiq._fence('job', p_job_id, p_epoch, v_now)).job;
 
     update ticketiq.jobs as j
     set progress = p_progress,

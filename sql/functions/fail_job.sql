@@ -3,7 +3,7 @@
 -- The attempt that holds the job at p_epoch, unlapsed, marks it 'failed'
 -- with p_reason (a handler's error: bad payload, vendor refused, ...),
 -- releases its lease and audits job.failed.  A failed job is never run
--- again; it must be enqueued anew.  Fenced (ticketiq._fence_job).
+-- again; it must be enqueued anew.  Fenced (ticketiq._fence).
 -- Limits:
 --   p_job_id  the job
 --   p_epoch   the writer's epoch
@@ -30,7 +30,7 @@ declare
     v_job ticketiq.jobs;
 begin
     perform ticketiq._require_text('reason', p_reason, 2000);
-    v_job := ticketiq._fence_job(p_job_id, p_epoch, v_now);
+    v_job := (ticketiq._fence('job', p_job_id, p_epoch, v_now)).job;
 
     update ticketiq.jobs as j
     set state = 'failed',

@@ -37,7 +37,7 @@ begin
         raise exception 'event must be an agent.run.* name, got %', coalesce(left(p_event, 200), 'null')
             using errcode = 'TQ004';
     end if;
-    v_run := ticketiq._fence(p_run_id, p_epoch, v_now);
+    v_run := (ticketiq._fence('run', p_run_id, p_epoch, v_now)).run;
 
     update ticketiq.runs as r
     set status = 'failed',

@@ -2,7 +2,7 @@
 --
 -- The attempt that holds the job at p_epoch, unlapsed, marks it
 -- 'completed' with p_result (any JSON value), releases its lease and
--- audits job.completed.  The progress is kept.  Fenced (ticketiq._fence_job).
+-- audits job.completed.  The progress is kept.  Fenced (ticketiq._fence).
 -- Limits:
 --   p_job_id  the job
 --   p_epoch   the writer's epoch
@@ -31,7 +31,7 @@ begin
     if p_result is null then
         raise exception 'a finished job needs a result (JSON null is fine)' using errcode = 'TQ004';
     end if;
-    v_job := ticketiq._fence_job(p_job_id, p_epoch, v_now);
+    v_job := (ticketiq._fence('job', p_job_id, p_epoch, v_now)).job;
 
     update ticketiq.jobs as j
     set state = 'completed',

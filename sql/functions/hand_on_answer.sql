@@ -34,7 +34,7 @@ declare
     v_run ticketiq.runs;
     v_answer ticketiq.answers;
 begin
-    v_run := ticketiq._fence(p_run_id, p_epoch, v_now);
+    v_run := (ticketiq._fence('run', p_run_id, p_epoch, v_now)).run;
 
     select a.* into v_answer from ticketiq.answers as a where a.run_id = p_run_id for update;
     if not found then

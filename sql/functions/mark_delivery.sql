@@ -25,7 +25,7 @@ declare
     v_now timestamptz := ticketiq.now();
     v_answer ticketiq.answers;
 begin
-    perform ticketiq._fence(p_run_id, p_epoch, v_now);
+    perform ticketiq._fence('run', p_run_id, p_epoch, v_now);
     select a.* into v_answer from ticketiq.answers as a where a.run_id = p_run_id for update;
     if not found then
         raise exception 'run % has no sealed answer to deliver', p_run_id using errcode = 'TQ007';

@@ -64,7 +64,7 @@ begin
     ) then
         raise exception 'unknown classification %', left(p_classification, 64) using errcode = 'TQ004';
     end if;
-    v_run := ticketiq._fence(p_run_id, p_epoch, v_now);
+    v_run := (ticketiq._fence('run', p_run_id, p_epoch, v_now)).run;
 
     if exists (select 1 from ticketiq.answers as a where a.run_id = p_run_id) then
         raise exception 'run % has a sealed answer and makes no further call', p_run_id

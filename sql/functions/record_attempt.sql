@@ -51,7 +51,7 @@ begin
     if coalesce(p_error, '') = '' then
         raise exception 'error must be non-empty' using errcode = 'TQ004';
     end if;
-    perform ticketiq._fence(p_run_id, p_epoch, v_now);
+    perform ticketiq._fence('run', p_run_id, p_epoch, v_now);
 
     return query
     insert into ticketiq.attempts as a (

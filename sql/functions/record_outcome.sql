@@ -70,7 +70,7 @@ begin
         raise exception 'unknown settlement %', coalesce(left(p_settlement, 64), 'null')
             using errcode = 'TQ004';
     end if;
-    perform ticketiq._fence(p_run_id, p_epoch, v_now);
+    perform ticketiq._fence('run', p_run_id, p_epoch, v_now);
 
     select c.* into v_call
     from ticketiq.calls as c

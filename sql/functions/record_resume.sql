@@ -53,7 +53,7 @@ declare
     v_settlements jsonb;
     v_complete boolean;
 begin
-    v_run := ticketiq._fence(p_run_id, p_epoch, v_now);
+    v_run := (ticketiq._fence('run', p_run_id, p_epoch, v_now)).run;
 
     if p_settlements is null or jsonb_typeof(p_settlements) <> 'array' then
         raise exception 'settlements must be a JSON array' using errcode = 'TQ004';

@@ -34,7 +34,7 @@ declare
     v_run ticketiq.runs;
 begin
     perform ticketiq._require_text('reason', p_reason, 2000, true, 0);
-    v_run := ticketiq._fence(p_run_id, p_epoch, v_now);
+    v_run := (ticketiq._fence('run', p_run_id, p_epoch, v_now)).run;
     if p_outcomes is null or jsonb_typeof(p_outcomes) <> 'object' then
         raise exception 'outcomes must be a JSON object of call id -> outcome'
             using errcode = 'TQ004';

@@ -42,7 +42,7 @@ declare
     v_request ticketiq.approval_requests;
 begin
     perform ticketiq._require_text('call_id', p_call_id, 256);
-    perform ticketiq._fence(p_run_id, p_epoch, v_now);
+    perform ticketiq._fence('run', p_run_id, p_epoch, v_now);
     if p_summary is null or jsonb_typeof(p_summary) <> 'object' then
         raise exception 'summary must be a JSON object' using errcode = 'TQ004';
     end if;

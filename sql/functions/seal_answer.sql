@@ -49,7 +49,7 @@ declare
 begin
     perform ticketiq._require_text('seal', p_seal, 1024);
     perform ticketiq._require_text('seal_key_id', p_seal_key_id, 512);
-    v_run := ticketiq._fence(p_run_id, p_epoch, v_now);
+    v_run := (ticketiq._fence('run', p_run_id, p_epoch, v_now)).run;
 
     select a.* into v_prior from ticketiq.answers as a where a.run_id = p_run_id;
     if found then

@@ -29,7 +29,7 @@ declare
     v_reason text := coalesce(nullif(p_reason, ''), 'stop requested');
 begin
     perform ticketiq._require_text('reason', p_reason, 2000, true, 0);
-    v_run := ticketiq._fence(p_run_id, p_epoch, v_now);
+    v_run := (ticketiq._fence('run', p_run_id, p_epoch, v_now)).run;
 
     update ticketiq.runs as r
     set status = 'stopped',

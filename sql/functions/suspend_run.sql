@@ -37,7 +37,7 @@ declare
     v_done boolean;
 begin
     perform ticketiq._require_text('wait_key', p_wait_key, 512);
-    v_run := ticketiq._fence(p_run_id, p_epoch, v_now);
+    v_run := (ticketiq._fence('run', p_run_id, p_epoch, v_now)).run;
     if not v_run.may_wait or not v_run.durable then
         raise exception 'run % may not wait (or is not written ahead): it cannot be suspended', p_run_id
             using errcode = 'TQ004';

@@ -11,7 +11,9 @@
 -- 'interrupted: ...', audited job.interrupted, and never runs again; so is
 -- a resumable job lost more than p_max_losses times ('lost N times').  Rows
 -- locked by a racing sweep or a claim are skipped.  Only the partial index
--- of running jobs is read.  Returns one row per job taken back.
+-- of running jobs is read.  Returns one row per job taken back.  The claim
+-- itself is ticketiq._claim_lapsed (kind 'job'), the one claim of the lease
+-- machine, shared with sweep_lapsed and watch_processes.
 -- Limits:
 --   p_sweeper     1..512
 --   p_limit       >= 1
@@ -36,80 +38,15 @@ security definer
 set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
-declare
-    v_now timestamptz := ticketiq.now();
-    v_row record;
 begin
     perform ticketiq._require_text('sweeper', p_sweeper, 512);
     if p_limit is null or p_limit < 1 or p_max_losses is null or p_max_losses < 0 then
         raise exception 'limit must be >= 1 and max_losses >= 0' using errcode = 'TQ004';
     end if;
 
-    for v_row in
-        with lapsed as (
-            select j.job_id, j.epoch, j.holder, j.lease_expires_at
-            from ticketiq.jobs as j
-            where j.state = 'running' and j.lease_expires_at <= v_now
-            order by j.lease_expires_at
-            limit p_limit
-            for update skip locked
-        )
-
-        update ticketiq.jobs as j
-        set epoch = j.epoch + 1,
-            attempts = j.attempts + 1,
-            state = case
-                when j.resumable and j.attempts + 1 <= p_max_losses then 'queued' else 'failed'
-            end,
-            failure_reason = case
-                when not j.resumable
-                    then format('interrupted: not resumable, lease lapsed at %s held by %s',
-                        l.lease_expires_at, l.holder)
-                when j.attempts + 1 > p_max_losses
-                    then format('lost %s times (more than %s): lease lapsed at %s held by %s',
-                        j.attempts + 1, p_max_losses, l.lease_expires_at, l.holder)
-            end,
-            finished_at = case
-                when not j.resumable or j.attempts + 1 > p_max_losses then v_now
-            end,
-            holder = null,
-            lease_expires_at = null,
-            updated_at = v_now
-        from lapsed as l
-        where j.job_id = l.job_id
-            and j.epoch = l.epoch
-            and j.state = 'running'
-            and j.lease_expires_at <= v_now
-        returning j.job_id, j.kind, j.epoch, j.attempts, j.state, j.failure_reason, j.progress,
-            l.holder, l.lease_expires_at
-    loop
-        if v_row.state = 'queued' then
-            insert into ticketiq.audit (at, event, run_id, epoch, actor, detail)
-            values (v_now, 'job.requeued', null, v_row.epoch, p_sweeper,
-                jsonb_build_object(
-                    'job_id', v_row.job_id,
-                    'kind', v_row.kind,
-                    'lapsed_holder', v_row.holder,
-                    'lapsed_at', v_row.lease_expires_at,
-                    'attempts', v_row.attempts,
-                    'progress', v_row.progress
-                ));
-            perform pg_notify('ticketiq_job', v_row.job_id::text);
-        else
-            insert into ticketiq.audit (at, event, run_id, epoch, actor, detail)
-            values (v_now, 'job.interrupted', null, v_row.epoch, p_sweeper,
-                jsonb_build_object(
-                    'job_id', v_row.job_id,
-                    'kind', v_row.kind,
-                    'lapsed_holder', v_row.holder,
-                    'lapsed_at', v_row.lease_expires_at,
-                    'attempts', v_row.attempts,
-                    'reason', v_row.failure_reason
-                ));
-        end if;
-        return query select v_row.job_id, v_row.kind, v_row.epoch, v_row.attempts, v_row.state,
-            v_row.holder, v_row.lease_expires_at;
-    end loop;
+    return query
+    select c.id, c.job_kind, c.epoch, c.losses, c.state, c.lapsed_holder, c.lapsed_at
+    from ticketiq._claim_lapsed('job', p_sweeper, p_max_losses, p_limit, null, '{}'::jsonb) as c;
 end;
 $$;
 

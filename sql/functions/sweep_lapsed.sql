@@ -10,7 +10,9 @@
 -- failure audited.  Rows locked by a racing sweep are skipped.
 -- Only the partial index of running runs is read, so the cost does not grow
 -- with the finished runs kept.  Returns one row per run claimed or failed.
--- The claim itself is ticketiq._claim_lapsed, shared with take_over_child.
+-- The claim itself is ticketiq._claim_lapsed (kind 'run'), the one claim of
+-- the lease machine, shared with sweep_jobs, take_over_child and
+-- watch_processes.
 -- Limits:
 --   p_sweeper     1..512
 --   p_max_losses  >= 0
@@ -41,8 +43,8 @@ begin
     end if;
 
     return query
-    select c.run_id, c.epoch, c.loss_count, c.status, c.lapsed_holder, c.lapsed_at
-    from ticketiq._claim_lapsed(p_sweeper, p_max_losses, p_limit, null, '{}'::jsonb) as c;
+    select c.id, c.epoch, c.losses, c.state, c.lapsed_holder, c.lapsed_at
+    from ticketiq._claim_lapsed('run', p_sweeper, p_max_losses, p_limit, null, '{}'::jsonb) as c;
 end;
 $$;
 

@@ -42,7 +42,7 @@ begin
     if p_max_losses is null or p_max_losses < 0 then
         raise exception 'max_losses must be >= 0' using errcode = 'TQ004';
     end if;
-    perform ticketiq._fence(p_parent_run_id, p_parent_epoch, v_now);
+    perform ticketiq._fence('run', p_parent_run_id, p_parent_epoch, v_now);
 
     select r.* into v_child
     from ticketiq.runs as r
@@ -56,7 +56,7 @@ begin
     if v_child.status = 'running' and v_child.lease_expires_at <= v_now then
         -- Claimed exactly as a sweep claims it: the same body, for this run.
         perform ticketiq._claim_lapsed(
-            p_holder, p_max_losses, 1, p_child_run_id,
+            'run', p_holder, p_max_losses, 1, p_child_run_id,
             jsonb_build_object('taken_over_by_parent', p_parent_run_id)
         );
         if (select r.status from ticketiq.runs as r where r.run_id = p_child_run_id) <> 'claimed' then

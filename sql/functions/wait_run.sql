@@ -76,7 +76,7 @@ begin
     if p_detail is null or jsonb_typeof(p_detail) <> 'object' then
         raise exception 'detail must be a JSON object' using errcode = 'TQ004';
     end if;
-    v_run := ticketiq._fence(p_run_id, p_epoch, v_now);
+    v_run := (ticketiq._fence('run', p_run_id, p_epoch, v_now)).run;
     if not v_run.durable then
         raise exception 'run % is not written ahead: it cannot wait durably', p_run_id
             using errcode = 'TQ004';

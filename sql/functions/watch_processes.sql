@@ -20,12 +20,14 @@
 -- expire p_grace_seconds after its death was found.  The grace covers a
 -- process whose session ended before it noticed (a partition, a stall): it
 -- makes no outside call unless a watch of its own confirmed its token
--- within less than the grace.  Every call then claims the lapsed runs of
--- processes so found dead in the last minute, through ticketiq._claim_lapsed,
--- the sweep's own once-only claim (epoch + 1, loss counted, claim_reason
--- 'session_ended', NOTIFY ticketiq_resume); runs locked when their leases
--- were cut are cut on a later call.  The epoch is still the fence.
--- runs_claimed counts the runs claimed or failed by this call.
+-- within less than the grace.  Every call then claims the lapsed runs and
+-- jobs of processes so found dead in the last minute, through
+-- ticketiq._claim_lapsed, the sweeps' own once-only claim of either kind
+-- (epoch + 1, loss counted; a run claimed with claim_reason 'session_ended'
+-- and NOTIFY ticketiq_resume, a job queued again with NOTIFY ticketiq_job
+-- or failed); rows locked when their leases were cut are cut on a later
+-- call.  The epoch is still the fence.  runs_claimed counts the runs
+-- claimed or failed by this call (the jobs are audited, not counted).
 -- Limits:
 --   p_watcher        1..512
 --   p_session        compared only, not stored: any text, or null
@@ -168,10 +170,12 @@ begin
         select coalesce(jsonb_object_agg(c.holder, c.n), '{}') into v_claimed
         from (
             select x.lapsed_holder as holder, count(*)::integer as n
-            from ticketiq._claim_lapsed(p_watcher, p_max_losses, 1000, null, '{}'::jsonb, v_dead)
+            from ticketiq._claim_lapsed('run', p_watcher, p_max_losses, 1000, null, '{}'::jsonb, v_dead)
                 as x
             group by x.lapsed_holder
         ) as c;
+        perform 1
+        from ticketiq._claim_lapsed('job', p_watcher, p_max_losses, 1000, null, '{}'::jsonb, v_dead);
     end if;
 
     return query
@@ -184,4 +188,4 @@ end;
 $$;
 
 comment on function ticketiq.watch_processes(text, text, text[], integer, double precision) is
-'Report which processes hold their liveness token; for each process seen alive in this same session whose token is gone, cut its leases to the grace, then claim (as the sweep does) the lapsed runs of processes so found dead.';
+'Report which processes hold their liveness token; for each process seen alive in this same session whose token is gone, cut its leases to the grace, then claim (as the sweeps do) the lapsed runs and jobs of processes so found dead.';

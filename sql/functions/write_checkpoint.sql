@@ -125,7 +125,7 @@ begin
         exit attempt when v_expires is not null;
 
         -- Diagnosis: the row locked, read as it stands now.
-        v_run := ticketiq._fence(p_run_id, p_epoch, v_now);
+        v_run := (ticketiq._fence('run', p_run_id, p_epoch, v_now)).run;
         if exists (select 1 from ticketiq.answers as a where a.run_id = p_run_id) then
             raise exception 'run % has a sealed answer and takes no further step', p_run_id
                 using errcode = 'TQ005';

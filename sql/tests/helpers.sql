@@ -474,3 +474,60 @@ $$;
 
 comment on function tiq_test.plan_of(text) is
 'EXPLAIN (COSTS OFF) of the statement, as one text.';
+
+-- The fenced cases every fenced write of either kind shares (I1, I15), as
+-- pgTAP lines: statement is a format() string (%1$L the run's or job's id,
+-- %2$s the epoch) and setup, run once for the new lease, prepares it (e.g.
+-- a checkpoint with a call).  The helper starts a run (kind 'run', held by
+-- p1 for 8 s) or claims a resumable job (kind 'job'), then checks in turn:
+-- an unknown id raises TQ001/TQ010; the lapsed lease, before any sweep,
+-- TQ003 and nothing changed; once swept, the old epoch TQ002 and the
+-- sweep's epoch TQ006 (claimed or queued again), and nothing changed.
+-- Six tests; needs tiq_test.use_fake_clock first.
+create or replace function tiq_test.fenced(
+    kind text,
+    statement text,
+    setup text default null
+)
+returns setof text
+language plpgsql
+as $$
+declare
+    v_id uuid;
+begin
+    if kind = 'run' then
+        v_id := tiq_test.new_run('p1', 8, tiq_test.rid(900));
+    else
+        perform ticketiq.enqueue_job('source_sync', '{}', true, 'tiq_test.fenced');
+        select j.job_id into v_id
+        from ticketiq.jobs as j where j.idempotency_key = 'tiq_test.fenced';
+        update ticketiq.jobs as j set created_at = '-infinity' where j.job_id = v_id;
+        perform ticketiq.claim_job('p1', 8);
+    end if;
+    if setup is not null then
+        execute format(setup, v_id, 1);
+    end if;
+
+    return next throws_ok(format(statement, tiq_test.rid(999), 1),
+        case kind when 'run' then 'TQ001' else 'TQ010' end, null, 'unknown ' || kind);
+    perform tiq_test.advance(9);
+    perform tiq_test.save_fingerprint();
+    return next throws_ok(format(statement, v_id, 1), 'TQ003', null, 'lapsed lease, before any sweep');
+    return next is(tiq_test.table_fingerprint(), tiq_test.saved_fingerprint(),
+        'the lapsed writer changed nothing');
+    if kind = 'run' then
+        perform ticketiq.sweep_lapsed('tiq_test');
+    else
+        perform ticketiq.sweep_jobs('tiq_test');
+    end if;
+    perform tiq_test.save_fingerprint();
+    return next throws_ok(format(statement, v_id, 1), 'TQ002', null, 'swept: the old epoch is stale');
+    return next throws_ok(format(statement, v_id, 2), 'TQ006', null,
+        'at the sweep''s epoch the ' || kind || ' is not running');
+    return next is(tiq_test.table_fingerprint(), tiq_test.saved_fingerprint(),
+        'the fenced writes changed nothing');
+end;
+$$;
+
+comment on function tiq_test.fenced(text, text, text) is
+'The fenced cases of a write of kind run or job (unknown, lapsed, stale epoch, not running; nothing changed), six pgTAP lines.';

@@ -192,12 +192,14 @@ class JobStore:
         *,
         conn: psycopg.AsyncConnection | None = None,
     ) -> list[JobLeaseRenewal]:
-        return await self.db.many(
-            JobLeaseRenewal,
-            "renew_job_leases",
-            (holder, [job_id for job_id, _ in held], [epoch for _, epoch in held], ttl),
+        """``ticketiq.renew_leases`` (kind ``job``): the one renewal, for the jobs listed."""
+        rows = await self.db.rows(
+            "renew_leases",
+            (holder, [job_id for job_id, _ in held], [epoch for _, epoch in held], ttl, "job"),
             conn,
         )
+        return [JobLeaseRenewal(r["lease_id"], r["epoch"], r["held"], r["lease_expires_at"])
+                for r in rows]
 
     async def finish(
         self,

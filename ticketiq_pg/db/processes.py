@@ -29,14 +29,14 @@ class ProcessFunctions:
         *,
         conn: psycopg.AsyncConnection | None = None,
     ) -> list[models.LeaseRenewal]:
-        """``ticketiq.renew_leases``: Renew every listed lease the holder still holds unlapsed, in
-        one statement.
+        """``ticketiq.renew_leases`` (kind ``run``): Renew every listed lease the holder still
+        holds unlapsed, in one statement.
         """
         run_ids = [run_id for run_id, _ in held]
         epochs = [epoch for _, epoch in held]
-        return await self._t.many(
-            models.LeaseRenewal, "renew_leases", (holder, run_ids, epochs, ttl), conn
-        )
+        rows = await self._t.rows("renew_leases", (holder, run_ids, epochs, ttl, "run"), conn)
+        return [models.LeaseRenewal(r["lease_id"], r["epoch"], r["held"], r["lease_expires_at"])
+                for r in rows]
 
 
     async def sweep_lapsed(

@@ -173,7 +173,8 @@ RULES: dict[str, Rule] = {
         "returns no row; the child comes back through its lease"),
     # -- leases, leadership, sweeps -------------------------------------------
     "renew_leases": Rule(
-        P, "renews again from the later statement's clock; a lapsed lease is never revived"),
+        P, "renews again from the later statement's clock (runs' and jobs' leases alike); a "
+        "lapsed lease is never revived"),
     "claim_leader": Rule(P, "the holder claiming again renews its own lease"),
     "renew_leader": Rule(P, "extends again while the holder holds it at its epoch"),
     "resign_leader": Rule(
@@ -235,7 +236,6 @@ RULES: dict[str, Rule] = {
     "claim_job": Rule(
         N, "a repeat claims another job; the first attempt's would wait for the job sweep"),
     "checkpoint_job": Rule(P, "replaces the progress with the same progress"),
-    "renew_job_leases": Rule(P, "renews again; a lapsed lease is never revived"),
     "finish_job": Rule(
         C, "a repeat finds the job completed (TQ006); completed at the caller's epoch is "
         "its first attempt"),

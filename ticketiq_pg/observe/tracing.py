@@ -342,10 +342,10 @@ def _on_statement(function: str, args: Sequence[Any], seconds: float,
                 found.resume.add_event("settlement", event)
             elif found.attempt is None:
                 found.settlements.append(event)  # added once the resume span is made
-    elif function == "renew_leases":
+    elif function == "renew_leases" and args[4] == "run":
         for row in rows:
             if not row.get("held"):
-                _end(row["run_id"], "lost", error=True)
+                _end(row["lease_id"], "lost", error=True)
     elif function in ENDS:
         _end(args[0], ENDS[function], error=function == "fail_run")
 

@@ -6,7 +6,7 @@ runs, its worker holds a lease on the row, fenced by epoch exactly like a
 run's lease (:mod:`ticketiq_pg.runtime.leases`):
 
 * the worker renews the leases of all its running jobs in **one statement
-  per tick** (``renew_job_leases``); a job the database says is no longer
+  per tick** (``renew_leases``, kind ``job``); a job the database says is no longer
   held is stopped at once;
 * it keeps, per job, a *deadline* on its own monotonic clock (the moment the
   claim or the last successful renewal was sent, plus the TTL, less a
@@ -153,7 +153,7 @@ class JobWorker:
     ``start()`` starts two loops: the claim loop (claims while it has room,
     then waits ``poll_interval`` seconds or for a NOTIFY on
     :data:`JOB_CHANNEL` through ``wakeup``) and the renewal loop (one
-    ``renew_job_leases`` statement per ``renew_interval`` for all running
+    ``renew_leases`` statement (kind ``job``) per ``renew_interval`` for all running
     jobs).  The process's leader loop calls :meth:`sweep_once`.
 
     ``stop()`` stops claiming, lets running jobs finish for up to

@@ -43,7 +43,7 @@ select is_empty(
     'a completed job is not open'
 );
 select is(
-    (select r.held from ticketiq.renew_job_leases('p1', array[pg_temp.job('j1')], array[1]::bigint[], 8) as r),
+    (select r.held from ticketiq.renew_leases('p1', array[pg_temp.job('j1')], array[1]::bigint[], 8, 'job') as r),
     false,
     'a finished job''s lease is no longer held'
 );

@@ -1,45 +1,15 @@
--- mark_in_doubt: fenced like every attempt's write (I1): unknown run TQ001,
--- stale epoch TQ002, lapsed lease TQ003, a run not running TQ006.
+-- mark_in_doubt: fenced like every write of an attempt, through the one fence
+-- (ticketiq._fence, kind run): the shared cases of tiq_test.fenced (I1,
+-- I15).
 begin;
-select plan(7);
+select plan(6);
 
 select tiq_test.use_fake_clock('2030-01-01 00:00:00+00');
-select tiq_test.new_run('p1', 8, tiq_test.rid(1));
-select tiq_test.new_run('p1', 30, tiq_test.rid(2));
-select tiq_test.checkpoint(tiq_test.rid(1), 1, 1, jsonb_build_array(tiq_test.call('w1', 'write')));
-select tiq_test.checkpoint(tiq_test.rid(2), 1, 1, jsonb_build_array(tiq_test.call('w1', 'write')));
-
-select throws_ok(
-    $$select ticketiq.mark_in_doubt(tiq_test.rid(99), 1, 1, 'w1')$$,
-    'TQ001', null, 'unknown run'
+select * from tiq_test.fenced(
+    'run',
+    $$select ticketiq.mark_in_doubt(%1$L, %2$s, 1, 'w1')$$,
+    $$select tiq_test.checkpoint(%1$L, 1, 1, jsonb_build_array(tiq_test.call('w1', 'write')))$$
 );
-
--- run 1's lease lapses; no sweep yet.
-select tiq_test.advance(9);
-select tiq_test.save_fingerprint();
-select throws_ok(
-    $$select ticketiq.mark_in_doubt(tiq_test.rid(1), 1, 1, 'w1')$$,
-    'TQ003', null, 'lapsed lease, before any sweep'
-);
-select is(tiq_test.table_fingerprint(), tiq_test.saved_fingerprint(), 'nothing changed');
-
--- the sweep claims run 1 (epoch 2); run 2 still holds its lease.
-select ticketiq.sweep_lapsed('leader');
-select throws_ok(
-    $$select ticketiq.mark_in_doubt(tiq_test.rid(1), 1, 1, 'w1')$$,
-    'TQ002', null, 'claimed by the sweep: the old epoch is fenced'
-);
-select throws_ok(
-    $$select ticketiq.mark_in_doubt(tiq_test.rid(1), 2, 1, 'w1')$$,
-    'TQ006', null, 'at the claim''s epoch the run is not running'
-);
-select ticketiq.adopt_run('p2', 8, tiq_test.rid(1));
-select tiq_test.save_fingerprint();
-select throws_ok(
-    $$select ticketiq.mark_in_doubt(tiq_test.rid(1), 1, 1, 'w1')$$,
-    'TQ002', null, 'adopted at epoch 3: the stalled attempt is fenced'
-);
-select is(tiq_test.table_fingerprint(), tiq_test.saved_fingerprint(), 'nothing changed');
 
 select * from finish();
 rollback;

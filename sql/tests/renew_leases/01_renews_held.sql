@@ -10,9 +10,9 @@ select tiq_test.new_run('p1', 8, tiq_test.rid(2));
 select tiq_test.advance(5);
 
 select results_eq(
-    $$select r.run_id, r.epoch::bigint, r.held, r.lease_expires_at
-      from ticketiq.renew_leases('p1', array[tiq_test.rid(1), tiq_test.rid(2)], array[1, 1]::bigint[], 8) as r
-      order by r.run_id$$,
+    $$select r.lease_id, r.epoch::bigint, r.held, r.lease_expires_at
+      from ticketiq.renew_leases('p1', array[tiq_test.rid(1), tiq_test.rid(2)], array[1, 1]::bigint[], 8, 'run') as r
+      order by r.lease_id$$,
     $$values (tiq_test.rid(1), 1::bigint, true, '2030-01-01 00:00:13+00'::timestamptz),
              (tiq_test.rid(2), 1::bigint, true, '2030-01-01 00:00:13+00'::timestamptz)$$,
     'both leases held and renewed to now + TTL'
@@ -32,7 +32,7 @@ select is(
     'renewal does not change the epoch'
 );
 select is_empty(
-    $$select 1 from ticketiq.renew_leases('p1', array[]::uuid[], array[]::bigint[], 8)$$,
+    $$select 1 from ticketiq.renew_leases('p1', array[]::uuid[], array[]::bigint[], 8, 'run')$$,
     'an empty list returns no rows'
 );
 

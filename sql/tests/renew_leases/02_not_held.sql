@@ -22,17 +22,18 @@ from ticketiq.renew_leases(
     'p1',
     array[tiq_test.rid(1), tiq_test.rid(2), tiq_test.rid(3), tiq_test.rid(4), tiq_test.rid(5), tiq_test.rid(98)],
     array[1, 1, 1, 1, 1, 1]::bigint[],
-    8
+    8,
+    'run'
 ) as r;
 
 select results_eq(
-    $$select r.run_id, r.held from renewed as r order by r.run_id$$,
+    $$select r.lease_id, r.held from renewed as r order by r.lease_id$$,
     $$values (tiq_test.rid(1), false), (tiq_test.rid(2), false), (tiq_test.rid(3), false),
              (tiq_test.rid(4), false), (tiq_test.rid(5), true), (tiq_test.rid(98), false)$$,
     'one row per listed run; only the run still held is held'
 );
 select is(
-    (select r.lease_expires_at from renewed as r where r.run_id = tiq_test.rid(2)), null::timestamptz,
+    (select r.lease_expires_at from renewed as r where r.lease_id = tiq_test.rid(2)), null::timestamptz,
     'no expiry returned for the lapsed run'
 );
 select is(
@@ -51,7 +52,7 @@ select is(
 );
 select is(
     (
-        select r.held from ticketiq.renew_leases('p1', array[tiq_test.rid(5)], array[2]::bigint[], 8) as r
+        select r.held from ticketiq.renew_leases('p1', array[tiq_test.rid(5)], array[2]::bigint[], 8, 'run') as r
     ),
     false,
     'the right run at the wrong epoch is not held'

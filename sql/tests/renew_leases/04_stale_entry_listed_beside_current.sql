@@ -11,7 +11,7 @@ select tiq_test.take_over(tiq_test.rid(1), 'p1');
 
 create temp table renewed on commit drop as
 select r.*
-from ticketiq.renew_leases('p1', array[tiq_test.rid(1), tiq_test.rid(1)], array[1, 3]::bigint[], 8) as r;
+from ticketiq.renew_leases('p1', array[tiq_test.rid(1), tiq_test.rid(1)], array[1, 3]::bigint[], 8, 'run') as r;
 
 select is((select count(*) from renewed), 2::bigint, 'one row per listed entry');
 select is(

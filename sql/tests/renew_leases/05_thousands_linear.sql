@@ -24,7 +24,7 @@ select
     count(*) filter (where n.held) as held
 from generate_series(1, 8) as c (call)
 cross join listed as l
-cross join lateral ticketiq.renew_leases('p1', l.run_ids, l.epochs, 8) as n
+cross join lateral ticketiq.renew_leases('p1', l.run_ids, l.epochs, 8, 'run') as n
 group by c.call;
 
 select is(
@@ -34,13 +34,13 @@ select is(
 select ok(
     (select p.proconfig @> array['plan_cache_mode=force_custom_plan']
      from pg_catalog.pg_proc as p
-     where p.oid = 'ticketiq.renew_leases(text, uuid[], bigint[], double precision)'::regprocedure),
+     where p.oid = 'ticketiq.renew_leases(text, uuid[], bigint[], double precision, text)'::regprocedure),
     'planned afresh on each call: the arrays'' length is known to the planner'
 );
 select ok(
     (select p.proconfig @> array['enable_nestloop=off']
      from pg_catalog.pg_proc as p
-     where p.oid = 'ticketiq.renew_leases(text, uuid[], bigint[], double precision)'::regprocedure),
+     where p.oid = 'ticketiq.renew_leases(text, uuid[], bigint[], double precision, text)'::regprocedure),
     'never a nested loop: the cost stays linear in the leases listed'
 );
 

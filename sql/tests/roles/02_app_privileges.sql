@@ -32,7 +32,7 @@ from (values
     ),
     ('mark_in_doubt', array['uuid', 'bigint', 'integer', 'text', 'text', 'text', 'text']::name[]),
     ('record_outcome', array['uuid', 'bigint', 'integer', 'text', 'jsonb', 'text', 'text', 'text']::name[]),
-    ('renew_leases', array['text', 'uuid[]', 'bigint[]', 'double precision']::name[]),
+    ('renew_leases', array['text', 'uuid[]', 'bigint[]', 'double precision', 'text']::name[]),
     ('claim_leader', array['text', 'text', 'double precision']::name[]),
     ('renew_leader', array['text', 'text', 'bigint', 'double precision']::name[]),
     ('resign_leader', array['text', 'text']::name[]),
@@ -90,7 +90,7 @@ from (values
 
 select function_privs_are('ticketiq', f.name, f.args, 'ticketiq_app', array[]::name[])
 from (values
-    ('_fence', array['uuid', 'bigint', 'timestamp with time zone']::name[]),
+    ('_fence', array['text', 'uuid', 'bigint', 'timestamp with time zone']::name[]),
     ('_require_positive', array['text', 'double precision']::name[]),
     ('_require_text', array['text', 'text', 'integer', 'boolean', 'integer']::name[]),
     ('_validate_checkpoint', array['jsonb']::name[]),
@@ -103,7 +103,7 @@ from (values
     ('_finish_entry', array['uuid', 'text', 'jsonb', 'timestamp with time zone']::name[]),
     ('_wake', array['text', 'timestamp with time zone']::name[]),
     ('_suspend', array['ticketiq.runs', 'text', 'text', 'jsonb', 'timestamp with time zone']::name[]),
-    ('_claim_lapsed', array['text', 'integer', 'integer', 'uuid', 'jsonb', 'text[]']::name[])
+    ('_claim_lapsed', array['text', 'text', 'integer', 'integer', 'uuid', 'jsonb', 'text[]']::name[])
 ) as f (name, args);
 
 select * from finish();

@@ -13,7 +13,7 @@ select has_schema('ticketiq');
 select functions_are(
     'ticketiq',
     array[
-        '_claim_lapsed', '_fence', '_fence_job', '_finish_entry', '_require_positive', '_require_text',
+        '_claim_lapsed', '_fence', '_finish_entry', '_require_positive', '_require_text',
         '_checkpoint_ok', '_step_calls', '_validate_checkpoint', '_wake', 'accept_entry',
         'adopt_run', 'adopt_runs', 'answers_write_once', 'claim_entries', 'claim_leader', 'decide_approval',
         'delegation_status', 'fail_run', 'fire_due_crons', 'get_answer', 'get_approval', 'get_entry', 'get_run',
@@ -23,7 +23,7 @@ select functions_are(
         'seal_answer', 'start_run', 'stop_run', 'suspend_run', 'sweep_lapsed', 'take_over_child',
         'upsert_cron_schedule', 'wake_runs', 'write_checkpoint', 'write_checkpoints', 'checkpoint_job',
         'claim_job',
-        'enqueue_job', 'fail_job', 'finish_job', 'get_job', 'renew_job_leases', 'sweep_jobs',
+        'enqueue_job', 'fail_job', 'finish_job', 'get_job', 'sweep_jobs',
         'hold_liveness', 'release_liveness', 'watch_processes', 'record_attempt', 'audit_once',
         'get_entry_by_run', 'create_api_key', 'find_api_key', 'list_api_keys', 'revoke_api_key',
         'note_api_key_use', 'audit_inspector_call', 'record_trace_context', 'run_trace_context', 'run_losses',
@@ -72,7 +72,7 @@ select has_function('ticketiq', 'mark_in_doubt', array['uuid', 'bigint', 'intege
 select has_function(
     'ticketiq', 'record_outcome', array['uuid', 'bigint', 'integer', 'text', 'jsonb', 'text', 'text', 'text']
 );
-select has_function('ticketiq', 'renew_leases', array['text', 'uuid[]', 'bigint[]', 'double precision']);
+select has_function('ticketiq', 'renew_leases', array['text', 'uuid[]', 'bigint[]', 'double precision', 'text']);
 select has_function('ticketiq', 'claim_leader', array['text', 'text', 'double precision']);
 select has_function('ticketiq', 'renew_leader', array['text', 'text', 'bigint', 'double precision']);
 select has_function('ticketiq', 'resign_leader', array['text', 'text']);
@@ -108,7 +108,7 @@ select function_returns(
     'ticketiq', 'take_over_child', array['uuid', 'bigint', 'uuid', 'text', 'double precision', 'integer'],
     'setof ticketiq.adopted_run'
 );
-select has_function('ticketiq', '_fence', array['uuid', 'bigint', 'timestamp with time zone']);
+select has_function('ticketiq', '_fence', array['text', 'uuid', 'bigint', 'timestamp with time zone']);
 select has_function('ticketiq', '_require_positive', array['text', 'double precision']);
 select has_function('ticketiq', '_require_text', array['text', 'text', 'integer', 'boolean', 'integer']);
 select has_function('ticketiq', '_validate_checkpoint', array['jsonb']);

@@ -21,7 +21,7 @@ select is_definer('ticketiq', 'mark_in_doubt', array['uuid', 'bigint', 'integer'
 select is_definer(
     'ticketiq', 'record_outcome', array['uuid', 'bigint', 'integer', 'text', 'jsonb', 'text', 'text', 'text']
 );
-select is_definer('ticketiq', 'renew_leases', array['text', 'uuid[]', 'bigint[]', 'double precision']);
+select is_definer('ticketiq', 'renew_leases', array['text', 'uuid[]', 'bigint[]', 'double precision', 'text']);
 select is_definer('ticketiq', 'claim_leader', array['text', 'text', 'double precision']);
 select is_definer('ticketiq', 'renew_leader', array['text', 'text', 'bigint', 'double precision']);
 select is_definer('ticketiq', 'resign_leader', array['text', 'text']);
@@ -74,8 +74,10 @@ select is_definer('ticketiq', 'run_transcript', array['uuid']);
 select is_definer('ticketiq', 'record_attempt', array['uuid', 'bigint', 'integer', 'text', 'text']);
 select is_definer('ticketiq', 'audit_once', array['uuid', 'bigint', 'text', 'text', 'jsonb']);
 
-select isnt_definer('ticketiq', '_fence', array['uuid', 'bigint', 'timestamp with time zone']);
-select isnt_definer('ticketiq', '_claim_lapsed', array['text', 'integer', 'integer', 'uuid', 'jsonb', 'text[]']);
+select isnt_definer('ticketiq', '_fence', array['text', 'uuid', 'bigint', 'timestamp with time zone']);
+select isnt_definer(
+    'ticketiq', '_claim_lapsed', array['text', 'text', 'integer', 'integer', 'uuid', 'jsonb', 'text[]']
+);
 select isnt_definer('ticketiq', '_require_positive', array['text', 'double precision']);
 select isnt_definer('ticketiq', '_require_text', array['text', 'text', 'integer', 'boolean', 'integer']);
 select isnt_definer('ticketiq', '_validate_checkpoint', array['jsonb']);

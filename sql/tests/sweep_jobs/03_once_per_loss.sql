@@ -16,7 +16,7 @@ select is(
     (
         select r.held
         from ticketiq.jobs as j
-        cross join lateral ticketiq.renew_job_leases('p1', array[j.job_id], array[1]::bigint[], 8) as r
+        cross join lateral ticketiq.renew_leases('p1', array[j.job_id], array[1]::bigint[], 8, 'job') as r
     ),
     false,
     'the lost worker''s renewal is refused'

@@ -23,7 +23,7 @@ select tiq_test.dead_process('p2');
 select tiq_test.new_run('p2', 8, tiq_test.rid(2));
 select ticketiq.watch_processes('w', tiq_test.watch_session('w'), '{p2}', 2, 0.3);
 select ticketiq.hold_liveness('p2');
-select ticketiq.renew_leases('p2', array[tiq_test.rid(2)], array[1::bigint], 8);
+select ticketiq.renew_leases('p2', array[tiq_test.rid(2)], array[1::bigint], 8, 'run');
 select tiq_test.advance(1);
 select ticketiq.watch_processes('w', tiq_test.watch_session('w'), '{p2}', 2, 0.3);
 select results_eq(

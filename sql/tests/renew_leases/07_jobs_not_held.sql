@@ -1,4 +1,4 @@
--- renew_job_leases: held = false for each listed job the worker no longer
+-- renew_leases (kind job): held = false for each listed job the worker no longer
 -- holds: swept, lapsed (never revived), finished, another holder's, at
 -- another epoch or unknown.  The worker then stops it at once.
 begin;
@@ -33,24 +33,25 @@ select tiq_test.advance(10);
 
 create temp table renewed on commit drop as
 select r.*
-from ticketiq.renew_job_leases(
+from ticketiq.renew_leases(
     'p1',
     array[
         pg_temp.job('j1'), pg_temp.job('j2'), pg_temp.job('j3'), pg_temp.job('j4'), pg_temp.job('j5'),
         tiq_test.rid(98)
     ],
     array[1, 1, 1, 1, 1, 1]::bigint[],
-    8
+    8,
+    'job'
 ) as r;
 
 select set_eq(
-    $$select r.job_id, r.held from renewed as r$$,
+    $$select r.lease_id, r.held from renewed as r$$,
     $$values (pg_temp.job('j1'), false), (pg_temp.job('j2'), false), (pg_temp.job('j3'), false),
              (pg_temp.job('j4'), false), (pg_temp.job('j5'), true), (tiq_test.rid(98), false)$$,
     'one row per listed job; only the job still held is held'
 );
 select is(
-    (select r.lease_expires_at from renewed as r where r.job_id = pg_temp.job('j2')), null::timestamptz,
+    (select r.lease_expires_at from renewed as r where r.lease_id = pg_temp.job('j2')), null::timestamptz,
     'no expiry returned for the lapsed job'
 );
 select is(
@@ -66,7 +67,7 @@ select is(
 select is(
     (
         select r.held
-        from ticketiq.renew_job_leases('p1', array[pg_temp.job('j5')], array[2]::bigint[], 8) as r
+        from ticketiq.renew_leases('p1', array[pg_temp.job('j5')], array[2]::bigint[], 8, 'job') as r
     ),
     false,
     'the right job at the wrong epoch is not held'

@@ -1,4 +1,4 @@
--- _fence_job: locks the job for a fenced write and raises, in this order,
+-- _fence (kind job): locks the job for a fenced write and raises, in this order,
 -- TQ010 unknown job, TQ002 stale epoch, TQ006 not running, TQ003 lapsed;
 -- otherwise returns the job.
 begin;
@@ -22,37 +22,37 @@ as $$
 $$;
 
 select is(
-    (ticketiq._fence_job(pg_temp.job('j1'), 1, ticketiq.now())).holder, 'p1',
+    ((ticketiq._fence('job', pg_temp.job('j1'), 1, ticketiq.now())).job).holder, 'p1',
     'the holder at the current epoch passes and gets the job'
 );
 select throws_ok(
-    $$select ticketiq._fence_job(tiq_test.rid(99), 1, ticketiq.now())$$, 'TQ010', null, 'unknown job'
+    $$select ticketiq._fence('job', tiq_test.rid(99), 1, ticketiq.now())$$, 'TQ010', null, 'unknown job'
 );
 select throws_ok(
-    $$select ticketiq._fence_job(pg_temp.job('j1'), 2, ticketiq.now())$$, 'TQ002', null,
+    $$select ticketiq._fence('job', pg_temp.job('j1'), 2, ticketiq.now())$$, 'TQ002', null,
     'a later epoch is stale too'
 );
 select throws_ok(
-    $$select ticketiq._fence_job(pg_temp.job('j1'), null, ticketiq.now())$$, 'TQ002', null, 'a null epoch'
+    $$select ticketiq._fence('job', pg_temp.job('j1'), null, ticketiq.now())$$, 'TQ002', null, 'a null epoch'
 );
 select throws_ok(
-    $$select ticketiq._fence_job(pg_temp.job('j2'), 1, ticketiq.now())$$, 'TQ006', null,
+    $$select ticketiq._fence('job', pg_temp.job('j2'), 1, ticketiq.now())$$, 'TQ006', null,
     'a completed job at its epoch: not running'
 );
 select throws_ok(
-    $$select ticketiq._fence_job(pg_temp.job('j3'), 0, ticketiq.now())$$, 'TQ006', null,
+    $$select ticketiq._fence('job', pg_temp.job('j3'), 0, ticketiq.now())$$, 'TQ006', null,
     'a queued job at epoch 0: not running'
 );
 select lives_ok(
-    $$select ticketiq._fence_job(pg_temp.job('j1'), 1, '2030-01-01 00:00:09.999999+00')$$,
+    $$select ticketiq._fence('job', pg_temp.job('j1'), 1, '2030-01-01 00:00:09.999999+00')$$,
     'a microsecond before expiry: held'
 );
 select throws_ok(
-    $$select ticketiq._fence_job(pg_temp.job('j1'), 1, '2030-01-01 00:00:10+00')$$, 'TQ003', null,
+    $$select ticketiq._fence('job', pg_temp.job('j1'), 1, '2030-01-01 00:00:10+00')$$, 'TQ003', null,
     'at the expiry instant: lapsed'
 );
 select throws_ok(
-    $$select ticketiq._fence_job(pg_temp.job('j1'), 0, '2030-01-01 00:01:00+00')$$, 'TQ002', null,
+    $$select ticketiq._fence('job', pg_temp.job('j1'), 0, '2030-01-01 00:01:00+00')$$, 'TQ002', null,
     'stale epoch is reported before a lapse'
 );
 select is(

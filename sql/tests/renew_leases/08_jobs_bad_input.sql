@@ -1,4 +1,4 @@
--- renew_job_leases: arrays of other lengths, null elements, an empty
+-- renew_leases (kind job): arrays of other lengths, null elements, an empty
 -- holder or a TTL that is not positive raise TQ004 and change nothing.
 begin;
 select plan(11);
@@ -16,43 +16,43 @@ as $$
 $$;
 
 select throws_ok(
-    $$select ticketiq.renew_job_leases('p1', array[pg_temp.job('j1')], array[1, 1]::bigint[], 8)$$,
+    $$select ticketiq.renew_leases('p1', array[pg_temp.job('j1')], array[1, 1]::bigint[], 8, 'job')$$,
     'TQ004', null, 'more epochs than jobs'
 );
 select throws_ok(
-    $$select ticketiq.renew_job_leases('p1', array[pg_temp.job('j1'), tiq_test.rid(2)], array[1]::bigint[], 8)$$,
+    $$select ticketiq.renew_leases('p1', array[pg_temp.job('j1'), tiq_test.rid(2)], array[1]::bigint[], 8, 'job')$$,
     'TQ004', null, 'more jobs than epochs'
 );
 select throws_ok(
-    $$select ticketiq.renew_job_leases('p1', array[pg_temp.job('j1'), null], array[1, 1]::bigint[], 8)$$,
+    $$select ticketiq.renew_leases('p1', array[pg_temp.job('j1'), null], array[1, 1]::bigint[], 8, 'job')$$,
     'TQ004', null, 'a null job id'
 );
 select throws_ok(
-    $$select ticketiq.renew_job_leases('p1', array[pg_temp.job('j1')], array[null]::bigint[], 8)$$,
+    $$select ticketiq.renew_leases('p1', array[pg_temp.job('j1')], array[null]::bigint[], 8, 'job')$$,
     'TQ004', null, 'a null epoch'
 );
 select throws_ok(
-    $$select ticketiq.renew_job_leases('p1', null, array[1]::bigint[], 8)$$,
+    $$select ticketiq.renew_leases('p1', null, array[1]::bigint[], 8, 'job')$$,
     'TQ004', null, 'null job ids'
 );
 select throws_ok(
-    $$select ticketiq.renew_job_leases('p1', array[pg_temp.job('j1')], null, 8)$$,
+    $$select ticketiq.renew_leases('p1', array[pg_temp.job('j1')], null, 8, 'job')$$,
     'TQ004', null, 'null epochs'
 );
 select throws_ok(
-    $$select ticketiq.renew_job_leases('p1', array[pg_temp.job('j1')], array[1]::bigint[], 0)$$,
+    $$select ticketiq.renew_leases('p1', array[pg_temp.job('j1')], array[1]::bigint[], 0, 'job')$$,
     'TQ004', null, 'ttl 0'
 );
 select throws_ok(
-    $$select ticketiq.renew_job_leases('p1', array[pg_temp.job('j1')], array[1]::bigint[], 'Infinity')$$,
+    $$select ticketiq.renew_leases('p1', array[pg_temp.job('j1')], array[1]::bigint[], 'Infinity', 'job')$$,
     'TQ004', null, 'ttl infinite'
 );
 select throws_ok(
-    $$select ticketiq.renew_job_leases('', array[pg_temp.job('j1')], array[1]::bigint[], 8)$$,
+    $$select ticketiq.renew_leases('', array[pg_temp.job('j1')], array[1]::bigint[], 8, 'job')$$,
     'TQ004', null, 'an empty holder'
 );
 select throws_ok(
-    $$select ticketiq.renew_job_leases(null, array[pg_temp.job('j1')], array[1]::bigint[], 8)$$,
+    $$select ticketiq.renew_leases(null, array[pg_temp.job('j1')], array[1]::bigint[], 8, 'job')$$,
     'TQ004', null, 'a null holder'
 );
 select is(

@@ -1,4 +1,4 @@
--- renew_job_leases: every listed job the holder still runs, unlapsed, is
+-- renew_leases (kind job): every listed job the holder still runs, unlapsed, is
 -- renewed to TTL from now, in one statement.
 begin;
 select plan(4);
@@ -18,9 +18,9 @@ as $$
 $$;
 
 select set_eq(
-    $$select r.job_id, r.epoch, r.held, r.lease_expires_at
-      from ticketiq.renew_job_leases(
-          'p1', array[pg_temp.job('j1'), pg_temp.job('j2')], array[1, 1]::bigint[], 8
+    $$select r.lease_id, r.epoch, r.held, r.lease_expires_at
+      from ticketiq.renew_leases(
+          'p1', array[pg_temp.job('j1'), pg_temp.job('j2')], array[1, 1]::bigint[], 8, 'job'
       ) as r$$,
     $$values (pg_temp.job('j1'), 1::bigint, true, '2030-01-01 00:00:14+00'::timestamptz),
              (pg_temp.job('j2'), 1::bigint, true, '2030-01-01 00:00:14+00'::timestamptz)$$,
@@ -36,7 +36,7 @@ select is(
     'renewal does not change the epoch'
 );
 select is_empty(
-    $$select 1 from ticketiq.renew_job_leases('p1', array[]::uuid[], array[]::bigint[], 8)$$,
+    $$select 1 from ticketiq.renew_leases('p1', array[]::uuid[], array[]::bigint[], 8, 'job')$$,
     'an empty list returns no rows'
 );
 
