@@ -5,7 +5,7 @@
 -- its lease has not lapsed by the database clock, so a worker that only
 -- stalled and was swept can record nothing more.  A resumable job queued
 -- again after a loss restarts from the last progress recorded.  The lease
--- is not extended: ticketiq.renew_job_leases does that.  Fenced
+-- is not extended: ticketiq.renew_leases (kind job) does that.  Fenced
 -- (ticketiq._fence, which reads the clock after the job's row lock).
 -- Limits:
 --   p_job_id    the job
