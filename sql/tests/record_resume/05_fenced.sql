@@ -1,21 +1,15 @@
--- record_resume: fenced (I1): only the adopting attempt records its resume.
+-- record_resume: fenced like every write of an attempt, through the one fence
+-- (ticketiq._fence, kind run): the shared cases of tiq_test.fenced (I1,
+-- I15).
 begin;
-select plan(4);
+select plan(6);
 
 select tiq_test.use_fake_clock('2030-01-01 00:00:00+00');
-select tiq_test.new_run('p1', 8, tiq_test.rid(1));
-select tiq_test.take_over(tiq_test.rid(1), 'p2');
-select tiq_test.save_fingerprint();
-
-select throws_ok($$select ticketiq.record_resume(tiq_test.rid(99), 1, '[]')$$, 'TQ001', null, 'unknown run');
-select throws_ok(
-    $$select ticketiq.record_resume(tiq_test.rid(1), 1, '[]')$$, 'TQ002', null, 'the lost attempt''s epoch'
+select * from tiq_test.fenced(
+    'run',
+    $$select ticketiq.record_resume(%1$L, %2$s, '[]')$$,
+    null
 );
-select tiq_test.advance(8);
-select throws_ok(
-    $$select ticketiq.record_resume(tiq_test.rid(1), 3, '[]')$$, 'TQ003', null, 'the adopter''s lease lapsed'
-);
-select is(tiq_test.table_fingerprint(), tiq_test.saved_fingerprint(), 'nothing recorded');
 
 select * from finish();
 rollback;

@@ -1,22 +1,15 @@
--- wait_run: fenced like every write of an attempt (unknown run TQ001, a stale
--- epoch TQ002, a lapsed lease TQ003); nothing is written, no signal consumed.
+-- wait_run: fenced like every write of an attempt, through the one fence
+-- (ticketiq._fence, kind run): the shared cases of tiq_test.fenced (I1,
+-- I15).
 begin;
-select plan(4);
+select plan(6);
 
 select tiq_test.use_fake_clock('2030-01-01 00:00:00+00');
-select tiq_test.new_run('p1', 8, tiq_test.rid(1));
-select ticketiq.send_signal(tiq_test.rid(1), 'ack', '{}', 's1');
-select tiq_test.advance(9);
-select tiq_test.save_fingerprint();
-
-select throws_ok($$select ticketiq.wait_run(tiq_test.rid(9), 1, 'k', 'timer:x', 5)$$,
-    'TQ001', null, 'an unknown run');
-select throws_ok($$select ticketiq.wait_run(tiq_test.rid(1), 2, 'k', 'timer:x', 5)$$,
-    'TQ002', null, 'a stale epoch');
-select throws_ok(
-    $$select ticketiq.wait_run(tiq_test.rid(1), 1, 'k', 'signal:' || tiq_test.rid(1) || ':ack')$$,
-    'TQ003', null, 'a lapsed lease');
-select is(tiq_test.table_fingerprint(), tiq_test.saved_fingerprint(), 'nothing written');
+select * from tiq_test.fenced(
+    'run',
+    $$select ticketiq.wait_run(%1$L, %2$s, 'k', 'timer:x', 5)$$,
+    null
+);
 
 select * from finish();
 rollback;
