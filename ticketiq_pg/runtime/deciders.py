@@ -173,7 +173,9 @@ def within_limits(state: RunState, step_no: int) -> None:
     """Raise RunFailed when the run may not take step ``step_no`` (its steps, its deadline)."""
     max_steps = state.counters.get("max_steps")
     if isinstance(max_steps, int) and step_no > max_steps:
-        raise RunFailed(f"the run reached its limit of {max_steps} model steps",
+        # A workflow's steps are its code's actions, not a model's answers.
+        what = "model steps" if state.workflow is None else "workflow steps"
+        raise RunFailed(f"the run reached its limit of {max_steps} {what}",
                         "agent.run.limit_reached")
     deadline_at = state.counters.get("deadline_at")
     if isinstance(deadline_at, int | float) and time.time() >= deadline_at:
