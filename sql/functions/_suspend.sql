@@ -4,7 +4,8 @@
 -- or child) and ticketiq.wait_run (a workflow's timer or signal): the run,
 -- already fenced by the caller (ticketiq._fence, p_run is the row it
 -- locked), becomes 'suspended' on p_wait_key at epoch + 1 with no lease, and
--- p_event is audited at the new epoch with the key, the step and p_detail.
+-- p_event is audited at the new epoch with p_detail, the key and the step
+-- (the key and the step the system's, whatever p_detail says).
 -- Returns the new epoch.
 create or replace function ticketiq._suspend(
     p_run ticketiq.runs,
@@ -28,7 +29,8 @@ begin
     where r.run_id = p_run.run_id;
     insert into ticketiq.audit (at, event, run_id, epoch, actor, detail)
     values (p_now, p_event, p_run.run_id, p_run.epoch + 1, p_run.lease_holder,
-        jsonb_build_object('wait_key', p_wait_key, 'step', p_run.last_step) || p_detail);
+        -- the system's fields last: a caller's detail cannot write them
+        p_detail || jsonb_build_object('wait_key', p_wait_key, 'step', p_run.last_step));
     return p_run.epoch + 1;
 end;
 $$;

@@ -9,7 +9,8 @@
 --                by this step (consumed_by = p_step_key) and its payload
 --                returned; the step's timer, if any, is cancelled.  A step
 --                that consumed one already (a retry, a resume of the step)
---                gets the same signal again: consumed once;
+--                gets the same signal again: consumed once; a step key that
+--                consumed a signal of another name is TQ007;
 --   'due'        the sleep's timer is due; 'timeout': the signal's timer
 --                is due and no signal came.  The timer (one per run and step
 --                key, due p_seconds after its first call by the database
@@ -28,8 +29,10 @@
 --   p_step_key  1..512
 --   p_wait_key  1..512, timer:... or signal:<this run's id>:<name>
 --   p_seconds   null (a signal without timeout) or 0..1e9
---   p_detail    a JSON object
+--   p_detail    a JSON object, audited with the suspension (its step_key,
+--               due_at, wait_key and step are the system's, whatever it says)
 -- SQLSTATEs: TQ004 (bad key, seconds or detail; a run not written ahead),
+--   TQ007 (the step key consumed a signal of another name),
 --   TQ001, TQ002, TQ003, TQ006 (ticketiq._fence).
 create or replace function ticketiq.wait_run(
     p_run_id uuid,
@@ -56,6 +59,7 @@ declare
     v_signal_prefix text := 'signal:' || p_run_id::text || ':';
     v_is_signal boolean;
     v_payload jsonb;
+    v_consumed_name text;
     v_timer ticketiq.workflow_timers;
 begin
     perform ticketiq._require_text('step_key', p_step_key, 512);
@@ -83,9 +87,16 @@ begin
     end if;
 
     if v_is_signal then
-        select s.payload into v_payload
+        -- A step key consumes one signal: asked again (a resume) it finds that one; asked
+        -- for another name it is a conflict, never the earlier signal's payload.
+        select s.payload, s.name into v_payload, v_consumed_name
         from ticketiq.workflow_signals as s
         where s.run_id = p_run_id and s.consumed_by = p_step_key;
+        if found and v_consumed_name <> substr(p_wait_key, length(v_signal_prefix) + 1) then
+            raise exception 'step key % already consumed signal %, not %', p_step_key,
+                v_consumed_name, substr(p_wait_key, length(v_signal_prefix) + 1)
+                using errcode = 'TQ007';
+        end if;
         if not found then
             update ticketiq.workflow_signals as s
             set consumed_at = v_now, consumed_by = p_step_key
@@ -130,7 +141,8 @@ begin
 
     return query select 'suspended'::text, null::jsonb, v_timer.due_at,
         ticketiq._suspend(v_run, p_wait_key, 'workflow.waiting',
-            jsonb_build_object('step_key', p_step_key, 'due_at', v_timer.due_at) || p_detail, v_now);
+            -- the system's fields last: a caller's detail cannot write them
+            p_detail || jsonb_build_object('step_key', p_step_key, 'due_at', v_timer.due_at), v_now);
 end;
 $$;
 
