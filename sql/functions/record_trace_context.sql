@@ -9,7 +9,8 @@
 -- Limits:
 --   p_kind         1..64
 --   p_sender_id    1..512
---   p_traceparent  version-traceid-spanid-flags, lower-case hex (55 characters)
+--   p_traceparent  version-traceid-spanid-flags, lower-case hex (55 characters);
+--                  not version ff, nor an all-zero trace or span id
 -- SQLSTATEs: TQ004 (bad kind, sender id or traceparent).
 create or replace function ticketiq.record_trace_context(
     p_kind text,
@@ -26,8 +27,13 @@ declare
 begin
     perform ticketiq._require_text('kind', p_kind, 64);
     perform ticketiq._require_text('sender_id', p_sender_id, 512);
+    -- As the W3C parser (and ticketiq_pg.observe.incoming.parse) reads it: version ff and
+    -- all-zero trace or span ids are invalid.
     if p_traceparent is null
-        or p_traceparent !~ '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$' then
+        or p_traceparent !~ '^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$'
+        or left(p_traceparent, 2) = 'ff'
+        or substr(p_traceparent, 4, 32) = repeat('0', 32)
+        or substr(p_traceparent, 37, 16) = repeat('0', 16) then
         raise exception 'traceparent must be a W3C traceparent, got %', coalesce(left(p_traceparent, 80), 'null')
             using errcode = 'TQ004';
     end if;
