@@ -15,7 +15,9 @@
 -- first, on this call or the next), and, as a child, while its parent has
 -- not finished (the parent may still ask for it by its delegation key).
 -- Running, claimed and suspended runs, and their audit rows, are never
--- touched.  A deleted inbox entry no longer dedupes its sender's id, so
+-- touched.  The record of a person's ad hoc calls (inspector.* audit rows)
+-- is kept at least 90 days whatever p_older_than_seconds says: a floor the
+-- app role cannot lower (its run may go before it).  A deleted inbox entry no longer dedupes its sender's id, so
 -- choose an age longer than any sender retries.  Runs are taken with FOR
 -- UPDATE SKIP LOCKED, so purges may race; call it until every count is 0.
 -- Finished runs are found by age through runs_finished_idx (schema 6).
@@ -43,10 +45,14 @@ as $$
 declare
     v_now timestamptz := ticketiq.now();
     v_cutoff timestamptz;
+    v_record_cutoff timestamptz;
     v_run_ids uuid[];
     v_count integer;
 begin
     v_cutoff := v_now - ticketiq._require_positive('older_than', p_older_than_seconds);
+    -- The record of a person's ad hoc calls (inspector.*) is kept 90 days at least,
+    -- whatever age the caller asks for: the app role cannot lower the floor.
+    v_record_cutoff := least(v_cutoff, v_now - interval '90 days');
     if p_limit is null or p_limit < 1 then
         raise exception 'limit must be >= 1' using errcode = 'TQ004';
     end if;
@@ -97,7 +103,9 @@ begin
 
     select count(*)::integer into v_count from gone;
     entries_purged := v_count;
-    delete from ticketiq.audit as a where a.run_id = any(v_run_ids) and a.at <= v_cutoff;
+    delete from ticketiq.audit as a
+    where a.run_id = any(v_run_ids) and a.at <= v_cutoff
+        and (a.event not like 'inspector.%' or a.at <= v_record_cutoff);
     get diagnostics v_count = row_count;
     audit_purged := v_count;
     delete from ticketiq.runs as r where r.run_id = any(v_run_ids);
@@ -108,6 +116,7 @@ begin
         select a.audit_id
         from ticketiq.audit as a
         where a.at <= v_cutoff
+            and (a.event not like 'inspector.%' or a.at <= v_record_cutoff)
             and (
                 a.run_id is null
                 or not exists (select 1 from ticketiq.runs as r where r.run_id = a.run_id)
