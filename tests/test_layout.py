@@ -36,7 +36,7 @@ REPORTED = 10
 LAYERS = {
     "ticketiq_pg.errors": 0, "ticketiq_pg.seal": 0, "ticketiq_pg.agent": 0,
     "ticketiq_pg.config": 0, "ticketiq_pg.retries": 0, "ticketiq_pg.workflow": 0,
-    "ticketiq_pg.background": 0,
+    "ticketiq_pg.background": 0, "ticketiq_pg.printable": 0,
     "ticketiq_pg.db": 1, "ticketiq_pg.vendors": 1, "ticketiq_pg.adapters": 1,
     # the schema derivation and validator Tool uses (imports nothing of ticketiq_pg)
     "ticketiq_pg.adapters.schema": 0,

@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ticketiq_pg.observe.tracing import enabled, pending_of, trace_id_of
+from ticketiq_pg.printable import printable
 
 ENV_FORMAT = "TICKETIQ_LOG_FORMAT"
 events = logging.getLogger("ticketiq_pg.events")
@@ -73,6 +74,21 @@ def handler(stream: Any) -> logging.Handler:
     """A stream handler writing JSON lines."""
     found = logging.StreamHandler(stream)
     found.setFormatter(JsonFormatter())
+    return found
+
+
+class TextFormatter(logging.Formatter):
+    """The text log format, stored text's control characters neutralised (a reason, a
+    tool's name: never an ESC that rewrites the operator's terminal)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return printable(super().format(record))
+
+
+def text_handler(stream: Any) -> logging.Handler:
+    """A stream handler writing text lines: time, level, logger, message."""
+    found = logging.StreamHandler(stream)
+    found.setFormatter(TextFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     return found
 
 

@@ -59,6 +59,7 @@ from ticketiq_pg.ops.inspect_cmd import add_parser as add_inspect_parser
 from ticketiq_pg.ops.keys import add_parser as add_key_parser
 from ticketiq_pg.ops.keys import cmd_api_key
 from ticketiq_pg.ops.serve import load_app, serve
+from ticketiq_pg.printable import say
 
 ENV_URL = Environment.DATABASE_URL
 ENV_APP = Environment.APP
@@ -88,18 +89,18 @@ def cmd_migrate(opts: argparse.Namespace) -> int:
     url = _url(opts)
     assert url is not None
     if opts.create_database and create_database_sync(url):
-        print("database created")
-    print(f"schema installed at version {_install(url, opts.sql_dir)}")
+        say("database created")
+    say(f"schema installed at version {_install(url, opts.sql_dir)}")
     return 0
 
 
 def cmd_version(opts: argparse.Namespace) -> int:
-    print(f"ticketiq-pg {_package_version()}")
+    say(f"ticketiq-pg {_package_version()}")
     url = _url(opts, required=False)
     if url:
         with psycopg.connect(url) as conn:
             version = schema_version_sync(conn)
-        print(f"schema version: {version if version is not None else 'not installed'}")
+        say(f"schema version: {version if version is not None else 'not installed'}")
     return 0
 
 
@@ -126,13 +127,10 @@ def cmd_worker(opts: argparse.Namespace) -> int:
     env = Environment.current()
     level = (opts.log_level or env.get(ENV_LOG_LEVEL) or "INFO").upper()
     log_format = env.log_format
-    if log_format == "json":
-        from ticketiq_pg.observe.logs import handler
+    from ticketiq_pg.observe.logs import handler, text_handler
 
-        logging.basicConfig(level=level, handlers=[handler(sys.stderr)])
-    else:
-        logging.basicConfig(level=level, stream=sys.stderr,
-                            format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=level, handlers=[
+        handler(sys.stderr) if log_format == "json" else text_handler(sys.stderr)])
     ref = opts.app or env.get(ENV_APP)
     if not ref:
         raise SystemExit(f"ticketiq-pg worker: pass --app module:function or set {ENV_APP}")
@@ -154,7 +152,7 @@ def cmd_worker(opts: argparse.Namespace) -> int:
 
 
 def cmd_status(opts: argparse.Namespace) -> int:
-    print(operator_view.status_text(
+    say(operator_view.status_text(
         str(_url(opts)), opts.json, lapse_within=opts.lapse_within,
         seen_within=opts.seen_within, limit=opts.limit,
     ))
@@ -162,7 +160,7 @@ def cmd_status(opts: argparse.Namespace) -> int:
 
 
 def cmd_runs(opts: argparse.Namespace) -> int:
-    print(operator_view.runs_text(
+    say(operator_view.runs_text(
         str(_url(opts)), opts.json, statuses=opts.status, entry_point=opts.entry_point,
         holder=opts.holder, since=opts.since, limit=opts.limit,
     ))
@@ -170,12 +168,12 @@ def cmd_runs(opts: argparse.Namespace) -> int:
 
 
 def cmd_show(opts: argparse.Namespace) -> int:
-    print(operator_view.show_text(str(_url(opts)), opts.run_id, opts.json))
+    say(operator_view.show_text(str(_url(opts)), opts.run_id, opts.json))
     return 0
 
 
 def cmd_audit(opts: argparse.Namespace) -> int:
-    print(operator_view.audit_text(
+    say(operator_view.audit_text(
         str(_url(opts)), opts.json, events=opts.event, run_id=opts.run, since=opts.since,
         limit=opts.limit,
     ))
@@ -207,9 +205,9 @@ def cmd_decide(opts: argparse.Namespace) -> int:
               "state": decided.state, "decided_by": decided.decided_by,
               "decided_at": decided.decided_at.isoformat() if decided.decided_at else None}
     if opts.json:
-        print(json.dumps(result))
+        say(json.dumps(result))
     else:
-        print(f"approval {result['approval_id']} {result['state']} by {result['decided_by']} "
+        say(f"approval {result['approval_id']} {result['state']} by {result['decided_by']} "
               f"(run {result['run_id']})")
     return 0
 
@@ -218,9 +216,9 @@ def cmd_stop(opts: argparse.Namespace) -> int:
     """Ask a run to stop at its next step boundary (ticketiq.request_stop)."""
     asked = _with_driver(opts, lambda db: db.request_stop(opts.run_id, opts.actor, opts.reason))
     if opts.json:
-        print(json.dumps({"run_id": str(asked.run_id), "status": asked.status}))
+        say(json.dumps({"run_id": str(asked.run_id), "status": asked.status}))
     else:
-        print(f"run {asked.run_id} asked to stop by {opts.actor} (now {asked.status})")
+        say(f"run {asked.run_id} asked to stop by {opts.actor} (now {asked.status})")
     return 0
 
 
@@ -232,12 +230,12 @@ def cmd_approvals(opts: argparse.Namespace) -> int:
               "step": r["step"], "call_id": r["call_id"], "tool": r["tool"],
               "requested_at": r["requested_at"].isoformat()} for r in rows]
     if opts.json:
-        print(json.dumps(items))
+        say(json.dumps(items))
     elif not items:
-        print("no approvals waiting")
+        say("no approvals waiting")
     else:
         for item in items:
-            print(f"{item['approval_id']}  {item['tool']:24}  run {item['run_id']} "
+            say(f"{item['approval_id']}  {item['tool']:24}  run {item['run_id']} "
                   f"step {item['step']}  since {item['requested_at']}")
     return 0
 
@@ -263,9 +261,9 @@ def cmd_purge(opts: argparse.Namespace) -> int:
 
     totals = _with_driver(opts, purge)
     if opts.json:
-        print(json.dumps(totals))
+        say(json.dumps(totals))
     else:
-        print(", ".join(f"{value} {name.removesuffix('_purged')}" for name, value in totals.items())
+        say(", ".join(f"{value} {name.removesuffix('_purged')}" for name, value in totals.items())
               + " purged")
     return 0
 
@@ -292,7 +290,7 @@ Skipping step 1, a process without the new key may adopt a run sealed with it.
 def cmd_seal_key(opts: argparse.Namespace) -> int:
     from ticketiq_pg.config import new_seal_key
 
-    print(new_seal_key(opts.key_id))
+    say(new_seal_key(opts.key_id))
     return 0
 
 
@@ -466,7 +464,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except (InstallError, psycopg.OperationalError, TicketIQError) as exc:
-        print(f"ticketiq-pg: {exc}", file=sys.stderr)
+        say(f"ticketiq-pg: {exc}", file=sys.stderr)
         return 1
 
 

@@ -17,6 +17,7 @@ import urllib.request
 from typing import Any
 
 from ticketiq_pg.config import Environment
+from ticketiq_pg.printable import say
 
 ENV_FRONT = Environment.FRONT_URL
 ENV_TOKEN = Environment.FRONT_TOKEN
@@ -69,10 +70,10 @@ def cmd_inspect(opts: argparse.Namespace) -> int:
     if opts.list or not opts.tool:
         status, found = _request(opts, "GET", "/inspector/tools")
         if status != 200:
-            print(f"ticketiq-pg inspect: {status}: {found.get('detail')}", file=sys.stderr)
+            say(f"ticketiq-pg inspect: {status}: {found.get('detail')}", file=sys.stderr)
             return 1
         for tool in found:
-            print(json.dumps(tool) if opts.json else
+            say(json.dumps(tool) if opts.json else
                   f"{tool['name']:28} {tool['classification']:10} {tool['description']}")
         return 0
     try:
@@ -85,19 +86,19 @@ def cmd_inspect(opts: argparse.Namespace) -> int:
     if status != 200:
         detail = answer.get("detail") if isinstance(answer, dict) else answer
         if opts.json:
-            print(json.dumps({"status": status, "detail": detail,
+            say(json.dumps({"status": status, "detail": detail,
                               "audit_id": (answer or {}).get("audit_id")}))
         else:
-            print(f"ticketiq-pg inspect: {status}: {detail}", file=sys.stderr)
+            say(f"ticketiq-pg inspect: {status}: {detail}", file=sys.stderr)
         return 1
     if opts.json:
-        print(json.dumps(answer))
+        say(json.dumps(answer))
     else:
-        print(f"{answer['tool']} ({answer['classification']}) by {answer['actor']}: "
+        say(f"{answer['tool']} ({answer['classification']}) by {answer['actor']}: "
               f"{answer['outcome']}\nkey: {answer['step_key']}\n"
               f"audit: inspector.call #{answer['audit_id']}\n"
               f"result: {json.dumps(answer['result'], indent=2)}")
         if answer["outcome"] == "unknown":
-            print("the outcome is unknown: not sent again; look at the vendor first",
+            say("the outcome is unknown: not sent again; look at the vendor first",
                   file=sys.stderr)
     return EXIT.get(answer["outcome"], 1)

@@ -14,6 +14,7 @@ from typing import Any
 
 from ticketiq_pg.db.driver import TicketIQ
 from ticketiq_pg.db.keys import create_api_key
+from ticketiq_pg.printable import say
 
 
 async def _with_db(url: str, work: Callable[[TicketIQ], Any]) -> Any:
@@ -28,7 +29,7 @@ def cmd_api_key(opts: argparse.Namespace, url: str) -> int:
     if opts.key_command == "create":
         text, key = asyncio.run(_with_db(url, lambda db: create_api_key(
             db, opts.identity, opts.run_as or (), opts.scope or ())))
-        print(json.dumps({"key": text, "key_id": key.key_id, "identity": key.identity,
+        say(json.dumps({"key": text, "key_id": key.key_id, "identity": key.identity,
                           "run_as": key.run_as, "scopes": key.scopes}) if opts.json else
               f"{text}\n(key id {key.key_id} for {key.identity}: shown once, store it now)")
         return 0
@@ -40,16 +41,16 @@ def cmd_api_key(opts: argparse.Namespace, url: str) -> int:
                  "last_used_at": k.last_used_at.isoformat() if k.last_used_at else None}
                 for k in keys]
         if opts.json:
-            print(json.dumps(rows))
+            say(json.dumps(rows))
         else:
             for r in rows:
                 state = f"revoked {r['revoked_at']}" if r["revoked_at"] else "live"
-                print(f"{r['key_id']}  {r['identity']}  run-as={','.join(r['run_as']) or '-'}"
+                say(f"{r['key_id']}  {r['identity']}  run-as={','.join(r['run_as']) or '-'}"
                       f"  scopes={','.join(r['scopes']) or '-'}  {state}"
                       f"  last used {r['last_used_at'] or 'never'}")
         return 0
     revoked = asyncio.run(_with_db(url, lambda db: db.keys.revoke_api_key(opts.key_id)))
-    print(json.dumps({"key_id": opts.key_id, "revoked": revoked}) if opts.json else
+    say(json.dumps({"key_id": opts.key_id, "revoked": revoked}) if opts.json else
           (f"revoked {opts.key_id}" if revoked else f"{opts.key_id}: unknown or revoked already"))
     return 0 if revoked else 1
 

@@ -15,6 +15,7 @@ from decimal import Decimal
 from typing import Any
 
 from ticketiq_pg.db.inspect import seconds_until
+from ticketiq_pg.printable import printable
 
 #: Widest cell of a human table (JSON and long text are cut to it).
 CELL_WIDTH = 60
@@ -84,7 +85,7 @@ def cell(value: Any, width: int = CELL_WIDTH) -> str:
                           ensure_ascii=False)
     else:
         text = str(value)
-    text = " ".join(text.split())  # one line
+    text = printable(" ".join(text.split()), keep_lines=False)  # one line, no controls
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
