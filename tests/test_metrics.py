@@ -249,3 +249,34 @@ def test_every_figure_is_documented_and_the_dashboard_asks_only_for_them(db_url:
              for name in re.findall(r"\b(ticketiq_\w+)", target["expr"])}
     assert sorted(asked - documented) == []
     assert "ticketiq_database_runs_lost_twice" in asked
+
+
+def test_known_series_start_at_zero_and_entry_runs_count_as_started(db_url: str) -> None:
+    """An alert on the first unknown settlement fires (the series exists at 0 before it,
+    so increase() sees it: issue 46, finding 15), and runs started from entries count
+    in ticketiq_runs_started_total as runs started by start_run do (finding 14)."""
+    from types import SimpleNamespace
+
+    from prometheus_client import generate_latest
+
+    from ticketiq_pg.observe import metrics
+
+    worker = SimpleNamespace(ended={}, leases=None, is_leader=False, liveness=None, db=None,
+                             process_id="p", settings=SimpleNamespace(database_url=db_url))
+    text = generate_latest(metrics.registry_for(worker)).decode()
+    for series in ('ticketiq_calls_settled_total{settlement="unknown"}',
+                   'ticketiq_lease_renewals_total{result="failed"}',
+                   'ticketiq_losses_claimed_total{detected_by="session_ended"}',
+                   'ticketiq_database_settlements_total{settlement="unknown"} 0.0',
+                   'ticketiq_database_losses_total{detected_by="session_ended"} 0.0'):
+        assert series in text, series
+
+    before = metrics.RUNS_STARTED.labels("teams")._value.get()
+    metrics.on_statement("claim_entries", ("p1", 8, 10, 0), 0.001,
+                         [{"kind": "teams", "run_id": "r1"}, {"kind": "teams", "run_id": "r2"}],
+                         None)
+    assert metrics.RUNS_STARTED.labels("teams")._value.get() == before + 2
+    renewed = metrics.RENEWALS.labels("renewed")._value.get()
+    metrics.on_statement("renew_leases", ("p1", ["j"], [1], 8, "job"), 0.001,
+                         [{"held": True}], None)
+    assert metrics.RENEWALS.labels("renewed")._value.get() == renewed  # a job's: not a run's

@@ -31,7 +31,7 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
-from ticketiq_pg.agent import ModelStep
+from ticketiq_pg.agent import CLASSIFICATIONS, ModelStep
 from ticketiq_pg.config import Environment
 
 log = logging.getLogger(__name__)
@@ -89,6 +89,24 @@ INSPECTOR_CALLS = _counter("ticketiq_inspector_calls_total",
 
 SETTLEMENTS = ("made", "redone", "coalesced", "read_decision", "resent_same_key",
                "asked_again", "read_back", "unknown", "skipped")
+DETECTED_BY = ("lease_lapsed", "session_ended")
+INSPECTOR_OUTCOMES = ("made", "refused", "failed", "not_applied", "read_back", "unknown")
+KNOWN_VALUES = {"losses": DETECTED_BY, "settlements": (*SETTLEMENTS, "other"),
+                "inspector": INSPECTOR_OUTCOMES}
+
+# Every child whose label values are known starts at 0, so the first event is an
+# increase a rule sees (a series born at 1 has no increase()).
+for _value in (*SETTLEMENTS, "other"):
+    SETTLED.labels(_value)
+for _value in ("renewed", "lost", "failed"):
+    RENEWALS.labels(_value)
+for _value in DETECTED_BY:
+    LOSSES.labels(_value)
+for _value in INSPECTOR_OUTCOMES:
+    INSPECTOR_CALLS.labels(_value)
+for _value in CLASSIFICATIONS:
+    if _value != "read":
+        MARKED.labels(_value)
 
 
 def on_statement(function: str, args: Sequence[Any], seconds: float,
@@ -97,13 +115,17 @@ def on_statement(function: str, args: Sequence[Any], seconds: float,
     STATEMENT_SECONDS.labels(function).observe(seconds)
     if error is not None:
         STATEMENT_ERRORS.labels(function).inc()
-        if function == "renew_leases":
+        if function == "renew_leases" and _of_runs(args):
             RENEWALS.labels("failed").inc(len(args[1] or ()))
         return
     rows = rows or []
     if function == "start_run":
         if rows and rows[0].get("created", True):
             RUNS_STARTED.labels(str(args[4])).inc()
+    elif function == "claim_entries":
+        # each entry claimed starts its run here, the entry's kind its entry point
+        for row in rows:
+            RUNS_STARTED.labels(str(row.get("kind"))).inc()
     elif function in ("write_checkpoint", "write_checkpoints"):
         CHECKPOINT_SECONDS.observe(seconds)
         GROUP_SIZE.observe(len(args[0]) if function == "write_checkpoints" else 1)
@@ -114,7 +136,7 @@ def on_statement(function: str, args: Sequence[Any], seconds: float,
         for item in _json_list(args[2]):
             settlement = str(item.get("settlement"))
             SETTLED.labels(settlement if settlement in SETTLEMENTS else "other").inc()
-    elif function == "renew_leases":
+    elif function == "renew_leases" and _of_runs(args):
         held = sum(1 for r in rows if r.get("held"))
         RENEWALS.labels("renewed").inc(held)
         RENEWALS.labels("lost").inc(len(rows) - held)
@@ -126,6 +148,11 @@ def on_statement(function: str, args: Sequence[Any], seconds: float,
         INSPECTOR_CALLS.labels(str(args[5])).inc()
     elif function == "watch_processes":
         LOSSES.labels("session_ended").inc(sum(int(r.get("runs_claimed") or 0) for r in rows))
+
+
+def _of_runs(args: Sequence[Any]) -> bool:
+    """A renewal of run leases (the one renewal serves jobs too: kind, its fifth argument)."""
+    return len(args) < 5 or args[4] in (None, "run")
 
 
 def _json_list(value: Any) -> list[dict[str, Any]]:
@@ -268,7 +295,10 @@ class DatabaseCollector(Collector):
                 ("ticketiq_database_inspector_calls", "inspector",
                  "Operators' ad hoc calls audited, by outcome.", "outcome")):
             family = CounterMetricFamily(name, what, labels=[label])
-            for value, count in figures[key]:
+            found = dict(figures[key])
+            for value in KNOWN_VALUES[key]:  # known values from 0: increase() sees the first
+                found.setdefault(value, 0)
+            for value, count in found.items():
                 family.add_metric([value], count)
             yield family
         resumes = CounterMetricFamily(
