@@ -41,6 +41,7 @@ from psycopg.conninfo import make_conninfo
 
 from ticketiq_pg.db.driver import KNOWN_SCHEMA_VERSIONS, TicketIQ
 from ticketiq_pg.db.inspect import snapshot
+from ticketiq_pg.ops import render
 from ticketiq_pg.ops.cli import main
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "operators.md"
@@ -591,6 +592,24 @@ def test_show_human(world: World, capsys: pytest.CaptureFixture[str]) -> None:
     assert what[0] == "hello resumed -> crm.update (resent_same_key), crm.update (read)"
     assert what[1] == "resumed from step 1 (run lost 1 times): w1 resent_same_key, r1 redone"
     assert what[2] == "fixed"
+
+
+def test_show_says_who_lost_the_run_and_what_to_look_up(
+    world: World, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """issue 46, finding 17: the loss with the whole id of the process that lost it, and
+    each call whose outcome is unknown with its tool and key."""
+    code, out, err = run_cli(capsys, "show", str(world.resumed), "--database-url", world.url)
+    assert code == 0, err
+    lines = out.splitlines()
+    at = lines.index("lost: 1")
+    cols = columns_of(lines[at + 1])
+    assert value_at(lines[at + 3], cols["lost by (process)"]) == "p1"
+    assert value_at(lines[at + 3], cols["noticed by"]) == "lease_lapsed"
+    calls = [{"step": 2, "call_id": "w9", "tool": "jira.comment", "step_key": "sk-w9",
+              "settlement": "unknown"}, {"step": 2, "call_id": "r1", "tool": "crm.read",
+                                         "step_key": None, "settlement": "redone"}]
+    assert render._unknown_lines(calls)[2:] == ["  step 2 call w9: tool jira.comment, key sk-w9"]
 
 
 def test_show_unknown_run_exits_1(world: World, capsys: pytest.CaptureFixture[str]) -> None:

@@ -310,6 +310,32 @@ def _workflow_lines(flow: dict[str, Any] | None) -> list[str]:
     return out
 
 
+def _loss_lines(audit: list[dict[str, Any]]) -> list[str]:
+    """Each loss of the run: when, at which epoch, which process lost it and how it was
+    noticed (its agent.run.lease_lapsed rows, whole: a process id is not cut)."""
+    losses = [a for a in audit if a["event"] == "agent.run.lease_lapsed"]
+    if not losses:
+        return []
+    rows = []
+    for a in sorted(losses, key=lambda a: a["audit_id"]):
+        detail = a["detail"] if isinstance(a["detail"], dict) else {}
+        rows.append([a["at"], a["epoch"], detail.get("reason") or "lease_lapsed",
+                     detail.get("outcome"), detail.get("lapsed_holder")])
+    return ["", f"lost: {len(losses)}", table(
+        ["at", "epoch", "noticed by", "then", "lost by (process)"], rows, wide=(4,))]
+
+
+def _unknown_lines(calls: list[dict[str, Any]]) -> list[str]:
+    """What on-call must look up: each call settled unknown, its vendor's tool and key."""
+    unknown = [c for c in calls if c["settlement"] == "unknown"]
+    if not unknown:
+        return []
+    return ["", f"outcome unknown: {len(unknown)} (not sent again; look each key up at the "
+            "vendor of its tool before anyone sends it again)",
+            *(f"  step {cell(c['step'])} call {cell(c['call_id'])}: tool {cell(c['tool'])}, "
+              f"key {cell(c['step_key'], 200)}" for c in unknown)]
+
+
 def render_show(report: dict[str, Any]) -> str:
     r = report["run"]
     lease = (f"{r['lease_holder']}, expires {fmt_time(r['lease_expires_at'])} "
@@ -338,6 +364,7 @@ def render_show(report: dict[str, Any]) -> str:
             ("finished", r["finished_at"]),
             ("input", r["input"]),
         ]),
+        *_loss_lines(report["audit"]),
         "",
         f"checkpoints: {len(report['checkpoints'])}",
         table(
@@ -357,6 +384,7 @@ def render_show(report: dict[str, Any]) -> str:
               c["step_key"]] for c in report["calls"]],
         ),
     ]
+    out += _unknown_lines(report["calls"])
     out += _workflow_lines(report.get("workflow"))
     if report["approvals"]:
         out += ["", f"approvals: {len(report['approvals'])}", table(
