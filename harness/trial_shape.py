@@ -51,12 +51,14 @@ class Arena(Protocol):
     def query(self, sql: str, *params: Any) -> list[tuple[Any, ...]]: ...
 
 
-def pooler_env(pooler: PgBouncer, dbname: str) -> dict[str, str]:
+def pooler_env(pooler: PgBouncer, dbname: str, direct: str) -> dict[str, str]:
     """The app processes' settings behind ``pooler``: its URL, and in transaction mode no
-    prepared statements and no liveness token (a dead process found by its lease)."""
+    prepared statements and the liveness session on a real session of its own (``direct``,
+    the server itself), as docs/operations.md recommends: a dead process is still noticed
+    by its session, not only by its leases."""
     env = {"TICKETIQ_DATABASE_URL": pooler.url(dbname)}
     if pooler.mode == "transaction":
-        env.update(TICKETIQ_PREPARED_STATEMENTS="false", TICKETIQ_LIVENESS_INTERVAL="0")
+        env.update(TICKETIQ_PREPARED_STATEMENTS="false", TICKETIQ_LIVENESS_DATABASE_URL=direct)
     return env
 
 
@@ -244,4 +246,4 @@ def open_pooler(stack: Any, url: str, mode: str, base_dir: Any = None
     from harness.pooler import PgBouncer
 
     pooler = stack.enter_context(PgBouncer(url, mode, base_dir=base_dir))
-    return pooler, pooler_env(pooler, urlsplit(url).path.lstrip("/"))
+    return pooler, pooler_env(pooler, urlsplit(url).path.lstrip("/"), url)

@@ -116,3 +116,14 @@ def test_prepared_statements_can_be_turned_off_for_a_transaction_pooler() -> Non
         is False
     with pytest.raises(ConfigError, match="TICKETIQ_PREPARED_STATEMENTS"):
         Settings.from_env({"TICKETIQ_PREPARED_STATEMENTS": "sometimes"})
+
+
+def test_the_liveness_session_may_have_a_url_of_its_own() -> None:
+    """Behind a transaction-mode pooler the liveness token needs a real session: its own
+    URL (issue 46, finding 21); unset, the liveness session uses the database URL."""
+    assert Settings.from_env({}).liveness_url is None
+    settings = Settings.from_env({
+        "TICKETIQ_DATABASE_URL": "postgresql://app@pgbouncer:6432/app",
+        "TICKETIQ_LIVENESS_DATABASE_URL": " postgresql://app@db:5432/app "})
+    assert settings.liveness_url == "postgresql://app@db:5432/app"
+    assert settings.database_url == "postgresql://app@pgbouncer:6432/app"

@@ -28,6 +28,13 @@ variable                           default   meaning
                                              three of them of grace); ``0`` turns
                                              liveness off (lease expiry alone, e.g.
                                              behind a transaction-mode pooler)
+``TICKETIQ_LIVENESS_DATABASE_URL`` (none)    a URL of its own for the liveness session
+                                             (the token is a session-level lock): the
+                                             database directly, or a session-mode pool,
+                                             where ``TICKETIQ_DATABASE_URL`` names a
+                                             transaction-mode pooler; unset, the
+                                             liveness session uses
+                                             ``TICKETIQ_DATABASE_URL``
 ``TICKETIQ_PREPARED_STATEMENTS``  ``true``  ``false``: no connection prepares a
                                              statement (behind a transaction-mode
                                              pooler such as PgBouncer before 1.21)
@@ -184,6 +191,9 @@ class Settings:
     """A process's settings: the database, the seal keys and the lease timings (docs/guide.md)."""
 
     database_url: str | None = None
+    #: The liveness session's own URL (None: ``database_url``): a real session, never a
+    #: transaction-mode pooler's.
+    liveness_url: str | None = None
     seal_keys: dict[str, bytes] = field(default_factory=dict, repr=False)
     lease_ttl: float = 8.0
     renew_interval: float = 2.0
@@ -257,6 +267,9 @@ class Settings:
         url = env.get("TICKETIQ_DATABASE_URL")
         if url:
             values["database_url"] = url
+        liveness_url = env.get("TICKETIQ_LIVENESS_DATABASE_URL")
+        if liveness_url and liveness_url.strip():
+            values["liveness_url"] = liveness_url.strip()
 
         raw_keys = env.get("TICKETIQ_SEAL_KEYS")
         if raw_keys:

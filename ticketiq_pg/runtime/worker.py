@@ -218,7 +218,9 @@ class Worker:
         self.leases.start()
         if s.liveness_interval > 0:
             self.liveness = Liveness(
-                self.db, s.database_url, self.process_id, interval=s.liveness_interval,
+                # a session of its own: behind a transaction-mode pooler, its own URL
+                self.db, s.liveness_url or s.database_url, self.process_id,
+                interval=s.liveness_interval,
                 max_losses=s.max_losses, books=[self.leases],
                 # A peer's runs claimed here: adopt them now, not at the NOTIFY.
                 on_claimed=lambda _n: self.wakeup.notify(RESUME_CHANNEL),
