@@ -465,7 +465,6 @@ class Worker:
                 log.info(
                     "resuming run %s from step %s (lost %s times)",
                     run.run_id, run.last_step, run.loss_count,
-                    extra={"run_id": str(run.run_id)},  # a field of its own in JSON logs
                 )
                 self._spawn(run.run_id, self.runner.resume(run, sent))
             if len(adopted) < room:
