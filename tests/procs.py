@@ -134,8 +134,12 @@ class Stack:
 
     # -- judging from the database and the vendor's own record ------------
 
+    #: The ``application_name`` of the test's own sessions, so a count of the processes'
+    #: sessions in ``pg_stat_activity`` can leave them out.
+    JUDGE = "ticketiq-tests"
+
     def query(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
-        with psycopg.connect(self.db_url, autocommit=True) as conn:
+        with psycopg.connect(self.db_url, autocommit=True, application_name=self.JUDGE) as conn:
             cur = conn.execute(sql, params)
             return cur.fetchall() if cur.description is not None else []
 
