@@ -30,7 +30,7 @@ import psycopg
 
 from ticketiq_pg.agent import CallContext, Tool, ToolCall, is_changing
 from ticketiq_pg.errors import NotOwner, TicketIQError, TransientError
-from ticketiq_pg.retries import describe, failure_result, not_applied
+from ticketiq_pg.retries import RetryPolicy, describe, failure_result, not_applied
 from ticketiq_pg.runtime import call_fence, call_rows
 from ticketiq_pg.runtime import step_keys as keys
 from ticketiq_pg.runtime import workflow_engine as flows
@@ -208,49 +208,13 @@ class CallExecutor:
     async def _call_tool_fenced(
         self, state: RunState, tool: Tool, context: CallContext
     ) -> tuple[Any, str]:
-        setup = self.setup
-        policy = tool.retry or setup.tool_retry
-        changing = is_changing(context.classification)
-        failed = 0
-        while True:
-            assert tool.invoke is not None
-            try:
-                result = await bounded(tool.invoke(context), policy.timeout)
-            except (NotOwner, Drained, Suspended):
-                raise
-            except (psycopg.Error, TicketIQError) as exc:
-                if isinstance(exc, TransientError):
-                    error: BaseException = exc
-                else:
-                    return {"error": "the database failed during the call",
-                            "outcome": "unknown"}, "unknown"
-            except Exception as exc:  # noqa: BLE001 - judged below
-                if fencing.refused(exc):  # a newer attempt of the run called the vendor
-                    return await call_fence.settle_fenced(setup.leases, setup.db, state,
-                                                          context, exc)
-                error = exc
-            else:
-                _json_result(tool, result)
-                return result, "made"
-            transient = policy.transient(error)
-            retry = transient and (not changing or tool.resend_safe or not_applied(error))
-            if transient and not retry and tool.read_back is not None:
-                found = await self._read_back(state, tool, context)
-                if found is not None and found.found:
-                    return found.outcome, "read_back"
-                retry = found is not None  # absent at its vendor: a resend is safe
-            if retry:
-                reason = describe(error)
-                failed = await setup.count_failure(state, context.step, context.call_id,
-                                                   reason, failed)
-                wait = policy.delay(failed, error)
-                if wait is not None:
-                    log.warning("run %s: call %s (%s) failed (%s); again in %.2fs",
-                                state.run_id, context.call_id, tool.name, reason, wait)
-                    await asyncio.sleep(wait)
-                    await setup.leases.ready(state.run_id, state.epoch)
-                    continue
-            return failure_result(error, changing)
+        result, ended = await attempt(tool, context, tool.retry or self.setup.tool_retry,
+                                      _RunAttempt(self, state))
+        if ended == "failed":
+            return result, "made"  # a read's failure is its result: the model is told
+        if ended == "made":
+            _json_result(tool, result)
+        return result, ended
 
     async def _read_back(self, state: RunState, tool: Tool, context: CallContext) -> Any:
         """The reader's finding, or None when the reader failed too."""
@@ -377,3 +341,107 @@ def _json_result(tool: Tool, result: Any) -> None:
         json.dumps(result, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise RunFailed(f"tool {tool.name} returned a result that is not JSON: {exc}") from exc
+
+
+class _RunAttempt:
+    """What a durable run lends :func:`attempt`: its lease, its failure count, its fence."""
+
+    __slots__ = ("executor", "state")
+    resend = True
+
+    def __init__(self, executor: CallExecutor, state: RunState) -> None:
+        self.executor = executor
+        self.state = state
+
+    async def ready(self) -> None:
+        await self.executor.setup.leases.ready(self.state.run_id, self.state.epoch)
+
+    async def count(self, context: CallContext, reason: str, failed: int) -> int:
+        return await self.executor.setup.count_failure(
+            self.state, context.step, context.call_id, reason, failed)
+
+    async def read_back(self, tool: Tool, context: CallContext) -> Any:
+        return await self.executor._read_back(self.state, tool, context)
+
+    async def fenced(self, context: CallContext, exc: BaseException) -> tuple[Any, str]:
+        setup = self.executor.setup
+        return await call_fence.settle_fenced(setup.leases, setup.db, self.state, context, exc)
+
+
+async def attempt(
+    tool: Tool, context: CallContext, policy: RetryPolicy, run: _RunAttempt | None = None
+) -> tuple[Any, str]:
+    """One call of ``tool``, tried again while that is safe: its result and how it ended.
+
+    ``made`` (it answered), ``failed`` (a read that failed for good: the failure is the
+    result), ``read_back`` (a changing call whose failure left it unknown, found at its
+    vendor), ``skipped`` (a changing call that had no effect) or ``unknown``.
+
+    A read is tried again while it fails transiently.  Of a run (``run``), a changing
+    call is tried again only where a resend is safe: its vendor dedupes on the step key
+    for longer than any retry, the failure says it had no effect (a 4xx, a 429), or its
+    reader found it absent; each failure is counted durably and the lease is checked
+    before the next try.  Without a run (a person's ad hoc call, the inspector), a
+    changing call is sent once, whatever happens: a reader's finding or the failure
+    says how it ended.
+    """
+    changing = is_changing(context.classification)
+    failed = 0
+    while True:
+        assert tool.invoke is not None
+        try:
+            return await bounded(tool.invoke(context), policy.timeout), "made"
+        except (NotOwner, Drained, Suspended):
+            raise
+        except (psycopg.Error, TicketIQError) as exc:
+            if not isinstance(exc, TransientError):
+                return {"error": "the database failed during the call",
+                        "outcome": "unknown"}, "unknown"
+            error: BaseException = exc
+        except Exception as exc:  # noqa: BLE001 - judged below
+            if run is not None and fencing.refused(exc):
+                # a newer attempt of the run called the vendor
+                return await run.fenced(context, exc)
+            error = exc
+        transient = policy.transient(error)
+        resend = run is not None and (tool.resend_safe or not_applied(error))
+        retry = transient and (not changing or resend)
+        if changing and not retry and tool.read_back is not None and not not_applied(
+                error) and (transient or run is None):
+            found = await _read_back(tool, context, run)
+            if isinstance(found, str):
+                result = failure_result(error, True)[0]
+                result["read_back_failed"] = found
+                return result, "unknown"
+            if found is not None and found.found:
+                return found.outcome, "read_back"
+            if found is not None and run is None:
+                result = failure_result(error, True)[0]
+                result.update(outcome="not_applied", read_back="absent")
+                return result, "skipped"
+            retry = found is not None  # absent at its vendor: a resend is safe
+        if retry:
+            reason = describe(error)
+            failed = failed + 1 if run is None else await run.count(context, reason, failed)
+            wait = policy.delay(failed, error)
+            if wait is not None:
+                log.warning("run %s: call %s (%s) failed (%s); again in %.2fs",
+                            context.run.run_id, context.call_id, tool.name, reason, wait)
+                await asyncio.sleep(wait)
+                if run is not None:
+                    await run.ready()
+                continue
+        result, ended = failure_result(error, changing)
+        return result, ended if changing else "failed"
+
+
+async def _read_back(tool: Tool, context: CallContext, run: _RunAttempt | None) -> Any:
+    """The reader's finding; of a run, None when the reader failed; without one, what
+    the reader's failure was."""
+    if run is not None:
+        return await run.read_back(tool, context)
+    assert tool.read_back is not None
+    try:
+        return await tool.read_back(context)
+    except Exception as exc:  # noqa: BLE001 - the outcome stays unknown, and says why
+        return describe(exc)

@@ -15,15 +15,16 @@ the tools and gates are the running process's.  Each call
   process that dies during the call leaves the key of a call whose outcome is unknown;
 * is never written into a run: it is shown beside the run, not in its checkpoints.
 
-A read that fails transiently is tried again within the tool's retry policy.  A write
-is sent once: a failure that says it had no effect is ``not_applied``; otherwise its
-reader (if the tool has one) is asked, and without a finding the outcome is
-``unknown``, said so, and the call is not sent again.
+The call is made by the step engine's own attempt
+(:func:`~ticketiq_pg.runtime.calls.attempt`), without a run: a read that fails
+transiently is tried again within the tool's retry policy; a write is sent once: a
+failure that says it had no effect is ``not_applied``; otherwise its reader (if the
+tool has one) is asked, and without a finding the outcome is ``unknown``, said so, and
+the call is not sent again.
 """
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import logging
@@ -36,8 +37,9 @@ import psycopg
 from ticketiq_pg.agent import AllowAll, CallContext, Gates, RunInfo, Tool, ToolCall, Tools
 from ticketiq_pg.agent import is_changing as changes
 from ticketiq_pg.errors import TicketIQError
-from ticketiq_pg.retries import TOOL_RETRY, RetryPolicy, describe, failure_result, not_applied
+from ticketiq_pg.retries import TOOL_RETRY, RetryPolicy
 from ticketiq_pg.runtime import step_keys
+from ticketiq_pg.runtime.calls import attempt
 
 log = logging.getLogger(__name__)
 
@@ -141,7 +143,7 @@ class Inspector:
         changing = changes(tool.classification)
         if changing:
             await self.db.audit.audit_inspector_call(actor, run, tool.name, digest, key, "sent")
-        result, outcome = await self._make(tool, context, changing)
+        result, outcome = await self._make(tool, context)
         try:
             audit_id: int | None = await self.db.audit.audit_inspector_call(
                 actor, run, tool.name, digest, key, outcome)
@@ -154,36 +156,12 @@ class Inspector:
         return InspectorCall(actor, tool.name, tool.classification, key, digest, outcome,
                              result, audit_id, run)
 
-    async def _make(self, tool: Tool, context: CallContext,
-                    changing: bool) -> tuple[Any, str]:
-        """The result and outcome; a changing call is sent once, whatever happens."""
-        policy = tool.retry or self.tool_retry
-        failed = 0
-        while True:
-            assert tool.invoke is not None
-            try:
-                async with asyncio.timeout(policy.timeout):
-                    return await tool.invoke(context), "made"
-            except Exception as exc:  # noqa: BLE001 - judged below, shown to the person
-                error = exc
-            if not changing:
-                failed += 1
-                wait = policy.delay(failed, error) if policy.transient(error) else None
-                if wait is None:
-                    return failure_result(error, False)[0], "failed"
-                await asyncio.sleep(wait)
-                continue
-            result, _ = failure_result(error, True)
-            if not_applied(error):
-                return result, "not_applied"
-            if tool.read_back is not None:
-                try:
-                    found = await tool.read_back(context)
-                except Exception as exc:  # noqa: BLE001 - the outcome stays unknown
-                    result["read_back_failed"] = describe(exc)
-                else:
-                    if found.found:
-                        return found.outcome, "read_back"
-                    result.update(outcome="not_applied", read_back="absent")
-                    return result, "not_applied"
-            return result, "unknown"
+    async def _make(self, tool: Tool, context: CallContext) -> tuple[Any, str]:
+        """The result and outcome: the engine's own attempt, without a run (a changing
+        call is sent once, whatever happens)."""
+        result, ended = await attempt(tool, context, tool.retry or self.tool_retry)
+        return result, _OUTCOMES.get(ended, ended)
+
+
+#: The inspector's outcome for each way :func:`~ticketiq_pg.runtime.calls.attempt` ends.
+_OUTCOMES = {"skipped": "not_applied"}
