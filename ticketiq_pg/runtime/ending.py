@@ -27,25 +27,22 @@ class Ending:
                  deliver: Delivery | None = None,
                  deliveries: Mapping[str, AnswerDelivery] | None = None) -> None:
         self.setup = setup
-        self.db = setup.db
-        self.leases = setup.leases
-        self.sealer = setup.sealer
-        self.faults = setup.faults
         self.answer_retention = answer_retention
         self.deliver = deliver
         self.deliveries = dict(deliveries or {})
 
     async def finish(self, state: RunState, step_no: int, step: Step) -> RunOutcome:
         """Seal the run's answer (the final step ``step_no``) and hand it on."""
+        setup = self.setup
         body = {"text": step.text, "step": step_no, **step_usage(step)}
         if state.workflow is not None:
             body["output"] = flows.output(state)
-        self.leases.check(state.run_id, state.epoch)
-        seal, key_id = self.sealer.seal("answer", state.run_id, step_no, body)
-        await self.db.seal_answer(
+        setup.leases.check(state.run_id, state.epoch)
+        seal, key_id = setup.sealer.seal("answer", state.run_id, step_no, body)
+        await setup.db.seal_answer(
             state.run_id, state.epoch, step_no, body, seal, key_id, self.answer_retention
         )
-        self.faults.reach("after_seal", step_no)
+        setup.faults.reach("after_seal", step_no)
         return await self.hand_on(state.info, state.epoch, step_no, state.input, body)
 
 
@@ -59,46 +56,44 @@ class Ending:
         the delivery back and sends it only if it is not there: made once.
         Any other delivery is made after the hand-on: at most once.
         """
+        setup = self.setup
         delivery = self.deliveries.get(info.entry_point)
         key = f"answer:{info.run_id}"
-        if delivery is not None and delivery.read_back is not None:
-            self.leases.check(info.run_id, epoch)
-            mark = await self.db.mark_delivery(info.run_id, epoch)
-            with fencing.fenced(call_fence.for_run(self.leases, info.run_id, epoch)):
+        marked = delivery is not None and delivery.read_back is not None
+        if marked:
+            assert delivery is not None and delivery.read_back is not None
+            setup.leases.check(info.run_id, epoch)
+            mark = await setup.db.mark_delivery(info.run_id, epoch)
+            with fencing.fenced(call_fence.for_run(setup.leases, info.run_id, epoch)):
                 if mark.already_started:
-                    await self.leases.ready(info.run_id, epoch)
+                    await setup.leases.ready(info.run_id, epoch)
                 landed = mark.already_started and await delivery.read_back(info, request, key)
                 if not landed:
-                    await self.leases.ready(info.run_id, epoch)
+                    await setup.leases.ready(info.run_id, epoch)
                     await delivery.send(info, request, answer, key)
-            self.faults.reach("after_deliver", step_no)
-            self.leases.check(info.run_id, epoch)
-            handed = await self.db.hand_on_answer(info.run_id, epoch)
-            self.leases.drop(info.run_id, epoch)
-            self.faults.reach("after_hand_on", step_no)
+            setup.faults.reach("after_deliver", step_no)
+        setup.leases.check(info.run_id, epoch)
+        handed = await setup.db.hand_on_answer(info.run_id, epoch)
+        setup.leases.drop(info.run_id, epoch)
+        setup.faults.reach("after_hand_on", step_no)
+        if marked or info.entry_point == "delegation":
             return RunOutcome(info.run_id, "completed", answer=handed.body)
-        self.leases.check(info.run_id, epoch)
-        handed = await self.db.hand_on_answer(info.run_id, epoch)
-        self.leases.drop(info.run_id, epoch)
-        self.faults.reach("after_hand_on", step_no)
-        if info.entry_point != "delegation":
-            try:
-                if delivery is not None:
-                    await delivery.send(info, request, handed.body, key)
-                elif self.deliver is not None:
-                    await self.deliver(info, handed.body)
-            except Exception as exc:  # noqa: BLE001 - the run is completed; only its delivery failed
-                # At most once: not sent again, and the run is not failed (its answer is
-                # sealed and handed on, for the entry's caller to read).
-                log.exception("run %s: the answer's delivery failed", info.run_id)
-                return RunOutcome(info.run_id, "completed", answer=handed.body,
-                                  reason=f"delivery failed, not retried: {describe(exc)}")
+        try:
+            if delivery is not None:
+                await delivery.send(info, request, handed.body, key)
+            elif self.deliver is not None:
+                await self.deliver(info, handed.body)
+        except Exception as exc:  # noqa: BLE001 - the run is completed; only its delivery failed
+            # At most once: not sent again, and the run is not failed (its answer is
+            # sealed and handed on, for the entry's caller to read).
+            log.exception("run %s: the answer's delivery failed", info.run_id)
+            return RunOutcome(info.run_id, "completed", answer=handed.body,
+                              reason=f"delivery failed, not retried: {describe(exc)}")
         return RunOutcome(info.run_id, "completed", answer=handed.body)
-
 
     async def fail(self, state: RunState, reason: str, event: str) -> RunOutcome:
         """Fail the run this attempt holds, with its reason and audit event."""
-        await self.db.fail_run(state.run_id, state.epoch, reason, event)
+        await self.setup.db.fail_run(state.run_id, state.epoch, reason, event)
         return RunOutcome(state.run_id, "failed", reason=reason)
 
     async def fail_now(self, run_id: uuid.UUID, epoch: int, reason: str,
@@ -107,12 +102,12 @@ class Ending:
         that is no longer the run's owner is told so: ``lost``)."""
         log.error("run %s failed: %s", run_id, reason)
         try:
-            await self.db.fail_run(run_id, epoch, reason[:2000], event)
+            await self.setup.db.fail_run(run_id, epoch, reason[:2000], event)
         except NotOwner:
             return RunOutcome(run_id, "lost", reason=reason)
         return RunOutcome(run_id, "failed", reason=reason)
 
     async def stop(self, state: RunState) -> RunOutcome:
         """End the run stopped (a Stop was asked)."""
-        await self.db.stop_run(state.run_id, state.epoch)
+        await self.setup.db.stop_run(state.run_id, state.epoch)
         return RunOutcome(state.run_id, "stopped", reason="stop requested")
