@@ -362,6 +362,53 @@ async def test_liveness_claims_a_dead_peers_runs_and_spares_a_clean_exit(db_url:
         await db.close()
 
 
+async def test_a_process_is_ready_only_once_it_watches_its_peers(db_url: str) -> None:
+    """Unit-level: a peer that dies the moment a new process says it is ready is
+    noticed by its session, not left to its lease (issue 46, finding 18).
+
+    ``Worker.start`` returns only after a watch has listed the live peers: a peer
+    seen alive in the watcher's session whose token is then gone is dead.  Before,
+    it returned once its own token was held, before any watch, and a peer that died
+    then was never seen alive: its runs waited for their leases (8.6 s p50).
+    """
+    import asyncio
+
+    from ticketiq_pg.db.driver import TicketIQ
+    from ticketiq_pg.runtime.liveness import Liveness
+
+    db = await TicketIQ.connect(db_url)
+    worker = _answering_worker(db_url, "newcomer")
+    try:
+        await db.processes.register_process("peer")
+        peer = Liveness(db, db_url, "peer", interval=0.05)
+        peer.start()
+        assert await peer.wait_ok(5)
+        run_id = (await db.start_run(holder="peer", owner="o", run_as="o", channel="c",
+                                     entry_point="e", may_wait=False, ttl=60)).run_id
+        await worker.start()
+        assert worker.liveness is not None
+        assert worker.liveness.peers == ["peer"]  # seen alive before it said it was ready
+        await peer.stop(release=False)  # dies at once: the session just ends
+
+        async def completed() -> bool:
+            return (await db.get_run(run_id)).status == "completed"
+
+        await _wait_for("the dead peer's run taken over and completed", completed, 10)
+        claimed = [a for a in await asyncio.to_thread(_audit_rows, db_url, run_id)
+                   if a[0] == "agent.run.lease_lapsed"]
+        assert [c[1]["reason"] for c in claimed] == ["session_ended"]
+    finally:
+        await worker.shutdown()
+        await db.close()
+
+
+def _audit_rows(url: str, run_id: object) -> list[tuple[str, dict]]:
+    with psycopg.connect(url) as conn:
+        return [(e, d) for e, d in conn.execute(
+            "select event, detail from ticketiq.audit where run_id = %s order by audit_id",
+            [run_id]).fetchall()]
+
+
 async def test_a_process_whose_token_is_unconfirmed_adopts_no_run(db_url: str) -> None:
     """Unit-level: no run is adopted while the process's liveness token is unconfirmed.
 

@@ -114,6 +114,12 @@ class Liveness:
         self.confirmed_sent = float("-inf")
         self.confirmed = asyncio.Event()
         self.key: int | None = None
+        #: The peers this session has seen alive (its last watch): a peer is noticed
+        #: dead by its session only once it is here.
+        self.peers: list[str] = []
+        #: Set once a watch has listed the live peers: from then on a peer that dies is
+        #: noticed by its session; a process says it is ready only after (issue 46, 18).
+        self.watching = asyncio.Event()
         self.holds = 0
         self.drops = 0
         self.reaped_peers: list[str] = []
@@ -210,6 +216,9 @@ class Liveness:
             if rows:
                 session = rows[0].session
             seen = [row.process_id for row in rows if row.alive]
+            self.peers = [p for p in seen if p != self.process_id]
+            if session is not None:
+                self.watching.set()
             if self.process_id in seen:
                 self.confirmed_sent = sent
                 self.confirmed.set()
@@ -268,6 +277,16 @@ class Liveness:
         """Wait up to ``seconds`` for the next confirmation of the token."""
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self.confirmed.wait(), max(0.0, seconds))
+
+    async def wait_watching(self, seconds: float) -> bool:
+        """Wait up to ``seconds`` for a watch to have seen the live peers."""
+        if self.watching.is_set():
+            return True
+        try:
+            await asyncio.wait_for(self.watching.wait(), max(0.0, seconds))
+        except TimeoutError:
+            return False
+        return True
 
     async def wait_ok(self, seconds: float) -> bool:
         """Wait up to ``seconds`` for the token to be held and the leases confirmed."""

@@ -174,8 +174,10 @@ class Worker:
     async def start(self, *, listen_timeout: float = 5.0) -> Worker:
         """Connect, register, start renewing, leading and resuming.
 
-        Returns once the LISTEN connection is up (or after ``listen_timeout``
-        seconds without it: the poll covers until it connects).
+        Returns once the LISTEN connection is up, the liveness token is held and a
+        watch has seen the live peers, so that a peer that dies from then on is
+        noticed by its session, not only by its lease (or after ``listen_timeout``
+        seconds without one of them: the poll and the leases cover meanwhile).
         """
         s = self.settings
         assert s.database_url
@@ -255,8 +257,6 @@ class Worker:
         ]
         for loop in self._loops:
             loop.start()
-        for service in self.services:
-            await service.start(self)
         try:
             await asyncio.wait_for(self.listener.connected.wait(), listen_timeout)
         except TimeoutError:
@@ -264,6 +264,13 @@ class Worker:
         if self.liveness is not None and not await self.liveness.wait_ok(listen_timeout):
             log.warning("liveness token not held after %.1fs; leases cover meanwhile",
                         listen_timeout)
+        elif self.liveness is not None and not await self.liveness.wait_watching(
+                listen_timeout):
+            log.warning("no watch of the peers after %.1fs: a peer that dies meanwhile "
+                        "is noticed by its lease", listen_timeout)
+        # Services (the front) last: a process answers only once it is ready.
+        for service in self.services:
+            await service.start(self)
         log.info("worker %s started", self.process_id)
         gc_pauses.settle_collector()
         return self
