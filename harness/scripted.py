@@ -59,8 +59,8 @@ from ticketiq_pg.agent import Verdict as Verdict
 from ticketiq_pg.config import Settings
 from ticketiq_pg.seal import canonical
 
-PLANS = ("mixed", "reads", "writes", "teams", "discord", "sqs", "delegate", "approval",
-         "write_approval", *scripted_tools.PLANS)
+PLANS = ("mixed", "reads", "writes", "three_writes", "teams", "discord", "sqs", "delegate",
+         "approval", "write_approval", *scripted_tools.PLANS)
 
 
 class ScriptedModel:
@@ -189,6 +189,9 @@ def plan_calls(plan: str, rng: random.Random, seed: Any, step: int) -> list[Tool
                                    {"issue_key": issue, "text": f"seed {seed} step {step}"})]
     if plan == "writes":
         return [incident, comment]
+    if plan == "three_writes":
+        # made at once: keyed (resent with its key), with a reader, with neither
+        return [incident, comment, teams]
     if plan == "teams":
         return [read, teams]
     return [read, incident, comment]

@@ -41,6 +41,7 @@ ticketiq.start_run(
 ticketiq.write_checkpoint(uuid, bigint, integer, jsonb, text, text),
 ticketiq.write_checkpoints(uuid[], bigint[], integer[], jsonb, text[], text[]),
 ticketiq.mark_in_doubt(uuid, bigint, integer, text, text, text, text),
+ticketiq.mark_calls_in_doubt(uuid, bigint, integer, jsonb),
 ticketiq.record_outcome(uuid, bigint, integer, text, jsonb, text, text, text),
 ticketiq.renew_leases(text, uuid[], bigint[], double precision, text),
 ticketiq.claim_leader(text, text, double precision),

@@ -105,6 +105,12 @@ class Stack:
         env.pop("TICKETIQ_FAULTS", None)
         env.update(self.settings)
         env.update(extra)
+        if env.get("TICKETIQ_FAULTS"):
+            # A fault point names a moment of a call by its position in its step
+            # (after_call@2.3: once the third call returned); with the step's calls one
+            # after another, each position is one moment.  The tests of calls made at
+            # once (test_calls_at_once.py) set TICKETIQ_CALLS_AT_ONCE themselves.
+            env.setdefault("TICKETIQ_CALLS_AT_ONCE", "1")
         return env
 
     def spawn(self, *args: str, faults: str | None = None, **extra: str) -> Proc:

@@ -142,6 +142,9 @@ class Tool:
     child_input: Callable[[CallContext], Any] | None = None
     #: How a failing call of this tool is tried again (default: the app's tool policy).
     retry: RetryPolicy | None = None
+    #: Made by itself: a call of this tool never overlaps another call of its step
+    #: (a step's other calls are made at once, ``CallExecutor.make_all``).
+    serial: bool = False
     #: What the model is told the tool does.
     description: str = ""
     #: The JSON Schema of the arguments: a dict, or derived from a typed function, a

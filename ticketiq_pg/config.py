@@ -218,6 +218,8 @@ class Settings:
     #: A run's limits: model steps, and seconds from its start (0: none).
     max_steps: int = 50
     run_deadline: float = 3600.0
+    #: A step's calls made at once, at most (1: one after another).
+    calls_at_once: int = 8
 
     def sealer(self) -> Sealer:
         """The sealer of these keys (ConfigError without any)."""
@@ -260,6 +262,7 @@ class Settings:
         number("TICKETIQ_MODEL_RETRY_SECONDS", "model_retry_seconds", 0.0)
         number("TICKETIQ_TOOL_ATTEMPTS", "tool_attempts", 1, integer=True)
         number("TICKETIQ_MAX_STEPS", "max_steps", 1, integer=True)
+        number("TICKETIQ_CALLS_AT_ONCE", "calls_at_once", 1, integer=True)
         number("TICKETIQ_RUN_DEADLINE", "run_deadline", 0.0)
         number("TICKETIQ_MAX_RUNS", "max_runs", 1, integer=True)
         number("TICKETIQ_POOL_SIZE", "pool_size", 2, integer=True)

@@ -329,6 +329,24 @@ class TicketIQ(Transport):
             conn,
         )
 
+    async def mark_calls_in_doubt(
+        self,
+        run_id: uuid.UUID,
+        epoch: int,
+        step: int,
+        marks: Sequence[dict[str, Any]],
+        conn: psycopg.AsyncConnection | None = None,
+    ) -> list[models.CallMark]:
+        """``ticketiq.mark_calls_in_doubt``: Mark the changing calls a step makes at once in
+        doubt, in one statement: each as mark_in_doubt marks one, all or none.
+
+        ``marks``: one ``{"call_id", "classification", "seal", "seal_key_id"}`` a call.
+        """
+        return await self.many(
+            models.CallMark, "mark_calls_in_doubt", (run_id, epoch, step, Jsonb(list(marks))),
+            conn,
+        )
+
     async def record_outcome(
         self,
         run_id: uuid.UUID,

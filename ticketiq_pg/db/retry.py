@@ -122,6 +122,9 @@ RULES: dict[str, Rule] = {
     "mark_in_doubt": Rule(
         P, "marking a call again changes nothing and returns the first mark "
         "(already_marked = true, the classification it recorded)"),
+    "mark_calls_in_doubt": Rule(
+        P, "as mark_in_doubt, call by call: a repeat marks nothing again and returns the "
+        "first marks (already_marked = true)"),
     "record_outcome": Rule(
         P, "the same outcome and settlement again returns the stored row (replayed = true)"),
     "seal_answer": Rule(

@@ -66,6 +66,23 @@ async def mark(
     return marked
 
 
+async def mark_many(
+    db: RunStore, sealer: Sealer, state: RunState, step: int,
+    calls: list[tuple[dict[str, Any], str]],
+) -> list[CallMark]:
+    """Mark in doubt, in one statement, the changing calls a step makes at once (each with
+    the tool's classification now), each with the seal of the row its mark leaves."""
+    marks = []
+    for call, current in calls:
+        seal, key_id = sealer.seal_call(state.run_id, step, call, "in_doubt",
+                                        marked=marked_as(call, current))
+        marks.append({"call_id": call["call_id"], "classification": current, "seal": seal,
+                      "seal_key_id": key_id})
+    marked = await db.mark_calls_in_doubt(state.run_id, state.epoch, step, marks)
+    state.marked.update(call["call_id"] for call, _ in calls)
+    return marked
+
+
 async def record(
     db: RunStore, sealer: Sealer, state: RunState, step: int, call: dict[str, Any],
     outcome: Any, settlement: str,

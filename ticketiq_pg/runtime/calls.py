@@ -24,11 +24,12 @@ import asyncio
 import json
 import logging
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 import psycopg
 
-from ticketiq_pg.agent import CallContext, Tool, ToolCall, is_changing
+from ticketiq_pg.agent import CallContext, Tool, ToolCall, Verdict, is_changing
 from ticketiq_pg.errors import NotOwner, TicketIQError, TransientError
 from ticketiq_pg.retries import RetryPolicy, describe, failure_result, not_applied
 from ticketiq_pg.runtime import call_fence, call_rows
@@ -50,6 +51,23 @@ from ticketiq_pg.vendors import fencing
 log = logging.getLogger(__name__)
 
 
+@dataclass(slots=True)
+class _Judged:
+    """A call the gates let through, with its tool: made alone or with others."""
+
+    tool: Tool
+    verdict: Verdict
+    #: The classification the checkpoint recorded, and the tool's now.
+    recorded: str
+    current: str
+
+    @property
+    def alone(self) -> bool:
+        """Made by itself, after the calls before it: held for a person, a child run, or
+        a tool that must not overlap."""
+        return self.verdict.needs_approval or self.tool.subagent or self.tool.serial
+
+
 class CallExecutor:
     """Makes and settles a run's calls (one per process, shared by its runs)."""
 
@@ -59,7 +77,88 @@ class CallExecutor:
         #: (run, key) pairs whose downgraded guarantee this process has audited.
         self._downgrades: set[tuple[uuid.UUID, str]] = set()
 
-    # -- a step's call ------------------------------------------------------
+    # -- a step's calls -----------------------------------------------------
+
+    async def make_all(
+        self, state: RunState, step_no: int, calls: list[dict[str, Any]]
+    ) -> list[Any]:
+        """Make a step's calls, at once where they may overlap; their results, in order.
+
+        Each call passes the gates first, in order.  The calls the gates let through
+        with no hold, of tools that may overlap (not ``serial``, not a sub-agent), are
+        made together, at most :attr:`EngineSetup.calls_at_once` at a time: their
+        changing calls are marked in doubt in one statement just before they are all
+        sent, and each outcome is recorded as it lands.  A call held for approval, a
+        serial tool's, a child run's or a workflow's wait is made alone, after the
+        calls before it.  ``state.made`` lists what was made as it is.
+        """
+        state.made = []
+        results: list[Any] = [None] * len(calls)
+        together = self.setup.calls_at_once > 1
+        batch: list[tuple[int, dict[str, Any], _Judged]] = []
+        for i, call in enumerate(calls):
+            if state.workflow is not None and call["tool"] in flows.WAITS:
+                await self._make_together(state, step_no, batch, results)
+                batch = []
+                outcome = (await self.waits.workflow_wait(state, step_no, call), "made")
+            else:
+                judged = await self._judge(state, call)
+                if isinstance(judged, _Judged) and not judged.alone and together:
+                    batch.append((i, call, judged))
+                    continue
+                if isinstance(judged, _Judged):
+                    await self._make_together(state, step_no, batch, results)
+                    batch = []
+                    outcome = await self._make_judged(state, step_no, call, judged, False)
+                else:
+                    outcome = judged
+            results[i] = outcome[0]
+            state.made.append((call, *outcome))
+        await self._make_together(state, step_no, batch, results)
+        return results
+
+    async def _make_together(
+        self, state: RunState, step_no: int, batch: list[tuple[int, dict[str, Any], _Judged]],
+        results: list[Any],
+    ) -> None:
+        """Make the calls of ``batch`` at once: marked together, sent together."""
+        if len(batch) <= 1:
+            for i, call, judged in batch:
+                outcome = await self._make_judged(state, step_no, call, judged, False)
+                results[i] = outcome[0]
+                state.made.append((call, *outcome))
+            return
+        setup = self.setup
+        marked: dict[str, str] = {}
+        to_mark = [(call, judged.current) for _, call, judged in batch
+                   if state.durable and (is_changing(judged.recorded)
+                                         or is_changing(judged.current))]
+        if to_mark:
+            setup.leases.check(state.run_id, state.epoch)
+            marks = await call_rows.mark_many(setup.db, setup.sealer, state, step_no, to_mark)
+            setup.faults.reach("after_mark", step_no)
+            if any(mark.stop_requested for mark in marks):
+                raise StopRequested
+            marked = {mark.call_id: mark.marked_classification for mark in marks}
+        room = asyncio.Semaphore(setup.calls_at_once)
+
+        async def send(call: dict[str, Any], judged: _Judged) -> tuple[Any, str]:
+            async with room:
+                return await self._send(state, step_no, call, judged.tool,
+                                        marked.get(call["call_id"], judged.recorded), False)
+
+        outcomes = await asyncio.gather(*(send(call, judged) for _, call, judged in batch),
+                                        return_exceptions=True)
+        failed: BaseException | None = None
+        for (i, call, _), outcome in zip(batch, outcomes, strict=True):
+            if isinstance(outcome, BaseException):
+                failed = failed or outcome
+                continue
+            results[i] = outcome[0]
+            state.made.append((call, outcome[0], "made"))
+        if failed is not None:
+            # every call ended (made, or failed) before the first failure goes on up
+            raise failed
 
     async def make(
         self, state: RunState, step_no: int, call: dict[str, Any], resumed: bool = False
@@ -70,9 +169,16 @@ class CallExecutor:
         rejected, unknown tool) or, on a resume that found the call's
         approval request, coalesced (still waiting) or read_decision.
         """
-        setup = self.setup
         if state.workflow is not None and call["tool"] in flows.WAITS:
             return await self.waits.workflow_wait(state, step_no, call), "made"
+        judged = await self._judge(state, call)
+        if not isinstance(judged, _Judged):
+            return judged
+        return await self._make_judged(state, step_no, call, judged, resumed)
+
+    async def _judge(self, state: RunState, call: dict[str, Any]) -> _Judged | tuple[Any, str]:
+        """The gates' verdict on a call and its tool, or the result of a call not made."""
+        setup = self.setup
         tool_call = ToolCall(call["call_id"], call["tool"], call["arguments"])
         recorded = call["classification"]
         tool = setup.tools.get(call["tool"])
@@ -89,11 +195,20 @@ class CallExecutor:
         if invalid is not None:
             # Against the tool's schema: told back to the model, never sent to the vendor.
             return {"error": f"invalid arguments: {invalid}"}, "skipped"
-        how = "made"
-        approval_id = None
         if verdict.needs_approval and not is_changing(judged):
             # Reads are never held (nothing to file them against): a hold refuses it.
             return {"error": "refused", "reason": verdict.reason}, "skipped"
+        return _Judged(tool, verdict, recorded, current)
+
+    async def _make_judged(
+        self, state: RunState, step_no: int, call: dict[str, Any], judged: _Judged,
+        resumed: bool,
+    ) -> tuple[Any, str]:
+        """Make one call the gates let through: its approval, its mark, the call."""
+        setup = self.setup
+        verdict, recorded, current = judged.verdict, judged.recorded, judged.current
+        how = "made"
+        approval_id = None
         if verdict.needs_approval and state.durable and not is_changing(recorded):
             # Recorded as a read, a write by now: its mark gives it the row its approval
             # request is filed on (mark_in_doubt creates it from the checkpoint).
@@ -116,6 +231,18 @@ class CallExecutor:
             if mark.stop_requested:
                 raise StopRequested
             classification = mark.marked_classification
+        result, _ = await self._send(state, step_no, call, judged.tool, classification,
+                                     resumed, approval_id)
+        return result, how
+
+    async def _send(
+        self, state: RunState, step_no: int, call: dict[str, Any], tool: Tool,
+        classification: str, resumed: bool, approval_id: Any = None,
+    ) -> tuple[Any, str]:
+        """Make a call (marked already, if it changes something) and record its outcome
+        as it returns: a crash during the next model step finds the outcome instead of
+        a call in doubt."""
+        setup = self.setup
         context = self.context(state, step_no, call, classification, resumed, approval_id)
         changing = state.durable and is_changing(classification)
         if changing:
@@ -125,11 +252,9 @@ class CallExecutor:
         result, ended = await self.call_tool(state, tool, context)
         setup.faults.reach("after_call", step_no)
         if changing and not tool.subagent:
-            # Recorded as it returns: a crash during the next model step finds the
-            # outcome instead of a call in doubt.
             setup.leases.check(state.run_id, state.epoch)
             await call_rows.record(setup.db, setup.sealer, state, step_no, call, result, ended)
-        return result, how
+        return result, ended
 
     @staticmethod
     def context(

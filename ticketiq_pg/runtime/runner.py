@@ -118,12 +118,13 @@ class Runner:
         max_steps: int = 50,
         deadline: float | None = 3600.0,
         workflows: Iterable[Workflow] = (),
+        calls_at_once: int = 8,
     ) -> None:
         self.setup = EngineSetup(
             db=db, leases=leases, sealer=sealer, model=model, tools=flows.EngineTools(tools),
             gates=gates or AllowAll(), faults=faults or FaultPoints(), agent_loop=agent_loop,
             model_retry=model_retry, tool_retry=tool_retry, poll_interval=poll_interval,
-            max_losses=max_losses,
+            max_losses=max_losses, calls_at_once=max(1, calls_at_once),
         )
         self.workflows = flows.Workflows(workflows)
         #: A run's limits unless its start says otherwise: model steps, seconds.
@@ -423,19 +424,14 @@ class Runner:
     async def _make_calls(
         self, state: RunState, step_no: int, calls: list[dict[str, Any]]
     ) -> list[Any]:
-        """Make the step's calls in order; their results."""
-        results: list[tuple[Any, str]] = []
-        state.made = []
+        """Make the step's calls (at once where they may overlap); their results."""
         try:
-            for call in calls:
-                results.append(await self.calls.make(state, step_no, call))
-                state.made.append((call, *results[-1]))
+            return await self.calls.make_all(state, step_no, calls)
         except Drained:
             # Shutting down while a call waits (an approval, a child): hand the run over
             # with the results it has; the waiting call stays as it is, for the adopter
             # to route or ask again.
-            made = {c["call_id"]: r for c, (r, _) in zip(calls, results, strict=False)}
+            made = {call["call_id"]: result for call, result, _ in state.made}
             await call_rows.record_made(self.setup.db, self.setup.sealer, state, step_no)
             await self.setup.db.release_run(state.run_id, state.epoch, "shutdown", made)
             raise
-        return [result for result, _ in results]

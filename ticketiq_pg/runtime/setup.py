@@ -55,6 +55,8 @@ class EngineSetup:
     poll_interval: float = 0.5
     #: Losses after which a run is failed (a child taken over counts one).
     max_losses: int = 2
+    #: A step's calls made at once, at most (1: one after another).
+    calls_at_once: int = 8
     #: Set by the process at graceful shutdown: each run is released at its next step
     #: boundary, with the results it already has.
     draining: bool = False

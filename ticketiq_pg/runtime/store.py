@@ -129,6 +129,14 @@ class RunStore(Protocol):
         """
         ...
 
+    async def mark_calls_in_doubt(
+        self, run_id: uuid.UUID, epoch: int, step: int, marks: Sequence[dict[str, Any]],
+    ) -> list[models.CallMark]:
+        """``ticketiq.mark_calls_in_doubt``: Mark the changing calls a step makes at once in
+        doubt, in one statement: each as mark_in_doubt marks one, all or none.
+        """
+        ...
+
     async def record_outcome(
         self,
         run_id: uuid.UUID,

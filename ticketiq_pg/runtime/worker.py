@@ -210,6 +210,7 @@ class Worker:
             max_steps=self.app.max_steps or s.max_steps,
             deadline=self.app.deadline if self.app.deadline is not None else (
                 s.run_deadline or None), workflows=self.app.workflows,
+            calls_at_once=s.calls_at_once,
         )
         observe.attach(self)  # metrics and traces: its statements, its model's calls
         self.pump = EntryPump(
