@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 from fastapi import Depends, FastAPI, Header, HTTPException, Path, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
-from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.security import HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
@@ -35,7 +34,7 @@ from ticketiq_pg.db.driver import TicketIQ
 from ticketiq_pg.errors import InvalidPayload
 from ticketiq_pg.front import door
 from ticketiq_pg.front.auth import Authenticator, AuthError, Identity
-from ticketiq_pg.front.console import console_app
+from ticketiq_pg.front.console import console_app, schema_page
 from ticketiq_pg.front.inputs import require_storable
 from ticketiq_pg.front.inspector_api import inspector_router
 from ticketiq_pg.front.limits import BodyLimit
@@ -164,6 +163,7 @@ def create_app(db: TicketIQ | None = None, *, worker: Worker | None = None,
     #: sending here while the process still serves what it was sent.
     app.state.draining = False
     app.add_middleware(BodyLimit, max_body=settings.max_body)
+    app.add_middleware(_SecurityHeaders)
     app.add_middleware(TraceHeader)
     app.router.on_shutdown.append(waiter.stop)
     scheme = HTTPBearer(auto_error=False, description="an API key (tiq_...) or a JWT")
@@ -336,13 +336,45 @@ def _serve_docs(app: FastAPI) -> None:
     async def openapi() -> JSONResponse:
         return JSONResponse(app.openapi())
 
+    # Rendered here from the document: no script, nothing from a CDN (a script loaded from
+    # elsewhere would run with the front's origin, next to the console's cookie).
     @app.get("/docs", include_in_schema=False)
-    async def swagger() -> HTMLResponse:
-        return get_swagger_ui_html(openapi_url="openapi.json", title=f"{app.title} docs")
+    async def swagger(request: Request) -> HTMLResponse:
+        return schema_page(request, app.openapi(), "openapi.json")
 
     @app.get("/redoc", include_in_schema=False)
-    async def redoc() -> HTMLResponse:
-        return get_redoc_html(openapi_url="openapi.json", title=f"{app.title} docs")
+    async def redoc(request: Request) -> HTMLResponse:
+        return schema_page(request, app.openapi(), "openapi.json")
+
+
+#: Every answer of the front that sets no policy of its own (the API's JSON): load nothing.
+API_CSP = b"default-src 'none'; frame-ancestors 'none'; base-uri 'none'"
+
+
+class _SecurityHeaders:
+    """A Content-Security-Policy (and ``nosniff``) on every answer: the pages set their
+    own (:data:`~ticketiq_pg.front.console.PAGE_CSP`), everything else loads nothing."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def with_policy(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                names = {name.lower() for name, _ in headers}
+                if b"content-security-policy" not in names:
+                    headers.append((b"content-security-policy", API_CSP))
+                if b"x-content-type-options" not in names:
+                    headers.append((b"x-content-type-options", b"nosniff"))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, with_policy)
 
 
 class _CountForbidden:

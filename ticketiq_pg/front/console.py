@@ -45,7 +45,27 @@ IN_FLIGHT = ("running", "claimed", "suspended")
 ENDED = ("completed", "failed", "stopped")
 EVENTS = ("agent.run.crash_resumed", "agent.run.lease_lapsed", "agent.run.stop_requested",
           "agent.run.call_fenced", "process.*", "approval.*", "inspector.*")
-HEADERS = {"Cache-Control": "no-store", "X-Frame-Options": "DENY"}
+
+def _style_hash() -> str:
+    """The CSP source of base.html's one inline stylesheet (its SHA-256)."""
+    import base64
+    import hashlib
+    import re
+    from importlib.resources import files
+
+    text = files("ticketiq_pg.front").joinpath("templates", "base.html").read_text("utf-8")
+    found = re.search(r"<style>(.*?)</style>", text, re.S)
+    assert found is not None, "base.html has its stylesheet"
+    digest = hashlib.sha256(found.group(1).encode()).digest()
+    return f"'sha256-{base64.b64encode(digest).decode()}'"
+
+
+#: What a page of the front (the console, the schema page) may load: its own stylesheet
+#: and nothing else: no script, no frame, no other origin; forms post to the front only.
+PAGE_CSP = (f"default-src 'none'; style-src {_style_hash()}; "
+            "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+HEADERS = {"Cache-Control": "no-store", "X-Frame-Options": "DENY",
+           "Content-Security-Policy": PAGE_CSP, "X-Content-Type-Options": "nosniff"}
 
 Page = Callable[[Request, Identity], Awaitable[Response]]
 
@@ -65,6 +85,33 @@ def _render(request: Request, template: str, title: str, status_code: int = 200,
     html = _templates.get_template(template).render(
         title=title, who=who, base=_base(request), **values)
     return HTMLResponse(html, status_code=status_code, headers=HEADERS)
+
+
+def schema_page(request: Request, spec: dict[str, Any], spec_url: str) -> HTMLResponse:
+    """The OpenAPI document as a page (``/docs``, ``/redoc``): rendered here, no script,
+    nothing loaded from another origin (docs/front.md)."""
+    operations = []
+    for path, item in spec.get("paths", {}).items():
+        for method, op in item.items():
+            params = [{"name": p.get("name"), "where": p.get("in"),
+                       "required": p.get("required", False),
+                       "schema": json.dumps(p.get("schema", {}), sort_keys=True)}
+                      for p in op.get("parameters", [])]
+            body = op.get("requestBody", {}).get("content", {})
+            operations.append({
+                "id": op.get("operationId", f"{method}-{path}"), "method": method.upper(),
+                "path": path, "summary": op.get("summary", ""),
+                "description": op.get("description", ""), "parameters": params,
+                "body": ", ".join(f"{kind}: {json.dumps(v.get('schema', {}), sort_keys=True)}"
+                                  for kind, v in body.items()),
+                "responses": [(status, r.get("description", ""))
+                              for status, r in op.get("responses", {}).items()]})
+    schemas = [(name, json.dumps(schema, indent=2, sort_keys=True)) for name, schema in
+               spec.get("components", {}).get("schemas", {}).items()]
+    info = spec.get("info", {})
+    return _render(request, "schema.html", f"{info.get('title', 'API')} {info.get('version', '')}",
+                   description=info.get("description", ""), spec_url=spec_url,
+                   operations=operations, schemas=schemas)
 
 
 def _page(request: Request, title: str, message: str, status_code: int = 200,
