@@ -67,3 +67,49 @@ def test_the_architecture_page_names_what_exists() -> None:
                 assert hasattr(getattr(module, owner), attr), f"{owner}.{attr}"
                 named += 1
     assert named > 30
+
+
+def test_every_refusal_reason_the_front_can_count_is_in_the_table() -> None:
+    """docs/front.md's refusal table names every reason the front counts (the first
+    argument of ``note_refusal``, the reason of an ``AuthError`` or a ``Refused``, their
+    defaults), read from the source; and names none the code no longer has."""
+    import ast
+    import importlib
+    import re
+
+    reasons: set[str] = set()
+    places = {"note_refusal": 0, "AuthError": 2, "Refused": 2}
+    for path in sorted((ROOT / "ticketiq_pg" / "front").glob("*.py")):
+        module = importlib.import_module(f"ticketiq_pg.front.{path.stem}")
+
+        def resolve(node: ast.expr, module: object = module) -> str | None:
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                return node.value
+            if isinstance(node, ast.Name) and isinstance(getattr(module, node.id, None), str):
+                return str(getattr(module, node.id))
+            return None  # a variable passed on (counted where it was made)
+
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call):
+                func = node.func
+                name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+                if name not in places:
+                    continue
+                args = [k.value for k in node.keywords if k.arg == "reason"]
+                if len(node.args) > places[name]:
+                    args.append(node.args[places[name]])
+                reasons.update(r for r in map(resolve, args) if r)
+            elif isinstance(node, ast.ClassDef) and node.name in ("AuthError", "Refused"):
+                init = next(n for n in node.body if isinstance(n, ast.FunctionDef)
+                            and n.name == "__init__")
+                named = [a.arg for a in init.args.args][-len(init.args.defaults):]
+                reasons.update(r for a, d in zip(named, init.args.defaults, strict=True)
+                               if a == "reason" and (r := resolve(d)))
+    assert {"bad_api_key", "value_postgres_refuses", "key_in_use", "slow_client",
+            "bad_credential", "nested_too_deep", "console_forbidden"} <= reasons, reasons
+    page = (ROOT / "docs" / "front.md").read_text()
+    table = page.split("## Security", 1)[1].split("\n\n**", 1)[0]
+    documented = {r for line in table.splitlines() if line.startswith("| 4")
+                  for r in re.findall(r"`([a-z_]+)`", line.split("|")[3])}
+    assert reasons - documented == set(), "reasons the table does not name"
+    assert documented - reasons == set(), "reasons the table names that nothing counts"

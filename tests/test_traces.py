@@ -152,3 +152,47 @@ def test_a_resumed_runs_spans_share_its_trace_across_a_kill(
                s["attributes"]["gen_ai.system"] for s in chats)
     tools = [s for s in after if s["name"].startswith("execute_tool ")]
     assert tools and all("ticketiq.call.classification" in s["attributes"] for s in tools)
+
+
+@pytest.mark.parametrize("delay", [None, "500"])
+def test_otlp_spans_wait_for_the_batch_and_the_documented_setting_shortens_the_wait(
+        delay: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a SIGKILL takes with it over OTLP (docs/observability.md, *A killed process's
+    last spans*): the batch processor the worker builds for OTLP holds an ended span until
+    OTEL_BSP_SCHEDULE_DELAY passes (5 s by default: a kill within it loses the span);
+    with the page's recommended 500 ms it has left within a second."""
+    import re
+    import time
+
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "observability.md").read_text()
+    section = page.split("### A killed process's last spans, over OTLP", 1)[1]
+    # It opens with the answer: the setting and its value, and what to believe.
+    opening = section.strip().split("\n\n", 1)[0]
+    recommended = re.search(r"`OTEL_BSP_SCHEDULE_DELAY=(\d+)`", opening)
+    assert recommended is not None and "resume" in opening, opening
+    assert "default 5000" in section
+    if delay is None:
+        monkeypatch.delenv("OTEL_BSP_SCHEDULE_DELAY", raising=False)
+    else:
+        assert delay == recommended.group(1)
+        monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", delay)
+    exported = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(BatchSpanProcessor(exported))
+    try:
+        # A first span wakes the exporter's thread; the one measured ends after it.
+        provider.get_tracer("t").start_span("first").end()
+        time.sleep(0.1)
+        ended = time.monotonic()
+        provider.get_tracer("t").start_span("step 3").end()
+        while time.monotonic() - ended < 1.5 and not any(
+                s.name == "step 3" for s in exported.get_finished_spans()):
+            time.sleep(0.02)
+        left = any(s.name == "step 3" for s in exported.get_finished_spans())
+        assert left == (delay is not None), (delay, time.monotonic() - ended)
+    finally:
+        provider.shutdown()

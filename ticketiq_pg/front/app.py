@@ -18,7 +18,6 @@ PostgreSQL cannot store is refused with 422 before anything is written (:mod:`.i
 
 from __future__ import annotations
 
-import json
 import math
 import uuid
 from collections.abc import Callable
@@ -27,17 +26,16 @@ from typing import TYPE_CHECKING, Any
 from fastapi import Depends, FastAPI, Header, HTTPException, Path, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
-from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.security import HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
 
 from ticketiq_pg.db.driver import TicketIQ
 from ticketiq_pg.errors import InvalidPayload
-from ticketiq_pg.front.auth import Authenticator, AuthError, Identity, auth_first
-from ticketiq_pg.front.console import console_app
-from ticketiq_pg.front.inputs import REASON as VALUE_REFUSED
-from ticketiq_pg.front.inputs import refused_value, require_storable
+from ticketiq_pg.front import door
+from ticketiq_pg.front.auth import Authenticator, AuthError, Identity
+from ticketiq_pg.front.console import console_app, schema_page
+from ticketiq_pg.front.inputs import require_storable
 from ticketiq_pg.front.inspector_api import inspector_router
 from ticketiq_pg.front.limits import BodyLimit
 from ticketiq_pg.front.metrics_api import metrics_router
@@ -122,9 +120,7 @@ class _WorkerDb:
 
 
 def _dumped(model: BaseModel) -> dict[str, Any]:
-    """A body model as JSON, checked as it was sent first: the JSON dump would turn NaN
-    into null and fail (500) on a lone surrogate."""
-    require_storable("body", **model.model_dump(by_alias=True))
+    """A body model as JSON (its values passed the door: nothing NaN or NUL)."""
     return model.model_dump(mode="json", by_alias=True)
 
 
@@ -167,6 +163,7 @@ def create_app(db: TicketIQ | None = None, *, worker: Worker | None = None,
     #: sending here while the process still serves what it was sent.
     app.state.draining = False
     app.add_middleware(BodyLimit, max_body=settings.max_body)
+    app.add_middleware(_SecurityHeaders)
     app.add_middleware(TraceHeader)
     app.router.on_shutdown.append(waiter.stop)
     scheme = HTTPBearer(auto_error=False, description="an API key (tiq_...) or a JWT")
@@ -190,15 +187,8 @@ def create_app(db: TicketIQ | None = None, *, worker: Worker | None = None,
         return JSONResponse({"detail": detail}, status_code=422)
 
     async def verify(path: str, request: Request) -> Identity | None:
-        if path == "/healthz":
-            return None
-        who = await identify(path, request)
-        # What FastAPI hands a route as text: nothing PostgreSQL refuses (a NUL, %00).
-        require_storable("path", **request.path_params)
-        require_storable("query", **dict(request.query_params))
-        require_storable("header", **{name: request.headers.get(name, "") for name in (
-            "idempotency-key", "x-run-as", "x-delivery-id")})
-        return who
+        # The caller first; then the door checks every value the request carries.
+        return None if path == "/healthz" else await identify(path, request)
 
     async def identify(path: str, request: Request) -> Identity:
         if path == "/webhooks/{source}":
@@ -210,7 +200,8 @@ def create_app(db: TicketIQ | None = None, *, worker: Worker | None = None,
             return await auth.verify_teams(request.headers)
         return await auth.caller(request.headers)
 
-    app.router.route_class = auth_first(verify, auth.note_use)
+    # Every API route is the door's: verified, then every value checked (docs/front.md).
+    app.router.route_class = door.door_route_class(verify, auth.note_use)
 
     async def caller(request: Request, _: Any = Depends(scheme)) -> Identity:
         # Verified by the route class before the body was read.
@@ -263,8 +254,8 @@ def create_app(db: TicketIQ | None = None, *, worker: Worker | None = None,
         signed = auth.signs(source)
         raw = await request.body()
         try:
-            body = json.loads(raw or b"null")
-        except (ValueError, UnicodeDecodeError) as exc:
+            body = door.loads(raw or b"null")
+        except ValueError as exc:
             raise HTTPException(status_code=422, detail=f"body is not JSON: {exc}") from exc
         if not isinstance(body, dict):
             raise HTTPException(status_code=422, detail="body must be a JSON object")
@@ -324,8 +315,11 @@ def create_app(db: TicketIQ | None = None, *, worker: Worker | None = None,
     app.mount("/console", _CountForbidden(console_app(auth, store, waiter.conninfo, inspector)))
     if settings.docs:
         _serve_docs(app)
+    door.require_door(app.routes)
 
     @app.post("/a2a")
+    @door.refuses_as(lambda exc: _rpc_error(None, -32600, f"invalid request: {exc.message} "
+                                            f"({'.'.join(map(str, exc.loc))})"))
     async def a2a(request: Request, who: Identity = Depends(caller)) -> JSONResponse:
         """A2A over JSON-RPC 2.0: message/send, tasks/send, tasks/get."""
         return await _a2a(request, who, accept, store)
@@ -337,18 +331,50 @@ def _serve_docs(app: FastAPI) -> None:
     """``/openapi.json``, ``/docs`` and ``/redoc`` for a verified caller (401 otherwise):
     the description names every route and field an attacker would probe."""
 
-    # Routes of the app's own route class: verified before they answer (auth_first).
+    # Routes of the app's own route class: verified and through the door before they answer.
     @app.get("/openapi.json", include_in_schema=False)
     async def openapi() -> JSONResponse:
         return JSONResponse(app.openapi())
 
+    # Rendered here from the document: no script, nothing from a CDN (a script loaded from
+    # elsewhere would run with the front's origin, next to the console's cookie).
     @app.get("/docs", include_in_schema=False)
-    async def swagger() -> HTMLResponse:
-        return get_swagger_ui_html(openapi_url="openapi.json", title=f"{app.title} docs")
+    async def swagger(request: Request) -> HTMLResponse:
+        return schema_page(request, app.openapi(), "openapi.json")
 
     @app.get("/redoc", include_in_schema=False)
-    async def redoc() -> HTMLResponse:
-        return get_redoc_html(openapi_url="openapi.json", title=f"{app.title} docs")
+    async def redoc(request: Request) -> HTMLResponse:
+        return schema_page(request, app.openapi(), "openapi.json")
+
+
+#: Every answer of the front that sets no policy of its own (the API's JSON): load nothing.
+API_CSP = b"default-src 'none'; frame-ancestors 'none'; base-uri 'none'"
+
+
+class _SecurityHeaders:
+    """A Content-Security-Policy (and ``nosniff``) on every answer: the pages set their
+    own (:data:`~ticketiq_pg.front.console.PAGE_CSP`), everything else loads nothing."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def with_policy(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                names = {name.lower() for name, _ in headers}
+                if b"content-security-policy" not in names:
+                    headers.append((b"content-security-policy", API_CSP))
+                if b"x-content-type-options" not in names:
+                    headers.append((b"x-content-type-options", b"nosniff"))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, with_policy)
 
 
 class _CountForbidden:
@@ -357,6 +383,11 @@ class _CountForbidden:
 
     def __init__(self, app: Any) -> None:
         self.app = app
+
+    @property
+    def routes(self) -> list[Any]:
+        """The console's routes (the door's route table lists them)."""
+        return list(getattr(self.app, "routes", []))
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         async def counted(message: Any) -> None:
@@ -382,14 +413,11 @@ def _inspector_of(worker: Worker | None) -> Callable[[], Inspector | None]:
 
 async def _a2a(request: Request, who: Identity, accept: Any, store: Any) -> JSONResponse:
     try:
-        rpc = json.loads(await request.body() or b"null")
-    except (ValueError, UnicodeDecodeError):
+        rpc = door.loads(await request.body() or b"null")
+    except door.Refused as exc:
+        return _rpc_error(None, -32600, f"invalid request: {exc.message}")
+    except ValueError:
         return _rpc_error(None, -32700, "parse error: the body is not JSON")
-    problem = refused_value(rpc, "body")
-    if problem is not None:
-        note_refusal(VALUE_REFUSED, f"{'.'.join(map(str, problem[0]))}: {problem[1]}")
-        return _rpc_error(None, -32600, f"invalid request: PostgreSQL cannot store "
-                          f"{'.'.join(map(str, problem[0]))}: {problem[1]}")
     if not isinstance(rpc, dict) or rpc.get("jsonrpc") != "2.0" or not isinstance(
         rpc.get("method"), str
     ):

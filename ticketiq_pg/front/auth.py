@@ -265,29 +265,3 @@ def _under(url: str, base: str) -> bool:
     path = b.path if b.path.endswith("/") else b.path + "/"
     return (u.scheme.lower(), u.netloc.lower()) == (b.scheme.lower(), b.netloc.lower()) \
         and (u.path if u.path.endswith("/") else u.path + "/").startswith(path)
-
-
-def auth_first(verify: Any, used: Any = None) -> type:
-    """A route class that verifies the caller before FastAPI reads or parses the body,
-    so a caller without a credential learns nothing about the body it sent (401 first).
-    ``verify(route_path, request)`` returns the identity (None: a public route);
-    ``used(identity)`` is awaited once the route answered below 400."""
-    from fastapi.routing import APIRoute
-
-    class AuthFirst(APIRoute):
-        def get_route_handler(self) -> Any:
-            inner = super().get_route_handler()
-            path = self.path
-
-            async def handler(request: Any) -> Any:
-                identity = await verify(path, request)
-                if identity is not None:
-                    request.state.identity = identity
-                response = await inner(request)
-                if identity is not None and used is not None and response.status_code < 400:
-                    await used(identity)
-                return response
-
-            return handler
-
-    return AuthFirst

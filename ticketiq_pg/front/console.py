@@ -18,7 +18,7 @@ import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 
 import psycopg
 from jinja2 import Environment, PackageLoader, StrictUndefined
@@ -31,6 +31,7 @@ from starlette.routing import Route
 from ticketiq_pg.db.inspect import approvals_waiting, audit, runs, snapshot, status
 from ticketiq_pg.db.inspect_run import show
 from ticketiq_pg.errors import TicketIQError, UnknownApproval, UnknownRun
+from ticketiq_pg.front import door
 from ticketiq_pg.front.auth import Authenticator, AuthError, Identity
 from ticketiq_pg.ops.render import render_audit, render_show, render_status
 from ticketiq_pg.runtime.inspector import InspectorRefused
@@ -44,7 +45,27 @@ IN_FLIGHT = ("running", "claimed", "suspended")
 ENDED = ("completed", "failed", "stopped")
 EVENTS = ("agent.run.crash_resumed", "agent.run.lease_lapsed", "agent.run.stop_requested",
           "agent.run.call_fenced", "process.*", "approval.*", "inspector.*")
-HEADERS = {"Cache-Control": "no-store", "X-Frame-Options": "DENY"}
+
+def _style_hash() -> str:
+    """The CSP source of base.html's one inline stylesheet (its SHA-256)."""
+    import base64
+    import hashlib
+    import re
+    from importlib.resources import files
+
+    text = files("ticketiq_pg.front").joinpath("templates", "base.html").read_text("utf-8")
+    found = re.search(r"<style>(.*?)</style>", text, re.S)
+    assert found is not None, "base.html has its stylesheet"
+    digest = hashlib.sha256(found.group(1).encode()).digest()
+    return f"'sha256-{base64.b64encode(digest).decode()}'"
+
+
+#: What a page of the front (the console, the schema page) may load: its own stylesheet
+#: and nothing else: no script, no frame, no other origin; forms post to the front only.
+PAGE_CSP = (f"default-src 'none'; style-src {_style_hash()}; "
+            "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+HEADERS = {"Cache-Control": "no-store", "X-Frame-Options": "DENY",
+           "Content-Security-Policy": PAGE_CSP, "X-Content-Type-Options": "nosniff"}
 
 Page = Callable[[Request, Identity], Awaitable[Response]]
 
@@ -66,10 +87,43 @@ def _render(request: Request, template: str, title: str, status_code: int = 200,
     return HTMLResponse(html, status_code=status_code, headers=HEADERS)
 
 
+def schema_page(request: Request, spec: dict[str, Any], spec_url: str) -> HTMLResponse:
+    """The OpenAPI document as a page (``/docs``, ``/redoc``): rendered here, no script,
+    nothing loaded from another origin (docs/front.md)."""
+    operations = []
+    for path, item in spec.get("paths", {}).items():
+        for method, op in item.items():
+            params = [{"name": p.get("name"), "where": p.get("in"),
+                       "required": p.get("required", False),
+                       "schema": json.dumps(p.get("schema", {}), sort_keys=True)}
+                      for p in op.get("parameters", [])]
+            body = op.get("requestBody", {}).get("content", {})
+            operations.append({
+                "id": op.get("operationId", f"{method}-{path}"), "method": method.upper(),
+                "path": path, "summary": op.get("summary", ""),
+                "description": op.get("description", ""), "parameters": params,
+                "body": ", ".join(f"{kind}: {json.dumps(v.get('schema', {}), sort_keys=True)}"
+                                  for kind, v in body.items()),
+                "responses": [(status, r.get("description", ""))
+                              for status, r in op.get("responses", {}).items()]})
+    schemas = [(name, json.dumps(schema, indent=2, sort_keys=True)) for name, schema in
+               spec.get("components", {}).get("schemas", {}).items()]
+    info = spec.get("info", {})
+    return _render(request, "schema.html", f"{info.get('title', 'API')} {info.get('version', '')}",
+                   description=info.get("description", ""), spec_url=spec_url,
+                   operations=operations, schemas=schemas)
+
+
 def _page(request: Request, title: str, message: str, status_code: int = 200,
           who: Identity | None = None) -> HTMLResponse:
     """A page that only says something (refused, not found, unavailable)."""
     return _render(request, "base.html", title, status_code, who, message=message)
+
+
+def _refused(request: Request, exc: door.Refused, who: Identity | None = None) -> HTMLResponse:
+    """The door's refusal (422) as a page."""
+    return _page(request, "Refused", f"{exc.message} ({'.'.join(map(str, exc.loc))})",
+                 exc.status_code, who)
 
 
 def console_app(auth: Authenticator, store: Any, conninfo: Callable[[], str | None],
@@ -103,10 +157,16 @@ def console_app(auth: Authenticator, store: Any, conninfo: Callable[[], str | No
             if not who.admin:
                 return _page(request, "Forbidden", "The console needs the admin scope.", 403)
             try:
+                # The admin first, then the door: every value the request carries.
+                await door.check_request(request)
+            except door.Refused as exc:
+                return _refused(request, exc, who)
+            try:
                 return await page(request, who)
             except (TicketIQError, psycopg.Error) as exc:
                 return _page(request, "Unavailable",
                              f"The database cannot be read now: {exc}", 503, who)
+        endpoint.door = True  # type: ignore[attr-defined]
         return endpoint
 
     async def overview(request: Request, who: Identity) -> Response:
@@ -142,10 +202,13 @@ def console_app(auth: Authenticator, store: Any, conninfo: Callable[[], str | No
         if found is None:
             return _page(request, "Not here", "This front has no worker's tools to call.",
                          404, who)
-        form = {k: v[0] for k, v in
-                parse_qs((await request.body()).decode("utf-8", "replace")).items()}
+        form = door.form(await request.body())
         try:
-            arguments = json.loads(form.get("arguments") or "{}")
+            # The door's parser: what PostgreSQL refuses is a 422 here too.
+            arguments = door.loads(form.get("arguments") or "{}", "body", "arguments")
+        except door.Refused as exc:
+            return await run_page(request, who, form=form, status_code=422,
+                                  message=f"{exc.message} (arguments)")
         except ValueError as exc:
             return await run_page(request, who, form=form, status_code=422,
                                   message=f"The arguments are not JSON: {exc}")
@@ -155,6 +218,8 @@ def console_app(auth: Authenticator, store: Any, conninfo: Callable[[], str | No
         except InspectorRefused as exc:
             return await run_page(request, who, form=form, status_code=exc.status,
                                   message=str(exc))
+        except UnknownRun:
+            return _page(request, "Unknown run", "No run has that id.", 404, who)
         call = {**made.as_dict(), "result_text": json.dumps(made.result, indent=2,
                                                             default=str)}
         return await run_page(request, who, call=call, form=form)
@@ -175,8 +240,7 @@ def console_app(auth: Authenticator, store: Any, conninfo: Callable[[], str | No
                                                           "from the console"), f"/runs/{run_id}")
 
     async def decide(request: Request, who: Identity) -> Response:
-        form = parse_qs((await request.body()).decode("utf-8", "replace"))
-        decision = form.get("decision", [""])[0]
+        decision = door.form(await request.body()).get("decision", "")
         if decision not in ("approve", "reject"):
             return _page(request, "Bad request", "decision must be approve or reject", 422, who)
         return await act(request, who, store.waits.decide_approval(
@@ -188,7 +252,7 @@ def console_app(auth: Authenticator, store: Any, conninfo: Callable[[], str | No
             return _render(request, "login.html", "Sign in")
         if not _same_origin(request):
             return _page(request, "Refused", "A form from another origin.", 403)
-        token = parse_qs((await request.body()).decode("utf-8", "replace")).get("token", [""])[0]
+        token = door.form(await request.body()).get("token", "")
         try:
             who = await auth.caller({"authorization": f"Bearer {token.strip()}"})
         except AuthError as exc:
@@ -216,8 +280,8 @@ def console_app(auth: Authenticator, store: Any, conninfo: Callable[[], str | No
         Route("/runs/{run_id:uuid}/stop", admin_only(stop_run), methods=["POST"]),
         Route("/runs/{run_id:uuid}/inspect", admin_only(inspect), methods=["POST"]),
         Route("/approvals/{approval_id:uuid}", admin_only(decide), methods=["POST"]),
-        Route("/login", login, methods=["GET", "POST"]),
-        Route("/logout", logout, methods=["POST"]),
+        Route("/login", door.guarded(login, _refused), methods=["GET", "POST"]),
+        Route("/logout", door.guarded(logout, _refused), methods=["POST"]),
     ])
 
 

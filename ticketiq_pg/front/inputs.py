@@ -41,14 +41,23 @@ def refused_value(value: Any, *where: str | int) -> tuple[list[str | int], str] 
     return None
 
 
+class Refused(HTTPException):
+    """422: a value the front refuses, with where it is (``detail[].loc``) and why;
+    counted under ``reason`` (:mod:`.refusals`) when it is made."""
+
+    def __init__(self, loc: list[str | int], problem: str, reason: str = REASON) -> None:
+        message = (f"PostgreSQL cannot store this value: {problem}" if reason == REASON
+                   else problem)
+        super().__init__(status_code=422, detail=[{"loc": loc, "type": reason,
+                                                   "msg": message}])
+        self.loc, self.problem, self.reason, self.message = loc, problem, reason, message
+        note_refusal(reason, f"{'.'.join(map(str, loc))}: {problem}")
+
+
 def require_storable(where: str, **values: Any) -> None:
-    """422 (counted, :mod:`.refusals`) if any value holds what PostgreSQL refuses;
+    """422 (:class:`Refused`, counted) if any value holds what PostgreSQL refuses;
     ``where`` is the ``loc`` they come from (``body``, ``header``, ``query``...)."""
     for name, value in values.items():
         found = refused_value(value, where, name)
         if found is not None:
-            loc, problem = found
-            note_refusal(REASON, f"{'.'.join(map(str, loc))}: {problem}")
-            raise HTTPException(status_code=422, detail=[{
-                "loc": loc, "type": REASON,
-                "msg": f"PostgreSQL cannot store this value: {problem}"}])
+            raise Refused(*found)

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from starlette.requests import ClientDisconnect
+
 from ticketiq_pg.front.refusals import note_refusal
 
 Scope = dict[str, Any]
@@ -59,6 +61,10 @@ class BodyLimit:
 
         try:
             await self.app(scope, counted, tracked)
+        except ClientDisconnect:
+            # The client left (or was cut, .deadlines) while its body was read: no one
+            # to answer, nothing to log.
+            return
         except Exception:
             if not refused:
                 raise

@@ -27,7 +27,6 @@ from pydantic import BaseModel, Field
 from ticketiq_pg.db.driver import TicketIQ
 from ticketiq_pg.errors import InvalidPayload, RunNotRunning, UnknownRun
 from ticketiq_pg.front.auth import Identity
-from ticketiq_pg.front.inputs import require_storable
 from ticketiq_pg.front.refusals import note_refusal
 from ticketiq_pg.front.waiter import RunWaiter
 from ticketiq_pg.runtime.entries import EntryKind
@@ -149,7 +148,6 @@ def runs_router(db: TicketIQ, kinds: dict[str, EntryKind], caller: Any,
                 "loc": ["body", "kind"], "msg": f"{body.kind!r} is not a kind POST /runs starts",
                 "type": "value_error"}])
         run_as = who.resolve_run_as(x_run_as)
-        require_storable("body", input=body.input)
         try:
             entry = await db.entries.accept_entry(
                 body.kind, idempotency_key, body.input, owner=who.subject,

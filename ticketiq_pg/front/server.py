@@ -4,7 +4,8 @@
 is up and stops it first on shutdown, so no request is accepted by a process that is
 draining; with ``TICKETIQ_HTTP_DRAIN_GRACE`` it first answers ``/healthz`` with 503 for
 that long, so an edge in front takes it out before its listener closes.  Its bind
-address, port, body limit and credentials come from
+address, port, body limit, read deadlines (a client trickling its headers or body is cut,
+:mod:`~ticketiq_pg.front.deadlines`) and credentials come from
 :class:`~ticketiq_pg.front.settings.FrontSettings`.  To mount the front in an ASGI app
 of your own instead, see :mod:`ticketiq_pg.front.embed` (docs/front.md).
 """
@@ -40,6 +41,7 @@ class FrontServer:
         import uvicorn
 
         from ticketiq_pg.front.app import create_app
+        from ticketiq_pg.front.deadlines import read_deadlines
 
         class _Server(uvicorn.Server):
             @contextlib.contextmanager
@@ -51,7 +53,9 @@ class FrontServer:
         app = create_app(worker.db, worker=worker, settings=self.settings, kinds=worker.app.kinds,
                          crash_resume_entries=worker.settings.crash_resume_entries)
         config = uvicorn.Config(app, host=self.host, port=self.port, log_level="warning",
-                                lifespan="off", access_log=False)
+                                lifespan="off", access_log=False,
+                                http=read_deadlines(self.settings.header_timeout,
+                                                    self.settings.body_timeout))
         server = _Server(config)
         task = asyncio.create_task(server.serve(), name="http")
         while not server.started:

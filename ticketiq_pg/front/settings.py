@@ -28,6 +28,13 @@ variable                            meaning
                                     off)
 ``TICKETIQ_HTTP_MAX_WAITS``         long polls one identity may hold at once on
                                     one front; past it 429 (default 8)
+``TICKETIQ_HTTP_HEADER_TIMEOUT``    seconds a request's headers may take to come in
+                                    (from its first byte, or the connection's
+                                    opening); past it the connection is cut and
+                                    counted as ``slow_client`` (default 10)
+``TICKETIQ_HTTP_BODY_TIMEOUT``      seconds a request's body may take to come in
+                                    once its headers are in; past it 408 and the
+                                    connection cut, ``slow_client`` (default 30)
 ``TICKETIQ_HTTP_DRAIN_GRACE``       seconds ``/healthz`` answers 503 on SIGTERM
                                     before the listener closes, so an edge's
                                     health check takes the process out first
@@ -80,6 +87,8 @@ class FrontSettings:
     docs: bool = False
     max_waits: int = 8
     drain_grace: float = 0.0
+    header_timeout: float = 10.0
+    body_timeout: float = 30.0
 
     def __post_init__(self) -> None:
         if (self.jwt_secret or self.jwt_jwks_url) and not (self.jwt_issuer and self.jwt_audience):
@@ -95,6 +104,10 @@ class FrontSettings:
                               "86400 seconds")
         if self.max_waits < 1:
             raise ConfigError("TICKETIQ_HTTP_MAX_WAITS must be at least 1")
+        for name, seconds in (("TICKETIQ_HTTP_HEADER_TIMEOUT", self.header_timeout),
+                              ("TICKETIQ_HTTP_BODY_TIMEOUT", self.body_timeout)):
+            if not 0 < seconds <= 3600:
+                raise ConfigError(f"{name} must be more than 0 and at most 3600 seconds")
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: object
@@ -121,6 +134,8 @@ class FrontSettings:
                 ("TICKETIQ_HTTP_DOCS", "docs", _flag),
                 ("TICKETIQ_HTTP_MAX_WAITS", "max_waits", int),
                 ("TICKETIQ_HTTP_DRAIN_GRACE", "drain_grace", float),
+                ("TICKETIQ_HTTP_HEADER_TIMEOUT", "header_timeout", float),
+                ("TICKETIQ_HTTP_BODY_TIMEOUT", "body_timeout", float),
             ):
                 raw = env.get(name, "").strip()
                 if raw:
