@@ -135,3 +135,12 @@ comment on type ticketiq.adopted_run is
 
 comment on column ticketiq.trace_contexts.recorded_at is
 'Recorded before the entry is accepted (migration 14), keyed by the entry: its run id is drawn later.';
+
+comment on table ticketiq.trace_contexts is
+'The W3C traceparent a run''s entry arrived with, by the entry''s (kind, owner, sender id): its spans are children of it.';
+
+comment on column ticketiq.trace_contexts.owner is
+'Whose entry (migration 18): another owner''s entry of the same sender id has a context of its own.';
+
+comment on index ticketiq.entries_kind_sender_id_idx is
+'An entry by (kind, sender id) without its owner (ticketiq.get_entry for an operator): the unique key has the owner between them.';

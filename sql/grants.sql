@@ -110,7 +110,7 @@ to ticketiq_app;
 -- Traces: the resuming process names the process that lost the run.
 grant execute on function ticketiq.run_losses(uuid) to ticketiq_app, ticketiq_operator;
 grant execute on function
-ticketiq.record_trace_context(text, text, text),
+ticketiq.record_trace_context(text, text, text, text),
 ticketiq.run_trace_context(uuid)
 to ticketiq_app;
 

@@ -584,3 +584,36 @@ def test_a_database_at_version_16_upgrades_to_17_keeping_its_leases_in_flight(
                 "select epoch from ticketiq.checkpoint_job(%s, %s, '{\"pages\": 1}')",
                 (job_id, job_epoch),
             ).fetchone() == (job_epoch,)
+
+
+def test_a_database_at_version_17_upgrades_to_18_keying_trace_contexts_by_owner(
+    pg_server_url: str, tmp_path: Path
+) -> None:
+    """Migration 18 keys trace contexts by owner (issue 46, finding 1): a context recorded
+    at version 17 is carried to the owner of the first entry of its (kind, sender id), one
+    with no entry is dropped; afterwards another owner's entry of the same id records and
+    reads a context of its own, and the schema is a fresh install's."""
+    root = sql_tree_up_to(tmp_path, 17)
+    first = "00-" + "a" * 32 + "-" + "b" * 16 + "-01"
+    other = "00-" + "c" * 32 + "-" + "d" * 16 + "-01"
+    with temporary_database(pg_server_url) as url, temporary_database(pg_server_url) as fresh:
+        assert install_migrations(url, root) == 17
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("select ticketiq.record_trace_context('a2a', 't-1', %s)", (first,))
+            conn.execute("select ticketiq.record_trace_context('a2a', 'orphan', %s)", (first,))
+            conn.execute("select ticketiq.accept_entry('a2a', 't-1', '{}', 'alice', 'r', 'c')")
+            # bob's entry of the same id, later: at version 17 it shared alice's context
+            conn.execute("select ticketiq.accept_entry('a2a', 't-1', '{}', 'bob', 'r', 'c')")
+        assert install_fresh(url) == NEWEST
+        install_fresh(fresh)
+        assert dump_schema(url) == dump_schema(fresh)
+        with psycopg.connect(url, autocommit=True) as conn:
+            assert conn.execute(
+                "select kind, owner, sender_id, traceparent from ticketiq.trace_contexts"
+            ).fetchall() == [("a2a", "alice", "t-1", first)]
+            assert conn.execute("select ticketiq.record_trace_context('a2a', 't-1', 'bob', %s)",
+                                (other,)).fetchone() == (True,)
+            read = dict(conn.execute(
+                "select owner, ticketiq.run_trace_context(planned_run_id) from ticketiq.entries"
+            ).fetchall())
+            assert read == {"alice": first, "bob": other}

@@ -22,6 +22,7 @@ import time
 import uuid
 from typing import Any
 
+import psycopg
 import pytest
 from procs import KILLED, Proc, Stack
 
@@ -148,10 +149,15 @@ def test_a_workflow_waiting_for_a_signal_consumes_it_once_after_a_kill(stack: St
     proc.kill()
     # the sender repeats its request (same key): delivered once; a second sender's
     # signal waits for a later step (none comes): consumed by nobody
-    for sender, payload in (("ops-1", {"go": True}), ("ops-1", {"go": "again"}),
+    for sender, payload in (("ops-1", {"go": True}), ("ops-1", {"go": True}),
                             ("ops-2", {"go": "second"})):
         stack.query("select * from ticketiq.send_signal(%s, 'go', %s::jsonb, %s, 'ops')",
                     run_id, json.dumps(payload), sender)
+    # the same key with another payload is refused, never dropped unseen (issue 46, 11)
+    with pytest.raises(psycopg.DatabaseError) as reused:
+        stack.query("select * from ticketiq.send_signal(%s, 'go', %s::jsonb, 'ops-1', 'ops')",
+                    run_id, json.dumps({"go": "again"}))
+    assert reused.value.sqlstate == "TQ013"
     output = finish(stack, run_id)
     assert output["signal"] == {"payload": {"go": True}, "timed_out": False}
     rows = stack.query("select sender_key, consumed_by from ticketiq.workflow_signals "

@@ -47,8 +47,10 @@ if TYPE_CHECKING:
         ConfigError,
         Fenced,
         InvalidPayload,
+        KeyConflict,
         LeaseLapsed,
         LeaseLost,
+        LimitReached,
         LivenessUnconfirmed,
         NotOwner,
         RunNotRunning,
@@ -104,7 +106,7 @@ __all__ = [
     # errors
     "TicketIQError", "NotOwner", "Fenced", "LeaseLapsed", "LeaseLost", "RunNotRunning",
     "UnknownRun", "UnknownCall", "UnknownApproval", "UnknownJob", "UnknownProcess",
-    "InvalidPayload", "AnswerSealed", "StepConflict", "SealMismatch",
+    "LimitReached", "KeyConflict", "InvalidPayload", "AnswerSealed", "StepConflict", "SealMismatch",
     "SchemaVersionMismatch", "ConfigError", "LivenessUnconfirmed",
 ]
 
@@ -154,6 +156,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "UnknownJob": ("ticketiq_pg.errors", "UnknownJob"),
     "UnknownProcess": ("ticketiq_pg.errors", "UnknownProcess"),
     "UnknownRun": ("ticketiq_pg.errors", "UnknownRun"),
+    "LimitReached": ("ticketiq_pg.errors", "LimitReached"),
+    "KeyConflict": ("ticketiq_pg.errors", "KeyConflict"),
     "App": ("ticketiq_pg.runtime.app", "App"),
     "AppFactory": ("ticketiq_pg.runtime.app", "AppFactory"),
     "Hook": ("ticketiq_pg.runtime.app", "Hook"),

@@ -18,6 +18,8 @@ SQLSTATE    exception          meaning
 ``TQ009``   UnknownApproval    no approval request has that id
 ``TQ010``   UnknownJob         no background job has that id
 ``TQ011``   UnknownProcess     no app process is registered with that id
+``TQ012``   LimitReached       a run's documented limit is reached (its pending signals)
+``TQ013``   KeyConflict        a key was used with another payload or by another caller
 ==========  =================  ==================================================
 
 ``Fenced``, ``LeaseLapsed`` and ``RunNotRunning`` share the base class
@@ -36,8 +38,8 @@ The whole tree::
     TicketIQError
         NotOwner: Fenced, LeaseLapsed, RunNotRunning, LeaseLost
         TransientError, UnknownRun, InvalidPayload, AnswerSealed, StepConflict,
-        UnknownCall, UnknownApproval, UnknownJob, UnknownProcess, SealMismatch,
-        SchemaVersionMismatch, ConfigError, LivenessUnconfirmed
+        UnknownCall, UnknownApproval, UnknownJob, UnknownProcess, LimitReached,
+        KeyConflict, SealMismatch, SchemaVersionMismatch, ConfigError, LivenessUnconfirmed
     RunInterrupted
         StopRequested, Suspended, Drained, RunFailed
 """
@@ -146,6 +148,20 @@ class UnknownProcess(TicketIQError):
     sqlstate = "TQ011"
 
 
+class LimitReached(TicketIQError):
+    """A run's documented limit is reached: it holds as many signals not yet consumed
+    (or as many bytes of them) as ``ticketiq.send_signal`` allows (SQLSTATE TQ012)."""
+
+    sqlstate = "TQ012"
+
+
+class KeyConflict(TicketIQError):
+    """A key (a signal's sender key) was used before with another payload or by another
+    caller: one key is one request, never a second one silently dropped (SQLSTATE TQ013)."""
+
+    sqlstate = "TQ013"
+
+
 class SealMismatch(TicketIQError):
     """A checkpoint or answer does not verify against its seal (raised in Python)."""
 
@@ -207,6 +223,8 @@ BY_SQLSTATE: dict[str, type[TicketIQError]] = {
         UnknownApproval,
         UnknownJob,
         UnknownProcess,
+        LimitReached,
+        KeyConflict,
     )
     if cls.sqlstate
 }

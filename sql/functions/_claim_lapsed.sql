@@ -19,12 +19,13 @@
 --        on and runs nothing (I10).  The claim's reason is 'session_ended'
 --        when the holder's process was found dead by its liveness session,
 --        else 'lease_lapsed'; it is the run's claim_reason and the
---        agent.run.lease_lapsed audit row's reason (with p_detail added).
+--        agent.run.lease_lapsed audit row's reason (p_detail added under the
+--        system's fields, which it cannot overwrite).
 --   job: a resumable job lost at most p_max_losses times is queued again
 --        with its progress kept, audited job.requeued, and channel
 --        ticketiq_job is NOTIFYed; any other is failed 'interrupted: ...'
 --        or 'lost N times', audited job.interrupted (with the reason
---        session_ended when so found, and p_detail added).
+--        session_ended when so found; p_detail under the system's fields).
 -- Returns one row per lease claimed: its id, new epoch, losses, new state
 -- (claimed/failed, queued/failed), the lapsed holder and expiry, and the
 -- job's kind (null for a run).  Each kind's claim is a static statement.
@@ -103,7 +104,8 @@ begin
             insert into ticketiq.audit (at, event, run_id, epoch, actor, detail)
             values (v_now, case when v_row.state = 'queued' then 'job.requeued' else 'job.interrupted' end,
                 null, v_row.epoch, p_sweeper,
-                jsonb_build_object(
+                -- the caller's detail first: the system's fields after it win
+                p_detail || jsonb_build_object(
                     'job_id', v_row.job_id,
                     'kind', v_row.kind,
                     'lapsed_holder', v_row.holder,
@@ -115,7 +117,7 @@ begin
                 end || case
                     when v_row.session_ended then jsonb_build_object('claim_reason', 'session_ended')
                     else '{}'::jsonb
-                end || p_detail);
+                end);
             if v_row.state = 'queued' then
                 perform pg_notify('ticketiq_job', v_row.job_id::text);
             end if;
@@ -181,7 +183,8 @@ begin
     loop
         insert into ticketiq.audit (at, event, run_id, epoch, actor, detail)
         values (v_now, 'agent.run.lease_lapsed', v_row.run_id, v_row.epoch, p_sweeper,
-            jsonb_build_object(
+            -- the caller's detail first: the system's fields after it win
+            p_detail || jsonb_build_object(
                 'lapsed_holder', v_row.lease_holder,
                 'lapsed_at', v_row.lease_expires_at,
                 'loss_count', v_row.loss_count,
@@ -189,7 +192,7 @@ begin
             ) || case
                 when v_row.session_ended then jsonb_build_object('reason', 'session_ended')
                 else '{}'::jsonb
-            end || p_detail);
+            end);
         if v_row.status = 'failed' then
             v_reason := v_row.failure_reason;
             insert into ticketiq.audit (at, event, run_id, epoch, actor, detail)

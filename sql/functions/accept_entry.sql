@@ -13,7 +13,9 @@
 -- failed, not resumed).  Nothing is written for a call refused.
 -- Limits:
 --   p_kind       1..64: a lowercase letter, then lowercase letters, digits, _ . -
---   p_sender_id  1..512
+--   p_sender_id  1..512 bytes of UTF-8 (128 four-byte characters): with the
+--                owner's 512 characters it fits the index of (kind, owner,
+--                sender id)
 --   p_payload    a JSON object
 --   p_owner      1..512
 --   p_run_as     1..512
@@ -51,7 +53,7 @@ begin
             coalesce(left(p_kind, 64), 'null')
             using errcode = 'TQ004';
     end if;
-    perform ticketiq._require_text('sender_id', p_sender_id, 512);
+    perform ticketiq._require_bytes('sender_id', p_sender_id, 512);
     perform ticketiq._require_text('owner', p_owner, 512);
     perform ticketiq._require_text('run_as', p_run_as, 512);
     perform ticketiq._require_text('channel', p_channel, 512);
@@ -82,4 +84,4 @@ end;
 $$;
 
 comment on function ticketiq.accept_entry(text, text, jsonb, text, text, text, boolean, boolean) is
-'Write a request to the durable inbox keyed by (kind, owner, sender id, at most 512 characters); a retry finds the owner''s entry (created=false); run_id is known at once. TQ004 bad input.';
+'Write a request to the durable inbox keyed by (kind, owner, sender id of at most 512 bytes); a retry finds the owner''s entry (created=false); run_id is known at once. TQ004 bad input.';

@@ -3,10 +3,12 @@
 -- Any process may call it (each worker's entry pump does, beside
 -- fire_due_crons): the timers due by the database clock are locked FOR
 -- UPDATE SKIP LOCKED, so each fires in exactly one call however many
--- race; each becomes 'fired' and wakes the run suspended on its wait key
--- (ticketiq._wake: claimed at epoch + 1, NOTIFY ticketiq_resume).  A timer
--- fires once: a fired or cancelled timer is never read again, and a run
--- that is not (or no longer) suspended on the key is not touched.
+-- race; each becomes 'fired' and wakes its own run if that run is
+-- suspended on the timer's wait key (ticketiq._wake: claimed at epoch + 1,
+-- NOTIFY ticketiq_resume).  A timer is its run's: another run suspended on
+-- the same key is not woken by it (issue 46, finding 4).  A timer fires
+-- once: a fired or cancelled timer is never read again, and a run that is
+-- not (or no longer) suspended on the key is not touched.
 -- Returns the timers fired and how many runs each woke.
 -- Limits:
 --   p_limit  >= 1
@@ -42,10 +44,10 @@ begin
         set state = 'fired', fired_at = v_now
         where t.run_id = v_timer.run_id and t.timer_key = v_timer.timer_key;
         return query select v_timer.run_id, v_timer.timer_key, v_timer.wait_key,
-            ticketiq._wake(v_timer.wait_key, v_now);
+            ticketiq._wake(v_timer.wait_key, v_now, v_timer.run_id);
     end loop;
 end;
 $$;
 
 comment on function ticketiq.fire_due_timers(integer) is
-'Fire each due workflow timer once (SKIP LOCKED) and wake the run suspended on its wait key.';
+'Fire each due workflow timer once (SKIP LOCKED) and wake its own run if suspended on its wait key.';

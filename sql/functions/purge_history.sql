@@ -4,7 +4,7 @@
 -- stopped) at least p_older_than_seconds ago by the database clock, with
 -- everything kept for them: checkpoints, calls, approval requests,
 -- transcript entries, inbox entries (with the traceparent each came with,
--- uncounted) and audit rows (a run's failed
+-- its owner's only, uncounted) and audit rows (a run's failed
 -- attempts and audit_once keys go with its row, on delete cascade,
 -- uncounted); then at most p_limit audit rows older than that age that
 -- belong to no run still kept (leader.* and job.* rows, rows of runs
@@ -92,13 +92,13 @@ begin
     -- The traceparent an entry came with goes with it.
     with gone as (
         delete from ticketiq.entries as e where e.run_id = any(v_run_ids)
-        returning e.kind, e.sender_id
+        returning e.kind, e.owner, e.sender_id
     ),
 
     traced as (
         delete from ticketiq.trace_contexts as t
         using gone as g
-        where t.kind = g.kind and t.sender_id = g.sender_id
+        where t.kind = g.kind and t.owner = g.owner and t.sender_id = g.sender_id
     )
 
     select count(*)::integer into v_count from gone;

@@ -2,20 +2,29 @@
 --
 -- An outside event for a workflow run (through the front: POST
 -- /runs/{id}/signals/{name}).  Stored once per (run, name, sender key): a
--- sender that repeats its request gets the first delivery back (created
--- false) and nothing is stored or woken twice.  A run suspended on
--- signal:<run id>:<name> is woken (ticketiq._wake); a run not waiting yet
--- finds the signal when its step waits (ticketiq.wait_run).  The run's row
--- is locked first, so a wait committing at this moment either sees the
--- signal or is woken by it.  Not fenced: it is not an attempt's write.
+-- sender key is one request, so the same key again with the same payload
+-- from the same actor gets the first delivery back (created false, woken 0;
+-- nothing is stored or woken twice), also once the run has ended, and with
+-- another payload or from another actor it is TQ013 (never the new payload
+-- dropped unseen).  A run suspended on signal:<run id>:<name> is woken
+-- (ticketiq._wake, this run only); a run not waiting yet finds the signal
+-- when its step waits (ticketiq.wait_run).  A run holds at most 64 signals
+-- not yet consumed, and at most 1 MiB (1,048,576 bytes of their JSON text)
+-- of their payloads: past either, TQ012, until its steps consume some.  The
+-- run's row is locked first, so a wait committing at this moment either sees
+-- the signal or is woken by it, and two sends count the pending signals one
+-- after the other.  Not fenced: it is not an attempt's write.
 -- Limits:
 --   p_run_id      the run
 --   p_name        1..200
 --   p_payload     any JSON value (not SQL null)
---   p_sender_key  1..512
+--   p_sender_key  1..512 bytes of UTF-8 (with the name it fits the index)
 --   p_actor       null, or 1..512
+--   per run       64 signals pending, 1,048,576 bytes of pending payloads
 -- SQLSTATEs: TQ004 (bad name, payload, key or actor), TQ001 (unknown run),
---   TQ006 (the run is completed, failed or stopped: nothing stored).
+--   TQ006 (the run is completed, failed or stopped: nothing stored),
+--   TQ012 (the run's pending signals are at their limit), TQ013 (the sender
+--   key was used with another payload or by another actor).
 create or replace function ticketiq.send_signal(
     p_run_id uuid,
     p_name text,
@@ -34,12 +43,17 @@ set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
 declare
+    c_max_pending constant integer := 64;
+    c_max_pending_bytes constant bigint := 1048576;
     v_now timestamptz := ticketiq.now();
     v_status text;
+    v_sent ticketiq.workflow_signals;
+    v_pending integer;
+    v_pending_bytes bigint;
     v_id bigint;
 begin
     perform ticketiq._require_text('name', p_name, 200);
-    perform ticketiq._require_text('sender_key', p_sender_key, 512);
+    perform ticketiq._require_bytes('sender_key', p_sender_key, 512);
     perform ticketiq._require_text('actor', p_actor, 512, true);
     if p_payload is null then
         raise exception 'payload must be a JSON value' using errcode = 'TQ004';
@@ -48,26 +62,43 @@ begin
     if not found then
         raise exception 'unknown run %', p_run_id using errcode = 'TQ001';
     end if;
+
+    -- A sender key is one request: answered as it was, whatever the run's state now.
+    select s.* into v_sent from ticketiq.workflow_signals as s
+    where s.run_id = p_run_id and s.name = p_name and s.sender_key = p_sender_key;
+    if found then
+        if v_sent.payload <> p_payload or v_sent.sent_by is distinct from p_actor then
+            raise exception 'sender key % of signal % was used with another payload or by another actor',
+                left(p_sender_key, 80), p_name
+                using errcode = 'TQ013';
+        end if;
+        return query select v_sent.signal_id, false, 0;
+        return;
+    end if;
     if v_status in ('completed', 'failed', 'stopped') then
         raise exception 'run % is %: the signal was not delivered', p_run_id, v_status
             using errcode = 'TQ006';
     end if;
+    select count(*)::integer, coalesce(sum(octet_length(s.payload::text)), 0)
+    into v_pending, v_pending_bytes
+    from ticketiq.workflow_signals as s
+    where s.run_id = p_run_id and s.consumed_at is null;
+    if v_pending >= c_max_pending
+        or v_pending_bytes + octet_length(p_payload::text) > c_max_pending_bytes then
+        raise exception 'run % holds % signals (% bytes) not yet consumed: at most % and % bytes',
+            p_run_id, v_pending, v_pending_bytes, c_max_pending, c_max_pending_bytes
+            using errcode = 'TQ012';
+    end if;
 
     insert into ticketiq.workflow_signals as s (run_id, name, sender_key, payload, sent_at, sent_by)
     values (p_run_id, p_name, p_sender_key, p_payload, v_now, p_actor)
-    on conflict (run_id, name, sender_key) do nothing
     returning s.signal_id into v_id;
-    if not found then
-        return query select s.signal_id, false, 0 from ticketiq.workflow_signals as s
-        where s.run_id = p_run_id and s.name = p_name and s.sender_key = p_sender_key;
-        return;
-    end if;
     insert into ticketiq.audit (at, event, run_id, actor, detail)
     values (v_now, 'workflow.signal_sent', p_run_id, p_actor,
         jsonb_build_object('name', p_name, 'signal_id', v_id, 'sender_key', p_sender_key));
-    return query select v_id, true, ticketiq._wake('signal:' || p_run_id::text || ':' || p_name, v_now);
+    return query select v_id, true, ticketiq._wake('signal:' || p_run_id::text || ':' || p_name, v_now, p_run_id);
 end;
 $$;
 
 comment on function ticketiq.send_signal(uuid, text, jsonb, text, text) is
-'Deliver a signal to a run once per (run, name, sender key) and wake the run if it waits for it; TQ006 for a finished run.';
+'Deliver a signal to a run once per (run, name, sender key), answering a repeat as the first, and wake the run if it waits for it; TQ006 finished run, TQ012 pending limit, TQ013 key reused.';

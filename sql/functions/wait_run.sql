@@ -15,7 +15,10 @@
 --                is due and no signal came.  The timer (one per run and step
 --                key, due p_seconds after its first call by the database
 --                clock, so a resume keeps the time the first attempt set)
---                is marked fired if ticketiq.fire_due_timers has not;
+--                is marked fired if ticketiq.fire_due_timers has not.  The
+--                timer is bound to the wait key it was set for: the step key
+--                waiting under another key is TQ007 (its timer would never
+--                wake it: issue 46, finding 4);
 --   'suspended'  otherwise: the run gives its lease up (epoch + 1, status
 --                suspended on p_wait_key, workflow.waiting audited); the
 --                timer (ticketiq.fire_due_timers) or the signal
@@ -32,7 +35,8 @@
 --   p_detail    a JSON object, audited with the suspension (its step_key,
 --               due_at, wait_key and step are the system's, whatever it says)
 -- SQLSTATEs: TQ004 (bad key, seconds or detail; a run not written ahead),
---   TQ007 (the step key consumed a signal of another name),
+--   TQ007 (the step key consumed a signal of another name, or its timer was
+--   set for another wait key),
 --   TQ001, TQ002, TQ003, TQ006 (ticketiq._fence).
 create or replace function ticketiq.wait_run(
     p_run_id uuid,
@@ -125,9 +129,19 @@ begin
         insert into ticketiq.workflow_timers as t (run_id, timer_key, wait_key, due_at, set_at)
         values (p_run_id, p_step_key, p_wait_key, v_now + make_interval(secs => p_seconds), v_now)
         on conflict (run_id, timer_key) do nothing;
+        -- Locked, as ticketiq.fire_due_timers locks it: a timer that fired meanwhile is
+        -- seen fired, and the run never suspends on a timer already spent.
         select t.* into v_timer from ticketiq.workflow_timers as t
-        where t.run_id = p_run_id and t.timer_key = p_step_key;
-        if v_timer.due_at <= v_now then
+        where t.run_id = p_run_id and t.timer_key = p_step_key
+        for update;
+        if v_timer.wait_key <> p_wait_key then
+            -- Its timer wakes the run on the key it was set for: suspended on another, the
+            -- run would wait for a wake that never comes.
+            raise exception 'step key %''s timer is set for %, not %', p_step_key,
+                v_timer.wait_key, p_wait_key
+                using errcode = 'TQ007';
+        end if;
+        if v_timer.due_at <= v_now or v_timer.state = 'fired' then
             if v_timer.state = 'set' then
                 update ticketiq.workflow_timers as t
                 set state = 'fired', fired_at = v_now

@@ -531,3 +531,114 @@ $$;
 
 comment on function tiq_test.fenced(text, text, text) is
 'The fenced cases of a write of kind run or job (unknown, lapsed, stale epoch, not running; nothing changed), six pgTAP lines.';
+
+-- n four-byte characters (U+10000 and up) that do not compress: each drawn
+-- from md5 of its position and seed.  A btree compresses a long index row
+-- before it measures it, so repeat() of one character fits where text of
+-- this kind (what an attacker sends) overflows.
+create or replace function tiq_test.wide_text(n integer, seed text default '')
+returns text
+language sql
+immutable
+as $$
+    select string_agg(chr(65536 + ('x' || substr(md5($2 || i::text), 1, 5))::bit(20)::integer), '' order by i)
+    from generate_series(1, $1) as i;
+$$;
+
+comment on function tiq_test.wide_text(integer, text) is
+'n four-byte characters that do not compress (drawn from md5 of position and seed): the worst case of a text limit.';
+
+-- The largest row each btree index of schema ticketiq can be asked to hold,
+-- from the limits declared on its columns: a text column's CHECK (of the
+-- table, or of its domain) of char_length(col) <= n (or length) counts 4n
+-- bytes, four a character, and of octet_length(col) <= n counts n; a
+-- fixed-width column its width.  Each column is aligned as its type is
+-- (text as a 4-byte header), after the 8-byte tuple header; the sum is
+-- MAXALIGNed.  undeclared lists the text columns with no limit (then
+-- max_bytes is null).  allowed: text columns whose limit the functions
+-- that write them hold instead of a CHECK (table.column => characters).
+create or replace function tiq_test.index_row_bounds(allowed jsonb default '{}')
+returns table (index_name text, table_name text, max_bytes integer, undeclared text[])
+language plpgsql
+stable
+as $$
+declare
+    v_index record;
+    v_col record;
+    v_off integer;
+    v_align integer;
+    v_len integer;
+begin
+    for v_index in
+        select i.indexrelid, i.indrelid, i.indkey::integer[] as cols, c.relname::text as iname,
+            t.relname::text as tname
+        from pg_catalog.pg_index as i
+        inner join pg_catalog.pg_class as c on i.indexrelid = c.oid
+        inner join pg_catalog.pg_class as t on i.indrelid = t.oid
+        inner join pg_catalog.pg_namespace as n on c.relnamespace = n.oid
+        inner join pg_catalog.pg_am as am on c.relam = am.oid
+        where n.nspname = 'ticketiq' and am.amname = 'btree'
+        order by c.relname
+    loop
+        index_name := v_index.iname;
+        table_name := v_index.tname;
+        undeclared := '{}';
+        v_off := 8;
+        for v_col in
+            select a.attname::text as name, a.atttypid, a.attnum,
+                coalesce(nullif(ty.typbasetype, 0), ty.oid) as base,
+                ty.typlen as len, ty.typalign as align
+            from unnest(v_index.cols) with ordinality as k (attnum, ord)
+            inner join pg_catalog.pg_attribute as a on a.attrelid = v_index.indrelid and a.attnum = k.attnum
+            inner join pg_catalog.pg_type as ty on a.atttypid = ty.oid
+            order by k.ord
+        loop
+            v_align := case v_col.align when 'c' then 1 when 's' then 2 when 'i' then 4 else 8 end;
+            if v_col.len > 0 then
+                v_len := v_col.len;
+            else
+                v_align := greatest(v_align, 4);
+                select min(case when m[1] = 'octet_length' then m[2]::integer else 4 * m[2]::integer end)
+                into v_len
+                from pg_catalog.pg_constraint as con
+                cross join lateral regexp_match(
+                    pg_catalog.pg_get_constraintdef(con.oid),
+                    '^CHECK \(+(char_length|octet_length|length)\(\(?(?:VALUE|' || v_col.name
+                    || ')(?:\)::text)?\) <= (\d+)\)+(?: NOT VALID)?$'
+                ) as m
+                where m is not null and (
+                    (con.conrelid = v_index.indrelid and con.conkey = array[v_col.attnum]::smallint[])
+                    or con.contypid = v_col.atttypid
+                );
+                if v_len is null and allowed ? (v_index.tname || '.' || v_col.name) then
+                    v_len := 4 * (allowed ->> (v_index.tname || '.' || v_col.name))::integer;
+                end if;
+                if v_len is null then
+                    undeclared := undeclared || v_col.name;
+                    continue;
+                end if;
+                v_len := v_len + 4;
+            end if;
+            v_off := ((v_off + v_align - 1) / v_align) * v_align + v_len;
+        end loop;
+        max_bytes := case when cardinality(undeclared) = 0 then ((v_off + 7) / 8) * 8 end;
+        return next;
+    end loop;
+end;
+$$;
+
+comment on function tiq_test.index_row_bounds(jsonb) is
+'Each ticketiq btree index with the largest row its columns'' declared limits allow (4 bytes a character), or the text columns without a limit.';
+
+-- A W3C traceparent (version 00, flags 01) whose trace id repeats the hex
+-- digit t and whose span id repeats s.
+create or replace function tiq_test.traceparent(t text, s text)
+returns text
+language sql
+immutable
+as $$
+    select '00-' || repeat($1, 32) || '-' || repeat($2, 16) || '-01';
+$$;
+
+comment on function tiq_test.traceparent(text, text) is
+'The traceparent 00-<t x 32>-<s x 16>-01.';

@@ -43,13 +43,13 @@ class AuditFunctions:
         return await self._t.rows("run_losses", (run_id,), conn)
 
     async def record_trace_context(
-        self, kind: str, sender_id: str, traceparent: str, *,
+        self, kind: str, sender_id: str, owner: str, traceparent: str, *,
         conn: psycopg.AsyncConnection | None = None,
     ) -> bool:
-        """``ticketiq.record_trace_context``: Record the W3C traceparent a run's entry
+        """``ticketiq.record_trace_context``: Record the W3C traceparent an owner's entry
         arrives with, before it is accepted; the first wins."""
-        return bool(await self._t.scalar("record_trace_context", (kind, sender_id, traceparent),
-                                      conn))
+        return bool(await self._t.scalar(
+            "record_trace_context", (kind, sender_id, owner, traceparent), conn))
 
     async def run_trace_context(
         self, run_id: uuid.UUID, *, conn: psycopg.AsyncConnection | None = None

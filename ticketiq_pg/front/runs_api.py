@@ -25,7 +25,13 @@ from fastapi.routing import APIRoute
 from pydantic import BaseModel, Field
 
 from ticketiq_pg.db.driver import TicketIQ
-from ticketiq_pg.errors import InvalidPayload, RunNotRunning, UnknownRun
+from ticketiq_pg.errors import (
+    InvalidPayload,
+    KeyConflict,
+    LimitReached,
+    RunNotRunning,
+    UnknownRun,
+)
 from ticketiq_pg.front.auth import Identity
 from ticketiq_pg.front.refusals import note_refusal
 from ticketiq_pg.front.waiter import RunWaiter
@@ -235,20 +241,35 @@ def runs_router(db: TicketIQ, kinds: dict[str, EntryKind], caller: Any,
 
     @router.post("/runs/{run_id}/signals/{name}", response_model=SignalAnswer,
                  status_code=202,
-                 responses={200: {"model": SignalAnswer, "description": "the key's signal"},
-                            409: {"description": "the run ended: not delivered"}})
+                 responses={200: {"model": SignalAnswer, "description": "the key's signal "
+                                  "(its first delivery, also once the run ended)"},
+                            409: {"description": "the run ended: not delivered; or the key "
+                                  "was used with another payload"},
+                            429: {"description": "the run holds 64 signals (or 1 MiB) "
+                                  "not yet consumed"}})
     async def signal(run_id: uuid.UUID, body: SignalRequest,
                      name: str = Path(min_length=1, max_length=200),
                      idempotency_key: str = Header(min_length=1, max_length=200),
                      who: Identity = Depends(caller)) -> JSONResponse:
         """Send the signal ``name`` to a workflow run, once per ``Idempotency-Key``; a run
-        waiting for it is woken, one not waiting yet finds it when it waits."""
+        waiting for it is woken, one not waiting yet finds it when it waits.  The same key
+        again answers the first delivery (also once the run ended); with another payload,
+        409."""
         await visible(run_id, who)
         try:
             sent = await db.waits.send_signal(run_id, name, body.payload, idempotency_key,
                                               who.subject)
         except (UnknownRun, RunNotRunning) as exc:
             raise HTTPException(status_code=409, detail=str(exc)) from exc
+        except KeyConflict as exc:
+            note_refusal("key_in_use", who.subject)
+            raise HTTPException(status_code=409, detail=str(exc)) from exc
+        except LimitReached as exc:
+            note_refusal("too_many_signals", str(run_id))
+            raise HTTPException(status_code=429, detail=str(exc)) from exc
+        except InvalidPayload as exc:
+            note_refusal("invalid_request", str(exc))
+            raise HTTPException(status_code=422, detail=str(exc)) from exc
         answer = SignalAnswer(run_id=run_id, name=name, signal_id=sent.signal_id,
                               created=sent.created, woken=sent.woken)
         return JSONResponse(answer.model_dump(mode="json"), status_code=202 if sent.created

@@ -33,4 +33,7 @@ async def record_incoming(db: Any, function: str, args: Sequence[Any]) -> None:
     if function == "accept_entry":
         traceparent = INCOMING.get()
         if traceparent is not None:
-            await db.audit.record_trace_context(str(args[0]), str(args[1]), traceparent)
+            # accept_entry's (kind, sender id, payload, owner, ...): keyed by the owner too,
+            # as the entry is, so another owner's same sender id has a context of its own.
+            await db.audit.record_trace_context(str(args[0]), str(args[1]), str(args[3]),
+                                                traceparent)

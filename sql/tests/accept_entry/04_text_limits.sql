@@ -1,7 +1,8 @@
 -- accept_entry: a sender id over 512 characters (3,000 used to fail with
--- 54000, past the btree's row size) or an identity over 512 raises TQ004
--- naming the argument and writes nothing; at the limits, in 4-byte
--- characters too, the entry is accepted and its run starts.
+-- 54000, past the btree's row size; the limit is 512 bytes of UTF-8 since
+-- migration 18) or an identity over 512 characters raises TQ004 naming the
+-- argument and writes nothing; at the limits, in 4-byte characters too, the
+-- entry is accepted and its run starts.
 begin;
 select plan(7);
 
@@ -10,7 +11,7 @@ select tiq_test.save_fingerprint();
 
 select throws_ok(
     $$select ticketiq.accept_entry('webhook', repeat('s', 3000), '{}', 'o', 'ra', 'web')$$,
-    'TQ004', 'sender_id must be 1 to 512 characters, got 3000', 'a sender id of 3,000 characters'
+    'TQ004', 'sender_id must be 1 to 512 bytes (UTF-8), got 3000', 'a sender id of 3,000 characters'
 );
 select throws_ok(
     $$select ticketiq.accept_entry('webhook', 's', '{}', repeat('o', 513), 'ra', 'web')$$,
@@ -30,12 +31,12 @@ select is(
     (
         select a.created
         from ticketiq.accept_entry(
-            'ticket_event', repeat(U&'\+01F600', 512), '{}', repeat(U&'\+01F600', 512),
+            'ticket_event', repeat(U&'\+01F600', 128), '{}', repeat(U&'\+01F600', 512),
             repeat(U&'\+01F600', 512), repeat(U&'\+01F600', 512)
         ) as a
     ),
     true,
-    'a sender id and an identity of 512 four-byte characters are accepted'
+    'a sender id of 512 bytes (128 four-byte characters) and an identity of 512 four-byte characters are accepted'
 );
 select is(
     (select count(*) from ticketiq.claim_entries(repeat(U&'\+01F600', 512), 8)), 1::bigint,

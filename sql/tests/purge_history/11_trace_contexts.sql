@@ -4,8 +4,8 @@ begin;
 select plan(3);
 
 select tiq_test.use_fake_clock('2030-01-01 00:00:00+00');
-select ticketiq.record_trace_context('a2a', 'task-1', '00-' || repeat('a', 32) || '-' || repeat('b', 16) || '-01');
-select ticketiq.record_trace_context('a2a', 'task-2', '00-' || repeat('c', 32) || '-' || repeat('d', 16) || '-01');
+select ticketiq.record_trace_context('a2a', 'task-1', 'owner@example.com', tiq_test.traceparent('a', 'b'));
+select ticketiq.record_trace_context('a2a', 'task-2', 'owner@example.com', tiq_test.traceparent('c', 'd'));
 select tiq_test.entry_run('task-1', 'p1', 8);
 select ticketiq.fail_run(r.run_id, 1, 'refused') from ticketiq.runs as r;
 select tiq_test.advance(3600);

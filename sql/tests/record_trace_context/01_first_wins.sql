@@ -6,18 +6,18 @@ select plan(4);
 
 select tiq_test.use_fake_clock('2030-01-01 00:00:00+00');
 select is(
-    ticketiq.record_trace_context('run', 'key-1', '00-' || repeat('a', 32) || '-' || repeat('b', 16) || '-01'),
+    ticketiq.record_trace_context('run', 'key-1', 'alice', tiq_test.traceparent('a', 'b')),
     true, 'recorded'
 );
 select is(
-    ticketiq.record_trace_context('run', 'key-1', '00-' || repeat('c', 32) || '-' || repeat('d', 16) || '-01'),
+    ticketiq.record_trace_context('run', 'key-1', 'alice', tiq_test.traceparent('c', 'd')),
     false, 'a second record of the entry changes nothing'
 );
 create temporary table accepted as
 select e.run_id from ticketiq.accept_entry('run', 'key-1', '{}', 'alice', 'alice', 'run', false, true) as e;
 select is(
     ticketiq.run_trace_context((select a.run_id from accepted as a)),
-    '00-' || repeat('a', 32) || '-' || repeat('b', 16) || '-01',
+    tiq_test.traceparent('a', 'b'),
     'found by the run id the entry was answered with'
 );
 select is(ticketiq.run_trace_context(tiq_test.rid(9)), null, 'none for another run');

@@ -3,7 +3,7 @@
 -- the internal functions (_finish_entry and _wake among them) and no table
 -- privilege.
 begin;
-select plan(83);
+select plan(84);
 
 select schema_privs_are('ticketiq', 'ticketiq_app', array['USAGE']);
 
@@ -93,6 +93,7 @@ from (values
     ('_fence', array['text', 'uuid', 'bigint', 'timestamp with time zone']::name[]),
     ('_require_positive', array['text', 'double precision']::name[]),
     ('_require_text', array['text', 'text', 'integer', 'boolean', 'integer']::name[]),
+    ('_require_bytes', array['text', 'text', 'integer']::name[]),
     ('_validate_checkpoint', array['jsonb']::name[]),
     ('_checkpoint_ok', array['jsonb']::name[]),
     (
@@ -101,7 +102,7 @@ from (values
     ),
     ('answers_write_once', array[]::name[]),
     ('_finish_entry', array['uuid', 'text', 'jsonb', 'timestamp with time zone']::name[]),
-    ('_wake', array['text', 'timestamp with time zone']::name[]),
+    ('_wake', array['text', 'timestamp with time zone', 'uuid']::name[]),
     ('_suspend', array['ticketiq.runs', 'text', 'text', 'jsonb', 'timestamp with time zone']::name[]),
     ('_claim_lapsed', array['text', 'text', 'integer', 'integer', 'uuid', 'jsonb', 'text[]']::name[])
 ) as f (name, args);

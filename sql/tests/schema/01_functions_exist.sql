@@ -5,15 +5,16 @@
 -- version 9: record_attempt and audit_once; schema version 10: the internal
 -- _require_text; schema version 15: the workflow waits wait_run,
 -- fire_due_timers and send_signal, and the internal _suspend they share
--- with suspend_run).
+-- with suspend_run; schema version 18: the internal _require_bytes, _wake
+-- with the run it may wake, record_trace_context with the owner).
 begin;
-select plan(66);
+select plan(67);
 
 select has_schema('ticketiq');
 select functions_are(
     'ticketiq',
     array[
-        '_claim_lapsed', '_fence', '_finish_entry', '_require_positive', '_require_text',
+        '_claim_lapsed', '_fence', '_finish_entry', '_require_positive', '_require_text', '_require_bytes',
         '_checkpoint_ok', '_step_calls', '_validate_checkpoint', '_wake', 'accept_entry',
         'adopt_run', 'adopt_runs', 'answers_write_once', 'claim_entries', 'claim_leader', 'decide_approval',
         'delegation_status', 'fail_run', 'fire_due_crons', 'get_answer', 'get_approval', 'get_entry', 'get_run',
@@ -111,6 +112,7 @@ select function_returns(
 select has_function('ticketiq', '_fence', array['text', 'uuid', 'bigint', 'timestamp with time zone']);
 select has_function('ticketiq', '_require_positive', array['text', 'double precision']);
 select has_function('ticketiq', '_require_text', array['text', 'text', 'integer', 'boolean', 'integer']);
+select has_function('ticketiq', '_require_bytes', array['text', 'text', 'integer']);
 select has_function('ticketiq', '_validate_checkpoint', array['jsonb']);
 select has_function('ticketiq', 'answers_write_once', array[]::name[]);
 select has_function(
@@ -136,7 +138,7 @@ select has_function('ticketiq', 'mark_delivery', array['uuid', 'bigint']);
 select has_function('ticketiq', 'get_run', array['uuid']);
 select has_function('ticketiq', 'run_transcript', array['uuid']);
 select has_function('ticketiq', '_finish_entry', array['uuid', 'text', 'jsonb', 'timestamp with time zone']);
-select has_function('ticketiq', '_wake', array['text', 'timestamp with time zone']);
+select has_function('ticketiq', '_wake', array['text', 'timestamp with time zone', 'uuid']);
 select function_returns('ticketiq', 'wake_runs', array['text'], 'integer');
 select has_function('ticketiq', 'record_attempt', array['uuid', 'bigint', 'integer', 'text', 'text']);
 select has_function('ticketiq', 'audit_once', array['uuid', 'bigint', 'text', 'text', 'jsonb']);

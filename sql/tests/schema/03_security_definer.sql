@@ -2,7 +2,7 @@
 -- table privilege, so every change goes through them); the internal helpers
 -- and the trigger function do not.
 begin;
-select plan(60);
+select plan(61);
 
 select is_definer('ticketiq', 'schema_version', array[]::name[]);
 select is_definer('ticketiq', 'now', array[]::name[]);
@@ -80,6 +80,7 @@ select isnt_definer(
 );
 select isnt_definer('ticketiq', '_require_positive', array['text', 'double precision']);
 select isnt_definer('ticketiq', '_require_text', array['text', 'text', 'integer', 'boolean', 'integer']);
+select isnt_definer('ticketiq', '_require_bytes', array['text', 'text', 'integer']);
 select isnt_definer('ticketiq', '_validate_checkpoint', array['jsonb']);
 select isnt_definer('ticketiq', '_checkpoint_ok', array['jsonb']);
 select isnt_definer(
@@ -88,7 +89,7 @@ select isnt_definer(
 );
 select isnt_definer('ticketiq', 'answers_write_once', array[]::name[]);
 select isnt_definer('ticketiq', '_finish_entry', array['uuid', 'text', 'jsonb', 'timestamp with time zone']);
-select isnt_definer('ticketiq', '_wake', array['text', 'timestamp with time zone']);
+select isnt_definer('ticketiq', '_wake', array['text', 'timestamp with time zone', 'uuid']);
 
 select * from finish();
 rollback;

@@ -1,5 +1,6 @@
--- send_signal: a sender that repeats its request (same run, name and sender
--- key) gets its first delivery back: stored once, woken once.
+-- send_signal: a sender that repeats its request (same run, name, sender key
+-- and payload) gets its first delivery back: stored once, woken once (the
+-- same key with another payload: 05_same_key_other_payload_refused.sql).
 begin;
 select plan(3);
 
@@ -10,13 +11,13 @@ select ticketiq.send_signal(tiq_test.rid(1), 'ack', '{"n": 1}', 'msg-1');
 
 select results_eq(
     $$select s.signal_id, s.created, s.woken
-      from ticketiq.send_signal(tiq_test.rid(1), 'ack', '{"n": 2}', 'msg-1') as s$$,
+      from ticketiq.send_signal(tiq_test.rid(1), 'ack', '{"n": 1}', 'msg-1') as s$$,
     $$select s.signal_id, false, 0 from ticketiq.workflow_signals as s$$,
     'the first delivery, not created again'
 );
 select results_eq(
     $$select s.payload from ticketiq.workflow_signals as s$$, $$values ('{"n": 1}'::jsonb)$$,
-    'one signal stored, the first payload'
+    'one signal stored'
 );
 select is(
     (select count(*) from ticketiq.audit as a where a.event in ('workflow.signal_sent', 'agent.run.woken')),
