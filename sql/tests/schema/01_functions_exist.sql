@@ -6,7 +6,8 @@
 -- _require_text; schema version 15: the workflow waits wait_run,
 -- fire_due_timers and send_signal, and the internal _suspend they share
 -- with suspend_run; schema version 18: the internal _require_bytes, _wake
--- with the run it may wake, record_trace_context with the owner).
+-- with the run it may wake, record_trace_context with the owner;
+-- mark_calls_in_doubt, the marks of a step's calls made at once).
 begin;
 select plan(67);
 
@@ -18,7 +19,7 @@ select functions_are(
         '_checkpoint_ok', '_step_calls', '_validate_checkpoint', '_wake', 'accept_entry',
         'adopt_run', 'adopt_runs', 'answers_write_once', 'claim_entries', 'claim_leader', 'decide_approval',
         'delegation_status', 'fail_run', 'fire_due_crons', 'get_answer', 'get_approval', 'get_entry', 'get_run',
-        'hand_on_answer', 'mark_delivery', 'mark_in_doubt', 'now', 'purge_answers', 'purge_history', 'record_outcome',
+        'hand_on_answer', 'mark_delivery', 'mark_in_doubt', 'mark_calls_in_doubt', 'now', 'purge_answers', 'purge_history', 'record_outcome',
         'record_resume', 'register_process', 'release_run', 'renew_leader', 'renew_leases',
         'request_approval', 'request_stop', 'resign_leader', 'run_transcript', 'schema_version',
         'seal_answer', 'start_run', 'stop_run', 'suspend_run', 'sweep_lapsed', 'take_over_child',
