@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from . import (
+    calls_at_once,
     capacity,
     concurrency,
     history,
@@ -49,7 +50,7 @@ from .common import FULL, SMOKE, BenchDB, as_dict, machine, open_server
 
 SECTIONS = ("throughput", "concurrency", "roundtrips", "peer", "lease_scale", "history", "wakeup",
             "takeover", "recovery", "long_runs", "workflow_steps", "step_cost", "capacity",
-            "resume_lookup")
+            "resume_lookup", "calls_at_once")
 ASYNC_SECTIONS = {
     "throughput": throughput.run,
     "concurrency": concurrency.run,
@@ -64,12 +65,14 @@ ASYNC_SECTIONS = {
     "step_cost": step_cost.run,
     "capacity": capacity.run,
     "resume_lookup": resume_lookup.run,
+    "calls_at_once": calls_at_once.run,
 }
 report.BUILDERS["long_runs"] = long_runs.rows
 report.BUILDERS["workflow_steps"] = workflow_steps.rows
 report.BUILDERS["step_cost"] = step_cost.rows
 report.BUILDERS["capacity"] = capacity.rows
 report.BUILDERS["resume_lookup"] = resume_lookup.rows
+report.BUILDERS["calls_at_once"] = calls_at_once.rows
 
 
 def log(message: str) -> None:
