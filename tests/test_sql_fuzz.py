@@ -95,6 +95,8 @@ def bad_values(rule: str, typ: str) -> list[Any]:
         return [[[element], [element]]]
     if rule.startswith("a JSON object"):
         return [SQL_NULL, [], 1]
+    if m := re.match(r"^a JSON array of 1\.\.(\d+) objects", rule):
+        return [SQL_NULL, {}, [], 1, ["w1"], [{"call_id": "w1"}] * (int(m.group(1)) + 1)]
     if "not SQL null" in rule:
         return [SQL_NULL]
     if rule.startswith("a finite time"):
@@ -138,7 +140,8 @@ def baseline(fn: str, arg: str, ids: dict[str, Any]) -> Any:
         "p_epochs": [1], "p_steps": [2], "p_bodies": [body()], "p_seals": ["s"],
         "p_seal_key_ids": ["k"], "p_name": "sweep", "p_sweeper": "app-1", "p_max_losses": 2,
         "p_limit": 10, "p_reason": "r", "p_outcomes": {}, "p_retain_seconds": 60.0,
-        "p_actor": "alice", "p_settlements": [], "p_process_id": "app-1", "p_host": "h",
+        "p_actor": "alice", "p_settlements": [], "p_marks": [{"call_id": "w1"}],
+        "p_process_id": "app-1", "p_host": "h",
         "p_os_pid": 1, "p_watcher": "app-1", "p_session": None, "p_seen": [],
         "p_grace_seconds": 0.3, "p_approval_id": ids["approval"], "p_approve": True,
         "p_delegation_key": "deleg-1", "p_wait_key": "reply:x", "p_detail": {},
