@@ -5,9 +5,10 @@ keeper ticking (so nothing else talks to the database meanwhile):
 
 * ``read_only``: each step asks one read (``kb.search``): the target is one
   statement per step, the checkpoint write;
-* ``changing``: each step asks a read and two writes: two more statements
-  per changing call (``mark_in_doubt`` before it, ``record_outcome`` as it
-  returns), so five per step.
+* ``changing``: each step asks a read and two writes, made at once: one more
+  statement for the step's writes together (``mark_calls_in_doubt`` just before
+  they are sent) and one per write (``record_outcome`` as it returns), so four
+  per step (five before a step's writes were marked together).
 
 Per run there are also ``start_run``, ``seal_answer`` and ``hand_on_answer``
 (reported apart, they are not steps).  pg_stat_statements counts every
@@ -25,7 +26,7 @@ from ticketiq_pg.runtime.runner import RunState
 from .common import BenchDB, Sizes, StatementSnapshot
 from .workload import make_runner, start_kwargs
 
-STEP_FUNCTIONS = ("write_checkpoint", "mark_in_doubt", "record_outcome")
+STEP_FUNCTIONS = ("write_checkpoint", "mark_in_doubt", "mark_calls_in_doubt", "record_outcome")
 RUN_FUNCTIONS = ("start_run", "seal_answer", "hand_on_answer")
 
 
@@ -48,7 +49,9 @@ async def _scenario(
     figures: dict[str, Any] = {
         "runs": sizes.rt_runs,
         "steps": steps,
-        "expected_per_step": 1 + 2 * changing_per_step,
+        # the checkpoint; one mark of the step's writes (one statement for one write or
+        # for several made at once); one outcome each
+        "expected_per_step": 1 + (1 if changing_per_step else 0) + changing_per_step,
         "driver": {
             "per_step": sum(sent.get(f, 0) for f in STEP_FUNCTIONS) / steps,
             "per_run_overhead": sum(sent.get(f, 0) for f in RUN_FUNCTIONS) / sizes.rt_runs,
