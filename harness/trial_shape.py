@@ -53,12 +53,12 @@ class Arena(Protocol):
 
 def pooler_env(pooler: PgBouncer, dbname: str, direct: str) -> dict[str, str]:
     """The app processes' settings behind ``pooler``: its URL, and in transaction mode no
-    prepared statements and the liveness session on a real session of its own (``direct``,
-    the server itself), as docs/operations.md recommends: a dead process is still noticed
-    by its session, not only by its leases."""
+    prepared statements and the process's own sessions (liveness, renewal, adoption,
+    LISTEN) on real sessions (``direct``, the server itself), as docs/operations.md
+    recommends: a dead process is still noticed by its session, not only by its leases."""
     env = {"TICKETIQ_DATABASE_URL": pooler.url(dbname)}
     if pooler.mode == "transaction":
-        env.update(TICKETIQ_PREPARED_STATEMENTS="false", TICKETIQ_LIVENESS_DATABASE_URL=direct)
+        env.update(TICKETIQ_PREPARED_STATEMENTS="false", TICKETIQ_SESSIONS_DATABASE_URL=direct)
     return env
 
 

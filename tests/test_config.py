@@ -118,12 +118,22 @@ def test_prepared_statements_can_be_turned_off_for_a_transaction_pooler() -> Non
         Settings.from_env({"TICKETIQ_PREPARED_STATEMENTS": "sometimes"})
 
 
-def test_the_liveness_session_may_have_a_url_of_its_own() -> None:
-    """Behind a transaction-mode pooler the liveness token needs a real session: its own
-    URL (issue 46, finding 21); unset, the liveness session uses the database URL."""
-    assert Settings.from_env({}).liveness_url is None
+def test_the_processs_own_sessions_may_have_a_url_of_their_own() -> None:
+    """Behind a transaction-mode pooler a process's own sessions (the liveness token, a
+    session-level lock; lease renewal; adoption; LISTEN) need real sessions: their own
+    URL (issue 46, finding 21); unset, they use the database URL."""
+    from ticketiq_pg.runtime.app import App
+    from ticketiq_pg.runtime.worker import Worker
+
+    assert Settings.from_env({}).sessions_url is None
     settings = Settings.from_env({
         "TICKETIQ_DATABASE_URL": "postgresql://app@pgbouncer:6432/app",
-        "TICKETIQ_LIVENESS_DATABASE_URL": " postgresql://app@db:5432/app "})
-    assert settings.liveness_url == "postgresql://app@db:5432/app"
+        "TICKETIQ_PREPARED_STATEMENTS": "false",
+        "TICKETIQ_SESSIONS_DATABASE_URL": " postgresql://app@db:5432/app "})
+    assert settings.sessions_url == "postgresql://app@db:5432/app"
     assert settings.database_url == "postgresql://app@pgbouncer:6432/app"
+    worker = Worker(settings, App(model=None, tools=None))  # type: ignore[arg-type]
+    # adoption and LISTEN on the real session (the renewal and liveness sessions are
+    # made at start, from the same setting)
+    assert worker.listener.conninfo == worker._adopt_session.conninfo == settings.sessions_url
+    assert worker._adopt_session.prepared  # a real session may prepare its statements

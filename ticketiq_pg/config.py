@@ -28,12 +28,13 @@ variable                           default   meaning
                                              three of them of grace); ``0`` turns
                                              liveness off (lease expiry alone, e.g.
                                              behind a transaction-mode pooler)
-``TICKETIQ_LIVENESS_DATABASE_URL`` (none)    a URL of its own for the liveness session
-                                             (the token is a session-level lock): the
-                                             database directly, or a session-mode pool,
-                                             where ``TICKETIQ_DATABASE_URL`` names a
-                                             transaction-mode pooler; unset, the
-                                             liveness session uses
+``TICKETIQ_SESSIONS_DATABASE_URL`` (none)    a URL of its own for the process's own
+                                             sessions (liveness, whose token is a
+                                             session-level lock; lease renewal;
+                                             adoption; LISTEN): the database directly,
+                                             or a session-mode pool, where
+                                             ``TICKETIQ_DATABASE_URL`` names a
+                                             transaction-mode pooler; unset, they use
                                              ``TICKETIQ_DATABASE_URL``
 ``TICKETIQ_PREPARED_STATEMENTS``  ``true``  ``false``: no connection prepares a
                                              statement (behind a transaction-mode
@@ -191,9 +192,10 @@ class Settings:
     """A process's settings: the database, the seal keys and the lease timings (docs/guide.md)."""
 
     database_url: str | None = None
-    #: The liveness session's own URL (None: ``database_url``): a real session, never a
+    #: The URL of the process's own sessions, outside the statements' pool: liveness,
+    #: lease renewal, adoption, LISTEN (None: ``database_url``).  Real sessions, never a
     #: transaction-mode pooler's.
-    liveness_url: str | None = None
+    sessions_url: str | None = None
     seal_keys: dict[str, bytes] = field(default_factory=dict, repr=False)
     lease_ttl: float = 8.0
     renew_interval: float = 2.0
@@ -270,9 +272,9 @@ class Settings:
         url = env.get("TICKETIQ_DATABASE_URL")
         if url:
             values["database_url"] = url
-        liveness_url = env.get("TICKETIQ_LIVENESS_DATABASE_URL")
-        if liveness_url and liveness_url.strip():
-            values["liveness_url"] = liveness_url.strip()
+        sessions_url = env.get("TICKETIQ_SESSIONS_DATABASE_URL")
+        if sessions_url and sessions_url.strip():
+            values["sessions_url"] = sessions_url.strip()
 
         raw_keys = env.get("TICKETIQ_SEAL_KEYS")
         if raw_keys:

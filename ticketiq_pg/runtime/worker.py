@@ -149,8 +149,14 @@ class Worker:
         self.pump: EntryPump | None = None
         self.jobs: JobWorker | None = None
         self.wakeup = Wakeup([RESUME_CHANNEL, LEADER_CHANNEL, ENTRY_CHANNEL, JOB_CHANNEL])
+        #: The process's own sessions (liveness, renewal, adoption, LISTEN) need real
+        #: sessions: behind a transaction-mode pooler, their own URL.  A pooler there
+        #: once answered an adoption with another statement's result (``SET``) after
+        #: the adoption committed: the runs it held lapsed and were lost once more.
+        own_url = settings.sessions_url or settings.database_url or ""
+        own_prepared = bool(settings.sessions_url) or settings.prepared_statements
         self.listener = Listener(
-            settings.database_url,
+            own_url,
             self.wakeup,
             application_name=f"ticketiq-listen:{self.process_id}",
         )
@@ -164,8 +170,8 @@ class Worker:
         self._loops: list[Background] = []
         #: Adoption's own session (lease renewal has one too): see :meth:`adopt_available`.
         self._adopt_session = OwnSession(
-            settings.database_url or "", name=f"ticketiq-adopt:{self.process_id}",
-            connect_timeout=settings.renew_interval, prepared=settings.prepared_statements)
+            own_url, name=f"ticketiq-adopt:{self.process_id}",
+            connect_timeout=settings.renew_interval, prepared=own_prepared)
         self._stopping = asyncio.Event()
         self._slots = asyncio.Semaphore(self.max_runs)
 
@@ -189,7 +195,8 @@ class Worker:
         await self.db.processes.register_process(self.process_id, socket.gethostname(), os.getpid())
         self.leases = LeaseKeeper(
             self.db, self.process_id, ttl=s.lease_ttl, renew_interval=s.renew_interval,
-            margin=s.self_fence_margin, conninfo=s.database_url, prepared=s.prepared_statements)
+            margin=s.self_fence_margin, conninfo=s.sessions_url or s.database_url,
+            prepared=bool(s.sessions_url) or s.prepared_statements)
         self.runner = Runner(
             self.db,
             self.leases,
@@ -222,7 +229,7 @@ class Worker:
         if s.liveness_interval > 0:
             self.liveness = Liveness(
                 # a session of its own: behind a transaction-mode pooler, its own URL
-                self.db, s.liveness_url or s.database_url, self.process_id,
+                self.db, s.sessions_url or s.database_url, self.process_id,
                 interval=s.liveness_interval,
                 max_losses=s.max_losses, books=[self.leases],
                 # A peer's runs claimed here: adopt them now, not at the NOTIFY.
