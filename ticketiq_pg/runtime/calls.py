@@ -93,6 +93,10 @@ class CallExecutor:
         calls before it.  ``state.made`` lists what was made as it is.
         """
         state.made = []
+        if len(calls) == 1:  # the common step: nothing to make together
+            outcome = await self.make(state, step_no, calls[0])
+            state.made.append((calls[0], *outcome))
+            return [outcome[0]]
         results: list[Any] = [None] * len(calls)
         together = self.setup.calls_at_once > 1
         batch: list[tuple[int, dict[str, Any], _Judged]] = []
