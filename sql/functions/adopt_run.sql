@@ -28,7 +28,8 @@
 --   p_holder       1..512
 --   p_ttl_seconds  seconds in (0, 1e9]
 --   p_run_id       any run id, or null (the oldest claimed run)
--- SQLSTATEs: TQ004 (bad holder or TTL).
+-- SQLSTATEs: TQ004 (bad holder or TTL), TQ003 (a TTL so short the new lease
+--   lapsed before the adoption's own resume row was written: nothing adopted).
 create or replace function ticketiq.adopt_run(
     p_holder text,
     p_ttl_seconds double precision,

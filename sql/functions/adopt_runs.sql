@@ -13,7 +13,8 @@
 --   p_holder       1..512
 --   p_ttl_seconds  seconds in (0, 1e9]
 --   p_limit        >= 1
--- SQLSTATEs: TQ004 (bad holder, TTL or limit).
+-- SQLSTATEs: TQ004 (bad holder, TTL or limit), TQ003 (as ticketiq.adopt_run: a TTL
+--   so short a new lease lapsed within the statement: nothing adopted).
 create or replace function ticketiq.adopt_runs(
     p_holder text,
     p_ttl_seconds double precision,
