@@ -30,11 +30,7 @@ as $$
 declare
     v_inserted boolean;
 begin
-    if p_kind is null or p_kind !~ '^[a-z][a-z0-9_.-]{0,63}$' then
-        raise exception 'kind must be 1 to 64 of a-z 0-9 _ . - starting with a letter, got %',
-            coalesce(left(p_kind, 64), 'null')
-            using errcode = 'TQ004';
-    end if;
+    perform ticketiq._require_kind(p_kind);
     perform ticketiq._require_bytes('sender_id', p_sender_id, 512);
     perform ticketiq._require_text('owner', p_owner, 512);
     -- As the W3C parser (and ticketiq_pg.observe.incoming.parse) reads it: version ff and

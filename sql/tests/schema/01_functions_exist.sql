@@ -9,13 +9,14 @@
 -- with the run it may wake, record_trace_context with the owner;
 -- mark_calls_in_doubt, the marks of a step's calls made at once).
 begin;
-select plan(67);
+select plan(68);
 
 select has_schema('ticketiq');
 select functions_are(
     'ticketiq',
     array[
         '_claim_lapsed', '_fence', '_finish_entry', '_require_positive', '_require_text', '_require_bytes',
+        '_require_kind',
         '_checkpoint_ok', '_step_calls', '_validate_checkpoint', '_wake', 'accept_entry',
         'adopt_run', 'adopt_runs', 'answers_write_once', 'claim_entries', 'claim_leader', 'decide_approval',
         'delegation_status', 'fail_run', 'fire_due_crons', 'get_answer', 'get_approval', 'get_entry', 'get_run',
@@ -115,6 +116,7 @@ select has_function('ticketiq', '_fence', array['text', 'uuid', 'bigint', 'times
 select has_function('ticketiq', '_require_positive', array['text', 'double precision']);
 select has_function('ticketiq', '_require_text', array['text', 'text', 'integer', 'boolean', 'integer']);
 select has_function('ticketiq', '_require_bytes', array['text', 'text', 'integer']);
+select has_function('ticketiq', '_require_kind', array['text']);
 select has_function('ticketiq', '_validate_checkpoint', array['jsonb']);
 select has_function('ticketiq', 'answers_write_once', array[]::name[]);
 select has_function(
