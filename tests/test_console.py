@@ -332,7 +332,8 @@ def test_an_admin_calls_a_tool_from_a_runs_page_in_the_browser(
     the gates refuse a comment on a frozen ticket (nothing sent).  The screenshot goes to
     ``$TICKETIQ_SCREENSHOT_DIR`` when set (docs/img/console-inspector.png is one)."""
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import Select
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import Select, WebDriverWait
 
     comment = {"ticket_id": "T-1", "team": "support", "text": "Checked by hand: P3."}
     for ticket, title in (("T-1", "Export fails"), ("F-1", "Legal hold")):
@@ -366,7 +367,10 @@ def test_an_admin_calls_a_tool_from_a_runs_page_in_the_browser(
                 box = browser.find_element(By.ID, "inspector-arguments")
                 box.clear()
                 box.send_keys(json.dumps(arguments))
+                before = browser.find_element(By.TAG_NAME, "body")
                 browser.find_element(By.ID, "inspector-call").click()
+                # The page before the click says "The run" too: wait for it to go first.
+                WebDriverWait(browser, 15).until(expected_conditions.staleness_of(before))
                 shows(browser, "The run")
                 return str(browser.find_element(By.TAG_NAME, "body").text)
 
