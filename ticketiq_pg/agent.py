@@ -68,6 +68,12 @@ class StepRequest:
     step: int
     conversation: list[dict[str, Any]]
     input: Any
+    #: Where a model that streams hands the step's text as it is generated, one piece
+    #: at a time, in order (the run's event stream: ``text`` events).  Synchronous and
+    #: quick: it queues the piece and returns.  None when nobody listens; a model that
+    #: does not stream never calls it, and the step's whole text still reaches the
+    #: stream when the step is written.
+    on_text: Callable[[str], None] | None = field(default=None, compare=False, repr=False)
 
 
 class Model(Protocol):
