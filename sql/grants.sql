@@ -84,6 +84,7 @@ ticketiq.fire_due_crons(boolean, integer),
 ticketiq.mark_delivery(uuid, bigint),
 ticketiq.get_run(uuid),
 ticketiq.run_transcript(uuid),
+ticketiq.run_events_after(uuid, bigint, integer),
 ticketiq.enqueue_job(text, jsonb, boolean, text),
 ticketiq.claim_job(text, double precision, text[]),
 ticketiq.checkpoint_job(uuid, bigint, jsonb),
@@ -125,7 +126,8 @@ grant execute on function
 ticketiq.now(),
 ticketiq.schema_version(),
 ticketiq.get_run(uuid),
-ticketiq.run_transcript(uuid)
+ticketiq.run_transcript(uuid),
+ticketiq.run_events_after(uuid, bigint, integer)
 to ticketiq_operator;
 
 grant select on

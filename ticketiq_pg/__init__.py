@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     )
     from ticketiq_pg.config import Settings, new_seal_key, parse_seal_keys
     from ticketiq_pg.db.driver import TicketIQ
+    from ticketiq_pg.db.events import EventFeed, RunEvent, RunText, watch_run
     from ticketiq_pg.db.keys import create_api_key
     from ticketiq_pg.db.migrate import install, install_sync
     from ticketiq_pg.errors import (
@@ -92,6 +93,8 @@ __all__ = [
     "OpenAIChatModel", "AnthropicModel", "ModelSettings", "ToolNames",
     # gates and answers
     "Gates", "Verdict", "AllowAll", "RunInfo", "AnswerDelivery", "Delivery", "INSPECTOR",
+    # a run's event stream (GET /runs/{id}/events; in Python, watch_run)
+    "RunEvent", "RunText", "EventFeed", "watch_run",
     # background jobs
     "JobContext", "JobHandler",
     # settings and set-up
@@ -112,6 +115,10 @@ __all__ = [
 
 
 _EXPORTS: dict[str, tuple[str, str]] = {
+    "RunEvent": ("ticketiq_pg.db.events", "RunEvent"),
+    "RunText": ("ticketiq_pg.db.events", "RunText"),
+    "EventFeed": ("ticketiq_pg.db.events", "EventFeed"),
+    "watch_run": ("ticketiq_pg.db.events", "watch_run"),
     "AnthropicModel": ("ticketiq_pg.adapters.anthropic_messages", "AnthropicModel"),
     "ModelSettings": ("ticketiq_pg.adapters.base", "ModelSettings"),
     "OpenAIChatModel": ("ticketiq_pg.adapters.openai_chat", "OpenAIChatModel"),

@@ -52,7 +52,7 @@ from ticketiq_pg.db.waits import WaitFunctions
 from ticketiq_pg.seal import JsonText
 
 #: Schema versions this driver knows how to talk to.
-KNOWN_SCHEMA_VERSIONS = frozenset({18})
+KNOWN_SCHEMA_VERSIONS = frozenset({19})
 
 #: NOTIFY channels the functions use.
 RESUME_CHANNEL = "ticketiq_resume"
@@ -592,6 +592,28 @@ class TicketIQ(Transport):
         """The run's sealed answer with its seal, or None while it has none (UnknownRun)."""
         rows = await self.many(models.AnswerView, "get_answer", (run_id,), conn)
         return rows[0] if rows else None
+
+    async def run_events_after(
+        self, run_id: uuid.UUID, after: int = 0, limit: int = 1000, *,
+        conn: psycopg.AsyncConnection | None = None,
+    ) -> list[dict[str, Any]]:
+        """``ticketiq.run_events_after``: A run's durable events after event id ``after``,
+        oldest first (``ticketiq_pg.db.events.RunEvent.from_row`` reads each row).
+        """
+        return await self.rows("run_events_after", (run_id, after, limit), conn)
+
+    async def notify_many(self, channel: str, payloads: list[str]) -> None:
+        """NOTIFY ``channel`` once per payload, in order, in one statement: hints and live
+        events (``ticketiq_pg.db.events``), never state."""
+        if not payloads:
+            return
+        if self.pool is None:
+            raise RuntimeError("TicketIQ has no pool: use TicketIQ.connect()")
+        self.statements["notify"] += 1
+        async with self.pool.connection() as conn:
+            await conn.execute(
+                "SELECT pg_notify(%s, p) FROM unnest(%s::text[]) WITH ORDINALITY AS u (p, i) "
+                "ORDER BY i", (channel, payloads), prepare=False)
 
     async def run_transcript(
         self, run_id: uuid.UUID, *, conn: psycopg.AsyncConnection | None = None

@@ -99,6 +99,7 @@ RULES: dict[str, Rule] = {
     "schema_version": Rule(R, "reads the schema version"),
     "get_run": Rule(R, "reads a run"),
     "run_transcript": Rule(R, "reads a transcript"),
+    "run_events_after": Rule(R, "reads a run's events"),
     "get_entry": Rule(R, "reads an inbox entry"),
     "get_entry_by_run": Rule(R, "reads an inbox entry by its run id"),
     "find_api_key": Rule(R, "reads an API key's hash"),

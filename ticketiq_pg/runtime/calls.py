@@ -253,11 +253,21 @@ class CallExecutor:
             await self._audit_downgrade(state, tool, call,
                                         context.step_key if approval_id else call.get("step_key"))
         await setup.leases.ready(state.run_id, state.epoch)
+        if not changing:
+            # A changing call's start and end are durable events (its mark, its outcome
+            # row); a read's are told live only.
+            setup.live.emit(state.run_id, "call_started", step_no, state.epoch,
+                            {"call_id": call["call_id"], "tool": call["tool"],
+                             "classification": classification})
         result, ended = await self.call_tool(state, tool, context)
         setup.faults.reach("after_call", step_no)
         if changing and not tool.subagent:
             setup.leases.check(state.run_id, state.epoch)
             await call_rows.record(setup.db, setup.sealer, state, step_no, call, result, ended)
+        elif not changing:
+            setup.live.emit(state.run_id, "call_settled", step_no, state.epoch,
+                            {"call_id": call["call_id"], "tool": call["tool"],
+                             "settlement": ended, "outcome": result})
         return result, ended
 
     @staticmethod

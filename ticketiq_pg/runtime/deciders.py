@@ -113,6 +113,8 @@ class ModelDecider:
         failed = 0
         first_failure: float | None = None
         setup.faults.reach("before_model", step_no)
+        live = setup.live
+        live.emit(state.run_id, "step_started", step_no, state.epoch)
         while True:
             await setup.leases.ready(state.run_id, state.epoch)  # the model is a call too
             request = StepRequest(
@@ -121,12 +123,17 @@ class ModelDecider:
                 # A copy of the list: the model reads it, it must not change it.
                 conversation=list(state.conversation),
                 input=state.input,
+                on_text=live.text_sink(state.run_id, step_no, state.epoch),
             )
             try:
                 answer = await bounded(setup.model.step(request), policy.timeout)
             except (NotOwner, Drained, Suspended, StopRequested, RunFailed):
                 raise
             except Exception as exc:  # noqa: BLE001 - judged below: transient or not
+                if request.on_text is not None:
+                    # What the failed try streamed is void: the step is asked again.
+                    live.text_done(state.run_id, step_no, state.epoch)
+                    live.emit(state.run_id, "text_discarded", step_no, state.epoch)
                 reason = describe(exc)
                 if not policy.transient(exc):
                     raise RunFailed(f"the model failed: {reason}") from exc
@@ -145,6 +152,8 @@ class ModelDecider:
                             state.run_id, step_no, reason, wait)
                 await asyncio.sleep(wait)
                 continue
+            if request.on_text is not None:
+                live.text_done(state.run_id, step_no, state.epoch)
             check_answer(answer)
             await malformed.note(setup, state, step_no, answer, self.max_malformed)
             await self.recovery.recovered()
@@ -160,6 +169,7 @@ class WorkflowDecider:
     async def decide(self, state: RunState, step_no: int) -> Decision:
         assert state.workflow is not None
         self.setup.faults.reach("before_model", step_no)
+        self.setup.live.emit(state.run_id, "step_started", step_no, state.epoch)
         next_ = await flows.decide(state.workflow, state, step_no)
         if isinstance(next_, flows.End):
             return Decision(text=next_.text)

@@ -26,6 +26,7 @@ from ticketiq_pg.agent import Gates, Model, Tools
 from ticketiq_pg.retries import MODEL_RETRY, TOOL_RETRY, RetryPolicy
 from ticketiq_pg.runtime.faults import FaultPoints
 from ticketiq_pg.runtime.leases import LeaseKeeper
+from ticketiq_pg.runtime.live import LiveEvents
 from ticketiq_pg.runtime.run_state import RunState
 from ticketiq_pg.runtime.store import RunStore
 from ticketiq_pg.seal import Sealer
@@ -60,6 +61,9 @@ class EngineSetup:
     #: Set by the process at graceful shutdown: each run is released at its next step
     #: boundary, with the results it already has.
     draining: bool = False
+    #: The live half of the runs' event streams (text as it is generated; nothing sent
+    #: unless a client watches, :mod:`ticketiq_pg.runtime.live`).
+    live: LiveEvents = field(default_factory=LiveEvents)
 
     @property
     def holder(self) -> str:

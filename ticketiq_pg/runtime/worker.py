@@ -46,6 +46,7 @@ from ticketiq_pg.agent import AllowAll
 from ticketiq_pg.background import Background, poll_forever
 from ticketiq_pg.config import Settings
 from ticketiq_pg.db.driver import ENTRY_CHANNEL, LEADER_CHANNEL, RESUME_CHANNEL, TicketIQ
+from ticketiq_pg.db.events import WATCH_CHANNEL
 from ticketiq_pg.db.jobs import JOB_CHANNEL, JobStore
 from ticketiq_pg.db.listener import Listener, Wakeup
 from ticketiq_pg.db.sessions import OwnSession
@@ -56,6 +57,7 @@ from ticketiq_pg.runtime.entries import EntryPump
 from ticketiq_pg.runtime.faults import FaultPoints
 from ticketiq_pg.runtime.jobs import JobWorker
 from ticketiq_pg.runtime.leases import LeaseKeeper
+from ticketiq_pg.runtime.live import LiveEvents
 from ticketiq_pg.runtime.liveness import Liveness
 from ticketiq_pg.runtime.runner import Runner, RunOutcome
 
@@ -148,7 +150,10 @@ class Worker:
         self.max_jobs = max_jobs
         self.pump: EntryPump | None = None
         self.jobs: JobWorker | None = None
-        self.wakeup = Wakeup([RESUME_CHANNEL, LEADER_CHANNEL, ENTRY_CHANNEL, JOB_CHANNEL])
+        #: The live half of the run event streams; the runner sends through it once up.
+        self.live = LiveEvents(None)
+        self.wakeup = Wakeup([RESUME_CHANNEL, LEADER_CHANNEL, ENTRY_CHANNEL, JOB_CHANNEL],
+                             handlers={WATCH_CHANNEL: lambda p: self.live.watched_by(p)})
         #: The process's own sessions (liveness, renewal, adoption, LISTEN) need real
         #: sessions: behind a transaction-mode pooler, their own URL.  A pooler there
         #: once answered an adoption with another statement's result (``SET``) after
@@ -219,6 +224,8 @@ class Worker:
                 s.run_deadline or None), workflows=self.app.workflows,
             calls_at_once=s.calls_at_once,
         )
+        self.live = LiveEvents(self.db, mode=s.live_events, interval=s.live_text_interval)
+        self.runner.setup.live = self.live
         observe.attach(self)  # metrics and traces: its statements, its model's calls
         self.pump = EntryPump(
             self.db, self.runner, self.leases, self._spawn,
@@ -320,6 +327,7 @@ class Worker:
                 await asyncio.gather(*pending, return_exceptions=True)
         if self.jobs is not None:
             await self.jobs.stop(drain_timeout=drain_timeout)
+        await self.live.close()
         await self.listener.stop()
         await self._adopt_session.drop()
         if self.liveness is not None:

@@ -7,9 +7,10 @@
 -- fire_due_timers and send_signal, and the internal _suspend they share
 -- with suspend_run; schema version 18: the internal _require_bytes, _wake
 -- with the run it may wake, record_trace_context with the owner;
--- mark_calls_in_doubt, the marks of a step's calls made at once).
+-- mark_calls_in_doubt, the marks of a step's calls made at once; schema
+-- version 19: run_events_after and the internal _step_event, a run's event stream).
 begin;
-select plan(68);
+select plan(70);
 
 select has_schema('ticketiq');
 select functions_are(
@@ -31,7 +32,7 @@ select functions_are(
         'hold_liveness', 'release_liveness', 'watch_processes', 'record_attempt', 'audit_once',
         'get_entry_by_run', 'create_api_key', 'find_api_key', 'list_api_keys', 'revoke_api_key',
         'note_api_key_use', 'audit_inspector_call', 'record_trace_context', 'run_trace_context', 'run_losses',
-        'wait_run', 'fire_due_timers', 'send_signal', '_suspend'
+        'wait_run', 'fire_due_timers', 'send_signal', '_suspend', 'run_events_after', '_step_event'
     ],
     'ticketiq has the documented functions and no others'
 );
@@ -141,6 +142,8 @@ select has_function('ticketiq', 'wake_runs', array['text']);
 select has_function('ticketiq', 'mark_delivery', array['uuid', 'bigint']);
 select has_function('ticketiq', 'get_run', array['uuid']);
 select has_function('ticketiq', 'run_transcript', array['uuid']);
+select has_function('ticketiq', 'run_events_after', array['uuid', 'bigint', 'integer']);
+select has_function('ticketiq', '_step_event', array['jsonb']);
 select has_function('ticketiq', '_finish_entry', array['uuid', 'text', 'jsonb', 'timestamp with time zone']);
 select has_function('ticketiq', '_wake', array['text', 'timestamp with time zone', 'uuid']);
 select function_returns('ticketiq', 'wake_runs', array['text'], 'integer');
