@@ -14,7 +14,13 @@ process is simply down.  What the configuration does, and why:
   ``X-Delivery-Id`` header and not to ``/teams/messages`` (whose activity id is in the
   body): only requests the durable inbox recognises a second time are retried;
 * ``option http-buffer-request``: a request's body is buffered before a server is picked,
-  so a retry can send it again.
+  so a retry can send it again;
+* ``timeout client``/``timeout server`` 65 s: they bound the silence on a connection, and
+  an event stream (``GET /runs/{id}/events``, Server-Sent Events) is never silent that
+  long: its front sends a ``: keepalive`` comment after 15 s without an event
+  (:data:`SSE_KEEPALIVE`); ``timeout tunnel`` is for upgraded connections only, which an
+  event stream is not;
+* ``X-Served-By`` on every answer: the server (``app1``...) that answered it.
 
 :meth:`Edge.stats` reads HAProxy's own counters over its admin socket (``show stat``):
 the frontend's ``hrsp_5xx`` is every 5xx the edge answered.  :meth:`Edge.stop` stops
@@ -37,6 +43,8 @@ from ticketiq_pg.testing.postgres import free_port
 __all__ = ["Edge", "EdgeError", "haproxy_config", "INSTALL"]
 
 INSTALL = "apt-get install -y haproxy"
+#: The longest silence of an event stream: its front's keepalive (runs_api's default).
+SSE_KEEPALIVE = 15.0
 
 
 class EdgeError(RuntimeError):
@@ -79,6 +87,8 @@ backend app
     acl keyed req.hdr(x-delivery-id) -m found
     acl keyed path /teams/messages
     http-request disable-l7-retry if METH_POST !keyed
+    # Which process answered (a watch trial's clients note where the edge sent them).
+    http-response set-header X-Served-By %s
 {lines}
 """
 

@@ -56,14 +56,18 @@ def as_event(event_id: str | None, kind: str, data: str) -> RunEvent:
 
 def read_events(url: str, run_id: str, headers: dict[str, str], *,
                 last_id: int | None = None, timeout: float = 60.0,
-                on_event: Callable[[RunEvent], bool] | None = None) -> Iterator[RunEvent]:
-    """The run's events from ``url`` until the stream ends (or ``on_event`` says False)."""
+                on_event: Callable[[RunEvent], bool] | None = None,
+                on_open: Callable[[httpx.Response], None] | None = None) -> Iterator[RunEvent]:
+    """The run's events from ``url`` until the stream ends (or ``on_event`` says False);
+    ``on_open`` sees the response once its headers are in (an edge's, for one)."""
     sent = dict(headers)
     if last_id is not None:
         sent["Last-Event-ID"] = str(last_id)
     with httpx.stream("GET", f"{url}/runs/{run_id}/events", headers=sent,
                       timeout=httpx.Timeout(timeout, connect=5.0)) as answer:
         answer.raise_for_status()
+        if on_open is not None:
+            on_open(answer)
         for event_id, kind, data in parse(answer.iter_lines()):
             event = as_event(event_id, kind, data)
             yield event
@@ -82,6 +86,8 @@ class Watcher:
     text: RunText = field(default_factory=RunText)
     connects: int = 0
     errors: list[str] = field(default_factory=list)
+    #: Called with each connection's response (which server an edge picked, ...).
+    on_open: Callable[[httpx.Response], None] | None = None
 
     @property
     def last_id(self) -> int | None:
@@ -105,7 +111,8 @@ class Watcher:
             try:
                 for event in read_events(urls(), self.run_id, self.headers,
                                          last_id=self.last_id,
-                                         timeout=max(1.0, deadline - time.monotonic())):
+                                         timeout=max(1.0, deadline - time.monotonic()),
+                                         on_open=self.on_open):
                     self.events.append(event)
                     self.text.add(event)
                     if stop is not None and stop(event):

@@ -14,7 +14,7 @@ from typing import Any
 from harness import landed, stalled_calls
 
 #: The inbox entry kind of a trial kind whose entry is named otherwise.
-ENTRY_KINDS = {"long": "webhook", "workflow": "scripted_flow"}
+ENTRY_KINDS = {"long": "webhook", "workflow": "scripted_flow", "three": "run", "watch": "run"}
 
 
 @dataclass
@@ -52,6 +52,12 @@ class Trial:
     http_status: list[int] = field(default_factory=list)
     handover_wait: float | None = None
     handover_step: float | None = None
+    # The three-writes kind (harness.three_writes): its calls in doubt on the victim at
+    # the fault (None: not looked), each resume settlement as "tool:settlement", and its
+    # writes the vendor applied.
+    writes_in_flight: int | None = None
+    settlements: list[str] = field(default_factory=list)
+    writes_landed: int = 0
 
     @property
     def judged_seconds(self) -> float | None:
@@ -108,6 +114,11 @@ class Report:
     # (None: no edge), and the shape's findings (an edge 2xx without exactly one run ...).
     edge: dict[str, Any] | None = None
     shape_problems: list[str] = field(default_factory=list)
+    # What a mode's or a kind's own judging found (watch mode's clients, the three-writes
+    # kind's settlements), and their tallies (None: the mode or kind did not run).
+    problems: list[str] = field(default_factory=list)
+    watch: dict[str, Any] | None = None
+    three: dict[str, Any] | None = None
 
     @property
     def lost(self) -> int:
@@ -205,6 +216,9 @@ class Report:
             "by_detection": self.by_detection(),
             **flaky,
             **self.shape_json(),
+            "problems": self.problems,
+            **({"watch": self.watch} if self.watch is not None else {}),
+            **({"three": self.three} if self.three is not None else {}),
             "recovery_seconds": self.recovery_seconds,
             "trials": [asdict(t) for t in self.trials],
             "write_log": self.writes,

@@ -93,3 +93,32 @@ def where(query: Callable[..., list[tuple[Any, ...]]], trials: list[Trial],
         else:
             out[id(trial)] = "victim" if holder == victim else "survivor"
     return out
+
+
+#: A three-writes trial (the plan ``three_writes``: each step but the last makes a keyed
+#: incident, a Jira comment with a reader and a Teams reply with neither at once).
+THREE_STEPS = (3, 4)
+#: The vendor holds each step's Teams reply this long before applying it (and its Jira
+#: comment a random part of it), so a fault timed from the step's marks finds writes in
+#: flight: the kill lands while the reply (and perhaps the comment) is still unapplied.
+THREE_HOLD = 1.0
+
+
+def draw_three_script(rng: random.Random) -> dict[str, Any]:
+    """A three-writes trial's script (the round adds its seed)."""
+    return {"steps": rng.randint(*THREE_STEPS), "plan": "three_writes",
+            "model_delay": round(rng.uniform(*THINK), 2)}
+
+
+#: A watched trial's steps, think time (its text streams over the second half) and words.
+WATCH_STEPS = (3, 5)
+WATCH_THINK = (1.0, 1.6)
+WATCH_WORDS = (12, 30)
+
+
+def draw_watch_script(rng: random.Random) -> dict[str, Any]:
+    """A watched trial's script: the scripted model streams each step's text (``words``
+    more words) over the second half of its think time while a client watches."""
+    return {"steps": rng.randint(*WATCH_STEPS), "plan": "mixed",
+            "model_delay": round(rng.uniform(*WATCH_THINK), 2),
+            "words": rng.randint(*WATCH_WORDS)}

@@ -23,7 +23,14 @@ and always caught in flight; the others, begun with it, at random phases):
               standby pair, and promotion of the standby; the app
               processes are not restarted and reconnect through the
               multi-host URL
+``watch``     SIGKILL while SSE clients watch a run of the victim stream
+              its text, cut mid-step (:mod:`~harness.watch_trial`; behind
+              the edge)
 ============  ============================================================
+
+In ``kill`` and ``watch`` mode a round also begins a run whose steps make three
+writes at once, held in flight at the vendor (:mod:`~harness.three_writes`); an
+arena's ``target_kind`` times every round's fault from one kind.
 
 The *survivor* runs the app's own recovery jobs throughout (leader sweep,
 resume worker; it leaves fresh inbox entries to the victim for 2 s).  A
@@ -80,7 +87,7 @@ import httpx
 import psycopg
 from psycopg.types.json import Jsonb
 
-from harness import landed, stalled_calls
+from harness import landed, stalled_calls, three_writes
 from harness.flaky import ENV as FLAKY_ENV
 from harness.flaky import Flaky, injected_at_vendor, note_errors, vendor_faults
 from harness.trial_proc import Proc
@@ -89,14 +96,19 @@ from harness.trial_shape import SHAPE_MODES, Shape
 from harness.trial_timing import (
     SEEN_TIMEOUT,
     draw_script,
+    draw_three_script,
     draw_workflow_script,
     script_span,
     where,
 )
 from harness.vendor_sim.process import VendorService
+from harness.watch_trial import Watching
 from ticketiq_pg.db.keys import create_api_key_sync
 
-MODES = ("kill", "stop", "backend", "restart", "failover")
+MODES = ("kill", "stop", "backend", "restart", "failover", "watch")
+#: The modes whose rounds begin a three-writes trial too (:mod:`~harness.three_writes`):
+#: the SIGKILLs, which it is built to catch with its writes in flight.
+THREE_MODES = ("kill", "watch")
 SEAL_KEYS = "trials:" + base64.b64encode(b"ticketiq-kill-trials-seal-key-01").decode()
 
 class Arena:
@@ -113,8 +125,13 @@ class Arena:
         say: Callable[[str], None] = lambda _: None,
         flaky: Flaky | None = None,
         shape: Shape | None = None,
+        target_kind: str | None = None,
     ) -> None:
         self.db_url = db_url
+        #: The kind every round's fault is timed from (None: each kind in turn).
+        self.target_kind = target_kind
+        #: watch mode: the watched runs and their SSE clients (harness.watch_trial).
+        self.watching: Watching | None = None
         self.shape = shape or Shape()  # the edge, the deploy and Patroni faults
         self.flaky = flaky
         self.workdir = workdir
@@ -203,19 +220,36 @@ class Arena:
             name, **({"TICKETIQ_LIVENESS_INTERVAL": "0"} if lease_only else {}))
         self.shape.before_round(self, mode, name)  # a deploy's new process, made ready
         up = time.time()
-        trials = self._begin(index, rng, self.shape.entry_url(victim_url))
-        target = trials[index % len(trials)]
+        trials = self._begin(index, rng, self.shape.entry_url(victim_url), mode)
+        if self.watching is not None:
+            trials.append(self.watching.begin(index, rng, self.shape.entry_url(victim_url),
+                                              victim_url, name))
+        target = self._target(trials, index)
         target.target = True
         share = rng.random()  # where in the target run's span the fault lands
         for trial in trials:
             trial.detection = "lease" if lease_only else "session"
         seen = self._seen_running(target, name)
         delay = share * script_span(target.script)
+        timed = {"watch": "once its text streams", "three": "once its writes are in flight"}
         self.say(f"round {index + 1}: {name} is up; "
-                 + (f"its {target.kind} run is running, {mode} in {delay:.1f} s" if seen
+                 + (f"its {target.kind} run is running, {mode} "
+                    + timed.get(target.kind, f"in {delay:.1f} s") if seen
                     else f"its {target.kind} run not seen in {SEEN_TIMEOUT:g} s, {mode} now")
                  + (" (lease only)" if lease_only else ""))
-        time.sleep(max(0.0, (seen or time.time()) + delay - time.time()))
+        if seen and target.kind == "watch" and self.watching is not None:
+            # cut mid-step, while a client sees its text stream
+            if not self.watching.wait_for_text(rng):
+                self.say(f"round {index + 1}: no text of the drawn step seen, {mode} now")
+        elif seen and target.kind == "three":
+            # cut while the step's writes are in flight
+            if not three_writes.wait_in_flight(self.query, target, name, share):
+                self.say(f"round {index + 1}: its writes not seen in flight, {mode} now")
+        else:
+            time.sleep(max(0.0, (seen or time.time()) + delay - time.time()))
+        for trial in trials:
+            if trial.kind == "three":
+                trial.writes_in_flight = three_writes.in_doubt(self.query, trial, name)
         fault_at = time.time()
         at_fault = self._snapshot(trials, name)
         takeover_at = self._fault(mode, victim, name)
@@ -231,6 +265,10 @@ class Arena:
             if trial.retried:
                 self._retry_on_survivor(trial, index)
         self._await(trials, fault_at)
+        if self.watching is not None:
+            self.watching.judge(report)
+        if any(t.kind == "three" for t in trials):
+            report.problems.extend(three_writes.judge(self.query, trials, self.writes()))
         for trial in trials:
             # A run the survivor held at the fault: the fault did not hit its process.
             trial.loss_allowed = int(trial.in_flight and trial.at_fault != "survivor")
@@ -246,7 +284,15 @@ class Arena:
         self.shape.after_round(self, mode, name, trials, fault_at, report)
         return trials
 
-    def _begin(self, index: int, rng: random.Random, url: str) -> list[Trial]:
+    def _target(self, trials: list[Trial], index: int) -> Trial:
+        """The trial the round's fault is timed from: of the arena's target kind, the
+        watched run in watch mode, else each kind in turn."""
+        kind = self.target_kind or ("watch" if self.watching is not None else None)
+        chosen = [t for t in trials if t.kind == kind]
+        return chosen[0] if chosen else trials[index % len(trials)]
+
+    def _begin(self, index: int, rng: random.Random, url: str,
+               mode: str = "kill") -> list[Trial]:
         seed = rng.randrange(1 << 30)
         cron = Trial(index, "cron", "", 0.0, script={**draw_script(rng), "seed": seed})
         name = f"trial-{self.tag}-{index}"
@@ -273,6 +319,18 @@ class Arena:
         # started by the generic runs API with its kind.
         workflow = Trial(index, "workflow", f"trial-flow-{tag}", 0.0,
                          script={**draw_workflow_script(rng), "seed": seed + 4})
+        # Steps of three writes made at once (keyed, with a reader, with neither), held
+        # in flight at the vendor: in the SIGKILL modes.
+        three = Trial(index, "three", f"trial-three-{tag}", 0.0,
+                      script={**draw_three_script(rng), "seed": seed + 5})
+        begun = [cron, teams, webhook, run, long, workflow]
+        extra: list[tuple[Trial, str, dict[str, Any]]] = []
+        if mode in THREE_MODES:
+            assert self.vendor is not None
+            three_writes.hold_writes(self.vendor, three.script, rng)
+            begun.append(three)
+            extra.append((three, "/runs", {"json": {"input": three.script},
+                                           "headers": {"Idempotency-Key": three.sender_id}}))
         for trial, path, kwargs in (
             (teams, "/teams/messages", {"json": {
                 "type": "message", "id": f"act-{tag}", "conversation": {"id": f"conv-{tag}"},
@@ -286,6 +344,7 @@ class Arena:
                                         "headers": {"X-Delivery-Id": f"long-{tag}"}}),
             (workflow, "/runs", {"json": {"kind": "scripted_flow", "input": workflow.script},
                                  "headers": {"Idempotency-Key": f"trial-flow-{tag}"}}),
+            *extra,
         ):
             try:
                 response = httpx.post(url + path, timeout=5, **self.authed(kwargs))
@@ -294,7 +353,7 @@ class Arena:
             except httpx.HTTPError:
                 trial.retried = True  # cut off: the edge retries on the survivor
             trial.detail = json.dumps({"path": path, **kwargs})
-        return [cron, teams, webhook, run, long, workflow]
+        return begun
 
     def _seen_running(self, trial: Trial, victim: str) -> float | None:
         """When the trial's run was first seen running on the victim (None: not in time)."""
@@ -341,7 +400,7 @@ class Arena:
         return rows[0] if rows else None
 
     def _fault(self, mode: str, victim: Proc, name: str) -> float:
-        if mode == "kill":
+        if mode in ("kill", "watch"):
             victim.signal(signal.SIGKILL)
         elif mode == "stop":
             victim.signal(signal.SIGSTOP)
@@ -464,6 +523,7 @@ def run_trials(
     lease_only_rounds: int = 0,
     flaky: bool = False,
     shape: Shape | None = None,
+    target_kind: str | None = None,
 ) -> Report:
     """``rounds`` rounds whose victim holds a liveness token, plus ``lease_only_rounds``
     whose victim does not, spread evenly among them (all judged the same way); ``flaky``
@@ -474,7 +534,12 @@ def run_trials(
     report = Report(mode=mode, seed=seed, flaky=flaky)
     arena = Arena(db_url, workdir, restart_cluster=restart_cluster,
                   failover_cluster=failover_cluster, env=env, say=say,
-                  flaky=Flaky(workdir / "flaky.log", seed=seed) if flaky else None, shape=shape)
+                  flaky=Flaky(workdir / "flaky.log", seed=seed) if flaky else None, shape=shape,
+                  target_kind=target_kind)
+    if mode == "watch":
+        if shape is None or shape.edge is None:
+            raise ValueError("watch mode runs behind the edge (LIYAGENT_KILL_EDGE=1)")
+        arena.watching = Watching(arena)
     arena.start()
     try:
         total = rounds + lease_only_rounds
@@ -491,6 +556,10 @@ def run_trials(
         if arena.vendor is not None:
             report.send_window = stalled_calls.send_window(arena.vendor.requests())
         report.duplicates = landed.duplicates(report.writes)
+        if arena.watching is not None:
+            report.watch = arena.watching.summary()
+        if any(t.kind == "three" for t in report.trials):
+            report.three = three_writes.summary(report.trials)
         if arena.flaky is not None and arena.vendor is not None:
             report.model_errors = sum(
                 1 for e in arena.flaky.entries() if e.get("source") == "model")

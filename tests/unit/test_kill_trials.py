@@ -27,6 +27,16 @@ round, makes a planned ``patronictl switchover`` (judged: Patroni promoted anoth
 every round, the switchover handed no run over); ``LIYAGENT_KILL_POOLER=session|transaction``
 puts a real PgBouncer between the app processes and the database (judged: no prepared
 statement or session state error in any log).  ``detected_by`` is in every report.
+``LIYAGENT_KILL_MODE=watch`` (behind the edge, which it turns on) SIGKILLs the victim
+while SSE clients watch a run of it stream its text (:mod:`harness.watch_trial`: clients
+on each process's front and through the edge; judged: each client's durable events are
+the run's rows, which agree with its audit and checkpoints, every partial text it saw
+announced void, its assembled text the sealed answer; ``watch`` in the report tallies
+clients and events checked).  In ``kill`` and ``watch`` mode each round also begins a
+run whose steps make three writes at once (:mod:`harness.three_writes`: judged, every
+call left in doubt settled by its route, none landed twice; ``three`` in the report);
+``LIYAGENT_KILL_TARGET=three`` (any kind) times every round's fault from that kind,
+so every round kills the three writes in flight.
 ``LIYAGENT_KILL_REPORT`` names a file to write the result to as JSON;
 ``LIYAGENT_KILL_PLOT`` a PNG of the recovery time of every trial caught in
 flight, per round (needs matplotlib, the ``bench`` extra).
@@ -67,7 +77,9 @@ ROUNDS = int(os.environ.get("LIYAGENT_KILL_TRIALS", "0") or 0)
 MODE = os.environ.get("LIYAGENT_KILL_MODE", "kill")
 LEASE_ONLY = int(os.environ.get("LIYAGENT_KILL_LEASE_ONLY", "0") or 0)
 FLAKY = os.environ.get("LIYAGENT_KILL_FLAKY", "").lower() in ("1", "true", "yes", "on")
-EDGE = os.environ.get("LIYAGENT_KILL_EDGE", "").lower() in ("1", "true", "yes", "on")
+EDGE = os.environ.get("LIYAGENT_KILL_EDGE", "").lower() in ("1", "true", "yes", "on") \
+    or MODE == "watch"
+TARGET = os.environ.get("LIYAGENT_KILL_TARGET", "") or None
 POOLER = os.environ.get("LIYAGENT_KILL_POOLER", "") or None
 RECOVERY_BOUND = 15.0
 #: Every kind is caught in flight in at least this share of its trials ...
@@ -138,6 +150,8 @@ def test_kill_trials(pg_server_url: str, tmp_path: Path) -> None:
                 restart_cluster=cluster.restart if cluster is not None else None,
                 failover_cluster=fail_over if pair is not None else None,
                 lease_only_rounds=LEASE_ONLY, flaky=FLAKY, env=env, shape=shape,
+                target_kind=TARGET,
+                say=print if os.environ.get("LIYAGENT_KILL_VERBOSE") else (lambda _: None),
                 on_round=lambda i, trials, _: print(
                     f"round {i}: " + ", ".join(
                         f"{t.kind} {t.outcome}"
@@ -205,7 +219,8 @@ def test_kill_trials(pg_server_url: str, tmp_path: Path) -> None:
             f"{t.loss_allowed} (errors {t.model_errors} model, {t.vendor_errors} vendor)"
             for t in report.excess_losses))
     found.extend(report.shape_problems)
-    if EDGE and MODE in ("kill", "deploy") and result.get("edge_5xx"):
+    found.extend(report.problems)
+    if EDGE and MODE in ("kill", "deploy", "watch") and result.get("edge_5xx"):
         found.append(f"the edge answered {result['edge_5xx']} 5xx")
     if MODE == "deploy":
         taken = [t for t in report.trials if t.claimed_by not in (None, "released")]
