@@ -13,7 +13,8 @@ following ``GET /runs/{id}/events`` through reconnects with ``Last-Event-ID``:
   :func:`~harness.edge.haproxy_config`).
 
 The watched run is every round's target: the fault (SIGKILL) waits until a client sees
-the text of a step drawn at random (its first piece, from the victim's attempt) and lands
+the text of a step drawn at random from the second on (its first piece, from the
+victim's attempt; a later step's if that one's streamed unseen) and lands
 a random share of that step's streaming time later, so the step is cut while its text is
 streaming (:meth:`Watching.wait_for_text`).  Judged once the run ends
 (:meth:`Watching.judge`):
@@ -57,7 +58,7 @@ class Round:
 
     trial: Trial
     run_id: str
-    step: int  # the step whose text the fault waits for
+    step: int  # the fault waits for the text of this step (or a later one)
     watchers: dict[str, Watcher] = field(default_factory=dict)
     threads: list[threading.Thread] = field(default_factory=list)
     cut: threading.Event = field(default_factory=threading.Event)
@@ -76,6 +77,7 @@ class Watching:
         self.discards = 0
         self.connects = 0
         self.cut_mid_text = 0
+        self.timed_from_text = 0
         self.edge_servers: Counter[str] = Counter()  # victim | survivor, per edge connect
 
     # -- a round --------------------------------------------------------------------
@@ -105,7 +107,9 @@ class Watching:
         edge_url = arena.shape.entry_url(arena.survivor_url)
         urls = {"victim": victim_url, "survivor": arena.survivor_url, "edge": edge_url}
         headers = {"Authorization": f"Bearer {arena.api_key}"}
-        state = Round(trial, run_id, rng.randint(1, int(script["steps"])))
+        # Not step 1: a step streams only if it was watched when it began, and the
+        # clients' first notice reaches the victim as the run may already be in step 1.
+        state = Round(trial, run_id, rng.randint(2, int(script["steps"])))
         slots = {f"app{i + 1}": p for i, p in enumerate(getattr(arena.shape.edge, "slots", []))}
         deadline = time.monotonic() + FOLLOW_SECONDS
 
@@ -125,7 +129,7 @@ class Watching:
                 return first if w.connects <= 1 or first != victim_url else edge_url
 
             def saw(event: Any, state: Round = state) -> bool:
-                if event.kind == "text" and event.step == state.step:
+                if event.kind == "text" and (event.step or 0) >= state.step:
                     state.cut.set()
                 return False
 
@@ -201,10 +205,12 @@ class Watching:
                 found.append(f"client {name}: assembled {watcher.text.answer!r}, "
                              f"sealed {sealed!r}")
         self.cut_mid_text += int(any(w.text.discarded for w in state.watchers.values()))
+        self.timed_from_text += int(state.text_seen)
         report.problems.extend(f"{where}: {problem}" for problem in found)
 
     def summary(self) -> dict[str, Any]:
         return {"clients": self.clients, "events_checked": self.events_checked,
                 "texts_seen": self.texts_seen, "discards_announced": self.discards,
                 "connects": self.connects, "rounds_cut_mid_text": self.cut_mid_text,
+                "rounds_timed_from_text": self.timed_from_text,
                 "edge_connects_by_server": dict(self.edge_servers)}

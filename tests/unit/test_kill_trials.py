@@ -201,9 +201,14 @@ def test_kill_trials(pg_server_url: str, tmp_path: Path) -> None:
         found.append(f"lost trials {lost}")
     if report.duplicates:
         found.append(f"duplicate writes (by run and call) {report.duplicates}")
-    if ROUNDS + LEASE_ONLY >= CAUGHT_FROM_ROUNDS and report.rarely_caught(CAUGHT_SHARE):
+    # Every round timed from one kind (watch mode, LIYAGENT_KILL_TARGET): that kind is
+    # caught, the others only where their phases fall.
+    judged_kinds = TARGET or ("watch" if MODE == "watch" else None)
+    rarely = {k: v for k, v in report.rarely_caught(CAUGHT_SHARE).items()
+              if judged_kinds in (None, k)}
+    if ROUNDS + LEASE_ONLY >= CAUGHT_FROM_ROUNDS and rarely:
         found.append(f"kinds caught in flight in under {CAUGHT_SHARE:.0%} of their trials: "
-                     f"{report.rarely_caught(CAUGHT_SHARE)}")
+                     f"{rarely}")
     slow = [t for t in report.trials if (t.judged_seconds or 0) > RECOVERY_BOUND]
     if slow:
         found.append(f"recovery over {RECOVERY_BOUND}s: {slow}")

@@ -17,6 +17,7 @@ identity holds at most ``TICKETIQ_HTTP_MAX_WAITS`` long polls at once on one fro
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 from typing import Any
 
@@ -267,18 +268,30 @@ def runs_router(db: TicketIQ, kinds: dict[str, EntryKind], caller: Any,
         stream = feed.subscribe(run_id, start, pending=True)
 
         async def body() -> Any:
+            # The next event is awaited across keepalives: a wait_for that timed out
+            # would cancel the subscription itself, ending the stream at its first
+            # quiet spell.
+            pending: asyncio.Future[Any] | None = None
             try:
                 yield "retry: 1000\n\n"
                 while True:
-                    try:
-                        event = await asyncio.wait_for(anext(stream), keepalive)
-                    except TimeoutError:
+                    if pending is None:
+                        pending = asyncio.ensure_future(anext(stream))
+                    done, _ = await asyncio.wait({pending}, timeout=keepalive)
+                    if not done:
                         yield ": keepalive\n\n"  # an edge keeps an idle stream open
                         continue
+                    got, pending = pending, None
+                    try:
+                        event = got.result()
                     except StopAsyncIteration:
                         return
                     yield event.sse()
             finally:
+                if pending is not None:
+                    pending.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, Exception):
+                        await pending
                 await stream.aclose()
                 release(who)
 

@@ -57,6 +57,9 @@ class LiveEvents:
         self._queue: list[str] = []
         self._texts: dict[tuple[uuid.UUID, int, int], list[Any]] = {}
         self._ready = asyncio.Event()
+        # One pending timer: text held waits at most ``interval`` from its first piece
+        # (a timer a piece sent one NOTIFY a piece while a step streamed).
+        self._timer: asyncio.TimerHandle | None = None
         self._loop = Background("live-events", self._send_forever)
         #: Events sent, statements used, sends that failed (for the bench and metrics).
         self.sent = 0
@@ -151,8 +154,12 @@ class LiveEvents:
         self._loop.start()
         if after <= 0:
             self._ready.set()
-        elif not self._ready.is_set():
-            asyncio.get_running_loop().call_later(after, self._ready.set)
+        elif not self._ready.is_set() and self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(after, self._timed_out)
+
+    def _timed_out(self) -> None:
+        self._timer = None
+        self._ready.set()
 
     async def _send_forever(self) -> None:
         while True:
