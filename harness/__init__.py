@@ -9,7 +9,9 @@ and the demo share.  It is not part of the wheel (an app's tests need only
   workflow) and the job worker child (:mod:`~harness.jobs_child`);
 * what landed at the vendors, per run and call (:mod:`~harness.landed`,
   :mod:`~harness.stalled_calls`), and transient errors at random (:mod:`~harness.flaky`);
-* the kill trials (:mod:`~harness.trials` and its ``trial_*`` modules) and the demo
+* the kill trials (:mod:`~harness.trials`, its ``trial_*`` modules, the watched runs
+  of :mod:`~harness.watch_trial` with the SSE client of :mod:`~harness.sse`, the
+  three-writes kind of :mod:`~harness.three_writes`) and the demo
   (:mod:`~harness.demo`, ``make demo``, on :mod:`~harness.embedded`'s server);
 * the production shape: a primary with a standby (:mod:`~harness.replicated`), Patroni
   (:mod:`~harness.patroni`), HAProxy (:mod:`~harness.edge`), PgBouncer

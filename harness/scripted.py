@@ -59,8 +59,8 @@ from ticketiq_pg.agent import Verdict as Verdict
 from ticketiq_pg.config import Settings
 from ticketiq_pg.seal import canonical
 
-PLANS = ("mixed", "reads", "writes", "three_writes", "teams", "discord", "sqs", "delegate",
-         "approval", "write_approval", *scripted_tools.PLANS)
+PLANS = ("mixed", "reads", "writes", "three_writes", "three_writes_held", "teams", "discord",
+         "sqs", "delegate", "approval", "write_approval", *scripted_tools.PLANS)
 
 
 class ScriptedModel:
@@ -211,6 +211,11 @@ def plan_calls(plan: str, rng: random.Random, seed: Any, step: int) -> list[Tool
     if plan == "three_writes":
         # made at once: keyed (resent with its key), with a reader, with neither
         return [incident, comment, teams]
+    if plan == "three_writes_held":
+        # the same, the keyed one held before it is sent (a slow network: the kill
+        # trials' three-writes kind catches it marked and unsent as often as sent)
+        held = {**incident.arguments, "hold": round(rng.uniform(0.0, 0.8), 2)}
+        return [ToolCall(incident.call_id, incident.tool, held), comment, teams]
     if plan == "teams":
         return [read, teams]
     return [read, incident, comment]
@@ -239,6 +244,8 @@ def vendor_tools(base_url: str, flaky: Flaky | None = None) -> Tools:
                 "status": _name(fields.get("status"))}
 
     async def create_incident(ctx: CallContext) -> Any:
+        if ctx.arguments.get("hold"):
+            await asyncio.sleep(float(ctx.arguments["hold"]))
         await incident_io.create_incident(
             _marked(ctx, "name"), ctx.arguments.get("summary", ""), ctx.step_key or ""
         )

@@ -1,11 +1,13 @@
 """The kill trials' ``three`` kind: a run whose steps make three writes at once.
 
 Each step but its last asks for a keyed incident, a Jira comment with a reader and a
-Teams reply with neither (the scripted plan ``three_writes``), which the step makes at
-once: all three marked in doubt by one statement, then sent together.  The vendor holds
-each step's Teams reply :data:`~harness.trial_timing.THREE_HOLD` seconds before applying
-it, and its Jira comment a random part of that (:func:`hold_writes`), so the writes are
-in flight for a while after their marks.  When the kind is a round's target, the fault
+Teams reply with neither (the scripted plan ``three_writes_held``), which the step makes
+at once: all three marked in doubt by one statement, then sent together.  The keyed
+incident is held up to 0.8 s before it is sent (a random share, drawn per step), the
+vendor holds each step's Teams reply :data:`~harness.trial_timing.THREE_HOLD` seconds
+before applying it and its Jira comment a random part of that (:func:`hold_writes`), so
+the writes are in flight for a while after their marks, each landed or not yet as the
+fault falls.  When the kind is a round's target, the fault
 waits until its run's writes are marked on the victim and lands a random share of the
 hold later (:func:`wait_in_flight`): some of the step's writes landed, some not yet.
 
@@ -43,7 +45,7 @@ def hold_writes(vendor: Any, script: dict[str, Any], rng: random.Random) -> None
     vendor.fault("teams", "delay", path_regex=f"/conversations/conv-{seed}/activities",
                  method="POST", seconds=THREE_HOLD, count=steps)
     for step in range(1, steps):
-        comment = plan_calls("three_writes", random.Random(f"{seed}:{step}"), seed, step)[1]
+        comment = plan_calls(script["plan"], random.Random(f"{seed}:{step}"), seed, step)[1]
         vendor.fault("jira", "delay", method="POST", count=1,
                      path_regex=f"/issue/{comment.arguments['issue_key']}/comment$",
                      seconds=round(rng.uniform(0.1, THREE_HOLD), 2))

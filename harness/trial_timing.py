@@ -95,8 +95,9 @@ def where(query: Callable[..., list[tuple[Any, ...]]], trials: list[Trial],
     return out
 
 
-#: A three-writes trial (the plan ``three_writes``: each step but the last makes a keyed
-#: incident, a Jira comment with a reader and a Teams reply with neither at once).
+#: A three-writes trial (the plan ``three_writes_held``: each step but the last makes a
+#: keyed incident, held up to 0.8 s before it is sent, a Jira comment with a reader and
+#: a Teams reply with neither, at once).
 THREE_STEPS = (3, 4)
 #: The vendor holds each step's Teams reply this long before applying it (and its Jira
 #: comment a random part of it), so a fault timed from the step's marks finds writes in
@@ -106,7 +107,7 @@ THREE_HOLD = 1.0
 
 def draw_three_script(rng: random.Random) -> dict[str, Any]:
     """A three-writes trial's script (the round adds its seed)."""
-    return {"steps": rng.randint(*THREE_STEPS), "plan": "three_writes",
+    return {"steps": rng.randint(*THREE_STEPS), "plan": "three_writes_held",
             "model_delay": round(rng.uniform(*THINK), 2)}
 
 
