@@ -63,9 +63,9 @@ class _Judged:
 
     @property
     def alone(self) -> bool:
-        """Made by itself, after the calls before it: held for a person, a child run, or
-        a tool that must not overlap."""
-        return self.verdict.needs_approval or self.tool.subagent or self.tool.serial
+        """Made by itself, after the calls before it: held for a person, or a tool that
+        must not overlap.  Child runs go together: each has its own delegation key."""
+        return self.verdict.needs_approval or self.tool.serial
 
 
 class CallExecutor:

@@ -12,8 +12,8 @@ checkpoint could not hold fails the run now; malformed arguments are counted
 (:mod:`ticketiq_pg.runtime.malformed`).
 
 :class:`WorkflowDecider` runs the workflow's code (:mod:`ticketiq_pg.runtime.workflow_engine`)
-until it acts or ends: its action is the step's one call, keyed by the run id, the step
-id and the steps executed.
+until it acts or ends: its action is the step's call (an ``all``: its calls), keyed by the
+run id, the step id and the steps executed.
 """
 
 from __future__ import annotations
@@ -161,7 +161,7 @@ class ModelDecider:
 
 
 class WorkflowDecider:
-    """The workflow's code decides: it runs until it acts (one call) or ends."""
+    """The workflow's code decides: it runs until it acts (a call, or an ``all``) or ends."""
 
     def __init__(self, setup: EngineSetup) -> None:
         self.setup = setup
@@ -173,10 +173,11 @@ class WorkflowDecider:
         next_ = await flows.decide(state.workflow, state, step_no)
         if isinstance(next_, flows.End):
             return Decision(text=next_.text)
-        call = {"call_id": next_.call_id, "tool": next_.tool, "arguments": next_.arguments,
-                "classification": self.setup.tools.classify(next_.tool),
-                "step_key": next_.step_key}
-        return Decision(calls=[call])
+        acts = next_.acts if isinstance(next_, flows.ActAll) else (next_,)
+        return Decision(calls=[
+            {"call_id": act.call_id, "tool": act.tool, "arguments": act.arguments,
+             "classification": self.setup.tools.classify(act.tool), "step_key": act.step_key}
+            for act in acts])
 
 
 def within_limits(state: RunState, step_no: int) -> None:
