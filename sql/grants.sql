@@ -115,6 +115,16 @@ ticketiq.record_trace_context(text, text, text, text),
 ticketiq.run_trace_context(uuid)
 to ticketiq_app;
 
+-- Vendor limits shared by every process (schema 21).
+grant execute on function
+ticketiq.set_vendor_limit(text, double precision, integer, integer, text, text),
+ticketiq.take_vendor_token(text, uuid, bigint, text, text),
+ticketiq.give_vendor_token(uuid, text),
+ticketiq.slow_vendor(text, text, double precision),
+ticketiq.vendor_limit_figures()
+to ticketiq_app;
+grant execute on function ticketiq.vendor_limit_figures() to ticketiq_operator;
+
 -- Durable waits of workflow runs (schema 15): timers and signals.
 grant execute on function
 ticketiq.wait_run(uuid, bigint, text, text, double precision, jsonb),

@@ -64,7 +64,10 @@ Control (``/_control``, never recorded, never faulted)
 ``GET health``; ``GET requests?vendor=&path_prefix=&effect=&after_id=``; ``GET effects``;
 ``POST faults`` {vendor ("*" = any), action, path_regex?, method?, seconds?, count=1,
 probability=1, seed?};
-``GET faults``; ``DELETE faults``; ``POST reset``; ``POST clock`` {advance_seconds}.
+``GET faults``; ``DELETE faults``; ``POST reset``; ``POST clock`` {advance_seconds};
+``POST rate_limits`` {vendor, per_second (null: none)}: past that many requests in the last
+second, a vendor's requests get 429 with ``Retry-After`` (effect ``rejected``, fault
+``rate_limit``).
 
 Each recorded request has an ``effect``: ``created`` (a new object: incident, incident edit,
 comment, Teams reply, Discord message, SQS message), ``deduplicated`` (answered with an
@@ -232,6 +235,13 @@ class VendorRequestHandler(BaseHTTPRequestHandler):
             at=app.store.now(),
             wall_at=wall,
         )
+        wait = app.over_rate(vendor, time.monotonic()) if vendor in VENDORS else None
+        if wait is not None:
+            message = "Too Many Requests (rate limit)"
+            outcome = Outcome(429, {"error": message}, "rejected", error=message)
+            app.record_only(req, outcome, "rate_limit")
+            self._send(429, outcome.body, headers={"Retry-After": f"{wait:.3f}"})
+            return
         delay, fault = (None, None)
         if vendor in VENDORS:
             delay, fault = app.store.take_faults(vendor, self.command, raw_path)

@@ -198,6 +198,10 @@ class Worker:
             group_commit=s.group_commit > 0, group_size=max(2, s.group_commit),
             prepared=s.prepared_statements)
         await self.db.processes.register_process(self.process_id, socket.gethostname(), os.getpid())
+        for vendor, limit in self.app.vendor_limits.items():
+            # The app's limits; an operator's (ticketiq-pg limits set) stay over them.
+            await self.db.set_vendor_limit(vendor, limit.rate, limit.burst, limit.concurrency,
+                                           limit.per, "app")
         self.leases = LeaseKeeper(
             self.db, self.process_id, ttl=s.lease_ttl, renew_interval=s.renew_interval,
             margin=s.self_fence_margin, conninfo=s.sessions_url or s.database_url,
