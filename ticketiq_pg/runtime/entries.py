@@ -89,8 +89,11 @@ class EntryPump:
         crash_resume_entries: bool = True,
         fire_crons: bool = True,
         claim_delay: float = 0.0,
+        owner_limit: int | None = None,
     ) -> None:
         self.db = db
+        #: Runs in flight an owner may have before its next waits (None: no limit).
+        self.owner_limit = owner_limit
         self.runner = runner
         self.leases = leases
         self.spawn = spawn
@@ -122,7 +125,8 @@ class EntryPump:
             return 0
         sent = self.leases.sent_at()
         entries = await self.db.entries.claim_entries(
-            self.leases.holder, self.leases.ttl, room, min_age=self.claim_delay
+            self.leases.holder, self.leases.ttl, room, min_age=self.claim_delay,
+            owner_limit=self.owner_limit,
         )
         for entry in entries:
             self.leases.hold(entry.run_id, entry.epoch, sent)

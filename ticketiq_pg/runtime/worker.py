@@ -235,6 +235,7 @@ class Worker:
             self.db, self.runner, self.leases, self._spawn,
             crash_resume_entries=s.crash_resume_entries,
             claim_delay=s.entry_claim_delay,
+            owner_limit=s.owner_max_runs or None,
         )
         self.leases.start()
         if s.liveness_interval > 0:

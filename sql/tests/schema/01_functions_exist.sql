@@ -124,9 +124,12 @@ select has_function('ticketiq', '_require_kind', array['text']);
 select has_function('ticketiq', '_validate_checkpoint', array['jsonb']);
 select has_function('ticketiq', 'answers_write_once', array[]::name[]);
 select has_function(
-    'ticketiq', 'accept_entry', array['text', 'text', 'jsonb', 'text', 'text', 'text', 'boolean', 'boolean']
+    'ticketiq', 'accept_entry',
+    array['text', 'text', 'jsonb', 'text', 'text', 'text', 'boolean', 'boolean', 'integer']
 );
-select has_function('ticketiq', 'claim_entries', array['text', 'double precision', 'integer', 'double precision']);
+select has_function(
+    'ticketiq', 'claim_entries', array['text', 'double precision', 'integer', 'double precision', 'integer']
+);
 select has_function('ticketiq', 'get_entry', array['text', 'text', 'text']);
 select has_function('ticketiq', 'get_entry_by_run', array['uuid']);
 select has_function('ticketiq', 'create_api_key', array['text', 'bytea', 'text', 'text[]', 'text[]']);
