@@ -248,7 +248,7 @@ def test_example_imports_only_the_public_api() -> None:
 
     public = {"ticketiq_pg": set(ticketiq_pg.__all__),
               "ticketiq_pg.testing": set(ticketiq_pg.testing.__all__)}
-    for path in sorted(EXAMPLE.glob("*.py")):
+    for path in sorted([*EXAMPLE.glob("*.py"), *(EXAMPLE.parent / "stream").glob("*.py")]):
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             if isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]
@@ -281,7 +281,8 @@ def test_guide_code_is_quoted_from_the_example() -> None:
     assert len(blocks) >= 8
     for block in blocks:
         first, *lines = block.rstrip("\n").split("\n")
-        assert first.startswith(("# examples/triage/", "# examples/pydantic_ai/")), first
+        assert first.startswith(("# examples/triage/", "# examples/pydantic_ai/",
+                                  "# examples/stream/")), first
         source = (ROOT / first[2:]).read_text().split("\n")
         chunks: list[list[str]] = [[]]
         for line in lines:
