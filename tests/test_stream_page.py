@@ -13,6 +13,7 @@ answer, equal to the answer sealed in the database.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -41,7 +42,16 @@ VIEW = """return {steps: [...document.querySelectorAll('.step')].map(
   answer: document.getElementById('answer').hidden ? null
           : document.getElementById('answer').textContent,
   notes: [...document.querySelectorAll('.note')].map(n => n.textContent),
-  connects: Number(document.body.dataset.connects || 0)};"""
+  counts: document.getElementById('counts').textContent};"""
+#: "Connected 2×, 23 durable events, the last 23"
+COUNTS = re.compile(r"Connected (\d+)×, (\d+) durable events, the last (\d+|none)")
+
+
+def counts(view: dict[str, Any]) -> tuple[int, int, int]:
+    """Connections, durable events received, the last event id, as the page says them."""
+    found = COUNTS.fullmatch(view["counts"])
+    assert found, view["counts"]
+    return int(found[1]), int(found[2]), int(found[3]) if found[3] != "none" else 0
 
 
 @pytest.fixture
@@ -101,7 +111,7 @@ def test_the_page_shows_a_run_growing_through_the_kill_of_its_process(
             browser.find_element(By.CSS_SELECTOR, "#ask button").click()
             run_id = wait_for("the page to start a run", lambda: browser.find_element(
                 By.ID, "run").get_attribute("value"), 15)
-            wait_for("the page's stream", lambda: browser.execute_script(VIEW)["connects"], 15)
+            wait_for("the page's first event", lambda: browser.execute_script(VIEW)["counts"], 15)
             wait_for("the run to start", lambda: runs(db, statuses=["running"]), 30)
             procs.append(serve(db, keys, second_port, tmp_path / "second.log"))
             edge.wait_status(second_port, "UP")
@@ -138,12 +148,15 @@ def test_the_page_shows_a_run_growing_through_the_kill_of_its_process(
         with psycopg.connect(db) as conn:
             (sealed,) = conn.execute("select body->>'text' from ticketiq.answers "
                                      "where run_id = %s", (run_id,)).fetchone() or (None,)
+            ids = [i for (i,) in conn.execute("select event_id from ticketiq.run_events "
+                                              "where run_id = %s order by event_id", (run_id,))]
     assert (str(done["run_id"]), done["status"], done["loss_count"]) == (run_id, "completed", 1)
     assert view["answer"] == sealed and sealed.startswith("Bergen tomorrow:")
     # The text grew on the page: at least two different partial texts before the answer.
     partial = {text for text in seen if text != sealed and sealed.startswith(text)}
     assert len(partial) >= 2, seen
     assert dict(view["steps"])[2] == sealed
-    # The page lost its stream with the process, and said the step's text was void.
-    assert view["connects"] >= 2
+    # The page lost its stream with the process, reconnected after its last event id, and
+    # got every durable event of the run once; it said the step's text was void.
+    assert counts(view) == (counts(view)[0], len(ids), ids[-1]) and counts(view)[0] >= 2
     assert any("died" in note for note in view["notes"]), view["notes"]
