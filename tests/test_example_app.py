@@ -276,14 +276,16 @@ def quoted_at(source: list[str], chunk: list[str], start: int) -> int:
 
 
 def test_guide_code_is_quoted_from_the_example() -> None:
-    """Each Python block of docs/guide.md is the file its first line names, ``...`` for cuts."""
-    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "docs" / "guide.md").read_text(), re.S)
+    """Each Python (and JavaScript) block of docs/guide.md is the file its first line
+    names, ``...`` for cuts."""
+    blocks = re.findall(r"```(?:python|js)\n(.*?)```", (ROOT / "docs" / "guide.md").read_text(),
+                        re.S)
     assert len(blocks) >= 8
     for block in blocks:
         first, *lines = block.rstrip("\n").split("\n")
         assert first.startswith(("# examples/triage/", "# examples/pydantic_ai/",
-                                  "# examples/stream/")), first
-        source = (ROOT / first[2:]).read_text().split("\n")
+                                 "# examples/stream/", "// examples/stream/")), first
+        source = (ROOT / first.split(" ", 1)[1]).read_text().split("\n")
         chunks: list[list[str]] = [[]]
         for line in lines:
             if line.strip() == "...":
