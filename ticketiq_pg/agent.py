@@ -374,10 +374,16 @@ class AnswerDelivery:
     so it is made exactly once (a Teams reply).  Without a reader it is made
     after the hand-on, at most once: a send that raises is logged and not made
     again, and the run stays completed (``RunOutcome.reason`` says so).
+
+    ``progress(run, request)``, if given, shows the person waiting that the run
+    is working (a Teams typing activity): called as each step starts, in a task
+    of its own, bounded to a few seconds; its failure is logged and dropped, so
+    it never fails or delays the run.
     """
 
     send: Callable[[RunInfo, Any, Any, str], Awaitable[None]]
     read_back: Callable[[RunInfo, Any, str], Awaitable[bool]] | None = None
+    progress: Callable[[RunInfo, Any], Awaitable[None]] | None = None
 
 
 def tool_message(call_id: str, content: Any) -> dict[str, Any]:

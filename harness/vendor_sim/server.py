@@ -35,6 +35,8 @@ Vendors (path prefix, what is imitated)
 ``/teams``
     ``POST /v3/conversations/{conversationId}/activities`` {type: "message", text,
     attachments, replyToId}: 201 {"id"}.  No idempotency.
+    ``POST /v3/conversations/{conversationId}/activities/{activityId}``: a reply to that
+    activity; {type: "typing"}: 200, shown, kept nowhere (a message: as above).
 ``/discord``
     ``POST /api/v10/channels/{channelId}/messages`` {content, nonce, enforce_nonce}: 200
     message.  With enforce_nonce true, a nonce already used in the channel within the window
@@ -71,7 +73,8 @@ second, a vendor's requests get 429 with ``Retry-After`` (effect ``rejected``, f
 
 Each recorded request has an ``effect``: ``created`` (a new object: incident, incident edit,
 comment, Teams reply, Discord message, SQS message), ``deduplicated`` (answered with an
-earlier object, nothing new), ``read``, ``dropped`` (fault drop_before_accept: socket closed,
+earlier object, nothing new), ``read``, ``shown`` (a Teams typing activity: nothing
+kept), ``dropped`` (fault drop_before_accept: socket closed,
 no effect), ``failed`` (fault fail: 503, no effect; or an internal error: 500), ``rejected``
 (4xx; fault throttle: 429 with ``Retry-After: <seconds>``, default 1, no effect), ``fenced``
 (409 with ``TicketIQ-Fence-Refused: 1``, no effect: a changing request whose fencing token,

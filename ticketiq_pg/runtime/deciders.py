@@ -115,6 +115,7 @@ class ModelDecider:
         setup.faults.reach("before_model", step_no)
         live = setup.live
         live.emit(state.run_id, "step_started", step_no, state.epoch)
+        setup.progress(state.info, state.input)
         while True:
             await setup.leases.ready(state.run_id, state.epoch)  # the model is a call too
             request = StepRequest(
@@ -170,6 +171,7 @@ class WorkflowDecider:
         assert state.workflow is not None
         self.setup.faults.reach("before_model", step_no)
         self.setup.live.emit(state.run_id, "step_started", step_no, state.epoch)
+        self.setup.progress(state.info, state.input)
         next_ = await flows.decide(state.workflow, state, step_no)
         if isinstance(next_, flows.End):
             return Decision(text=next_.text)

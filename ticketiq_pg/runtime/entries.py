@@ -152,7 +152,8 @@ class EntryPump:
 
 
 def teams_delivery(teams: Any) -> AnswerDelivery:
-    """Post a Teams turn's reply, with its cards, exactly once.
+    """Post a Teams turn's reply, with its cards, exactly once; while the run
+    works, a typing activity as each step starts (best effort).
 
     The reply carries the delivery key in its channelData; a process that
     replaces a dead one reads the conversation back before posting.
@@ -173,4 +174,10 @@ def teams_delivery(teams: Any) -> AnswerDelivery:
     async def read_back(run: RunInfo, request: Any, key: str) -> bool:
         return await teams.find_reply(conversation(request), key) is not None
 
-    return AnswerDelivery(send=send, read_back=read_back)
+    async def typing(run: RunInfo, request: Any) -> None:
+        # In reply to the person's message: Teams shows them the bot typing.
+        activity = str((request or {}).get("id") or "")
+        if conversation(request) and activity:
+            await teams.typing(conversation(request), activity)
+
+    return AnswerDelivery(send=send, read_back=read_back, progress=typing)
