@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from provider_cases import ANTHROPIC, IDS, OPENAI, PROVIDERS, Provider
 
-from harness.provider_sim import ProviderServer, Reply
+from harness.provider_sim import ProviderServer, Reply, anthropic_events, openai_chunks
 from harness.provider_sim.checks import check_chat_request, check_messages_request
 from ticketiq_pg import CallContext, ModelStep, StepRequest, ToolCall, Tools
 from ticketiq_pg.agent import assistant_message, tool_message, user_message
@@ -284,6 +284,47 @@ def test_the_wire_checks_catch_what_the_providers_refuse() -> None:
                  "tool_result blocks must come first", "'user' or 'assistant'",
                  "anthropic-version", "x-api-key"):
         assert any(text in p for p in problems), (text, problems)
+    user = [{"role": "user", "content": "x"}]
+    assert check_chat_request({"model": "m", "messages": user, "stream": True,
+                               "stream_options": {"include_usage": True}}) == []
+    assert check_chat_request({"model": "m", "messages": user, "stream": "yes",
+                               "stream_options": {"include_usage": 1}}) == [
+        "stream: a boolean", "stream_options: only allowed when 'stream' is enabled",
+        "stream_options.include_usage: a boolean"]
+    assert check_messages_request({"model": "m", "max_tokens": 5, "messages": user,
+                                   "stream": 1}) == ["stream: a boolean"]
+
+
+def test_the_streamed_answers_are_in_pieces_and_put_together_give_the_answer() -> None:
+    """What the local server streams: more than one text delta, a tool call's arguments
+    in more than one piece, joined equal to the whole answer; usage only when asked."""
+    import json
+
+    calls = [("call_1", "jira_get_issue", {"key": "OPS-7", "fields": ["summary"]})]
+    completion = OPENAI.answer("Reading the issue now.", calls).body
+    chunks = [data for _, data in openai_chunks(completion, include_usage=True)]
+    assert chunks[-1] == "[DONE]" and chunks[-2]["choices"] == []
+    assert chunks[-2]["usage"] == completion["usage"]
+    deltas = [c["choices"][0]["delta"] for c in chunks[:-2]]
+    text = [d["content"] for d in deltas if d.get("content")]
+    arguments = [t["function"]["arguments"] for d in deltas for t in d.get("tool_calls", ())]
+    assert len(text) > 1 and "".join(text) == "Reading the issue now."
+    assert len([a for a in arguments if a]) > 1
+    assert json.loads("".join(arguments)) == calls[0][2]
+    assert chunks[-3]["choices"][0]["finish_reason"] == "tool_calls"
+    assert all("usage" not in c for c in (d for _, d in openai_chunks(completion)[:-1]))
+
+    message = ANTHROPIC.answer("Reading the issue now.", calls).body
+    events = anthropic_events(message)
+    names = [name for name, _ in events]
+    assert names[0] == "message_start" and names[-2:] == ["message_delta", "message_stop"]
+    deltas = [data["delta"] for name, data in events if name == "content_block_delta"]
+    text = [d["text"] for d in deltas if d["type"] == "text_delta"]
+    partial = [d["partial_json"] for d in deltas if d["type"] == "input_json_delta"]
+    assert len(text) > 1 and "".join(text) == "Reading the issue now."
+    assert len(partial) > 1 and json.loads("".join(partial)) == calls[0][2]
+    assert events[-2][1]["delta"]["stop_reason"] == "tool_use"
+    assert events[-2][1]["usage"]["output_tokens"] == message["usage"]["output_tokens"]
 
 
 # -- the example's setting -------------------------------------------------------------
