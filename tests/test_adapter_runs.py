@@ -6,7 +6,8 @@ are real, over a real PostgreSQL:
 * in-process (a :class:`Runner`, as tests/test_failures.py builds one): a multi-step run
   with parallel tool calls, a tool that fails, a 429 with ``Retry-After``, a 500 and a
   timeout, judged from what the provider server received, the checkpoints and the
-  durable attempt counts;
+  durable attempt counts; a run whose steps are streamed (someone listens to its events)
+  and whose first stream is cut mid-way;
 * in real ``ticketiq-pg worker`` processes (the app is tests/adapter_app.py): a run
   killed right after its first checkpoint (``TICKETIQ_FAULTS=after_checkpoint@1``) and
   resumed by a second process, which asks the provider for the later steps only, counted
@@ -15,6 +16,7 @@ are real, over a real PostgreSQL:
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import uuid
 from collections import Counter
@@ -27,7 +29,7 @@ from procs import KILLED, SEAL_KEYS, Stack, spawn_cli_worker
 from provider_cases import IDS, PROVIDERS, Provider
 
 from harness.provider_sim import ProviderServer, Recorded, Reply, assistant_turns
-from ticketiq_pg import CallContext, RetryPolicy, TicketIQ, Tool, Tools
+from ticketiq_pg import CallContext, ModelStep, RetryPolicy, StepRequest, TicketIQ, Tool, Tools
 from ticketiq_pg.config import parse_seal_keys
 from ticketiq_pg.runtime.leases import LeaseKeeper
 from ticketiq_pg.runtime.runner import Runner
@@ -62,6 +64,19 @@ def query(url: str, sql: str, *params: Any) -> list[tuple[Any, ...]]:
         return conn.execute(sql, params).fetchall()
 
 
+async def run_in_process(db_url: str, model: Any, tools: Tools, input: Any,
+                         asked: Any = None) -> Any:
+    """One run to its end with a :class:`Runner` in this process, asking ``asked`` (the
+    adapter itself unless given); the adapter's client closed after."""
+    async with await TicketIQ.connect(db_url) as db:
+        leases = LeaseKeeper(db, "proc-a", ttl=30, renew_interval=5, margin=1)
+        runner = Runner(db, leases, Sealer(parse_seal_keys(SEAL_KEYS)), asked or model,
+                        tools, model_retry=FAST, tool_retry=FAST)
+        outcome = await runner.start_and_run(**START, input=input)
+        await model.aclose()
+    return outcome
+
+
 @pytest.fixture
 def sim() -> Any:
     with ProviderServer.start() as server:
@@ -82,12 +97,7 @@ async def test_a_run_through_an_adapter_survives_429_500_and_a_timeout(
     step3 = p.answer("OPS-7 and OPS-8 are open; T-1 could not be read.")
     sim.script(p.name, p.error(429, retry_after=0.3), step1, p.error(500),
                Reply(200, {}, delay=1.5), step2, step3)
-    async with await TicketIQ.connect(db_url) as db:
-        leases = LeaseKeeper(db, "proc-a", ttl=30, renew_interval=5, margin=1)
-        runner = Runner(db, leases, Sealer(parse_seal_keys(SEAL_KEYS)), model, tools,
-                        model_retry=FAST, tool_retry=FAST)
-        outcome = await runner.start_and_run(**START, input={"ticket_id": "T-1"})
-        await model.aclose()
+    outcome = await run_in_process(db_url, model, tools, {"ticket_id": "T-1"})
     assert outcome.status == "completed", outcome
     assert outcome.answer["text"] == "OPS-7 and OPS-8 are open; T-1 could not be read."
     attempts = query(db_url, "select step, target, attempts from ticketiq.attempts "
@@ -128,17 +138,66 @@ async def test_arguments_against_the_schema_are_told_back_not_sent(
     model = p.make(sim, tools=tools)
     bad = p.call_id()
     sim.script(p.name, p.answer(None, [(bad, "jira_get_issue", {"key": 7})]), p.answer("ok"))
-    async with await TicketIQ.connect(db_url) as db:
-        leases = LeaseKeeper(db, "proc-a", ttl=30, renew_interval=5, margin=1)
-        runner = Runner(db, leases, Sealer(parse_seal_keys(SEAL_KEYS)), model, tools,
-                        model_retry=FAST, tool_retry=FAST)
-        outcome = await runner.start_and_run(**START, input={})
-        await model.aclose()
+    outcome = await run_in_process(db_url, model, tools, {})
     assert outcome.status == "completed"
     assert made == []  # never sent to the vendor
     ((cid, result, error),) = p.results_sent(sim.requests(p.name)[-1].body)
     assert (cid, error) == (bad, True)
     assert "arguments.key: expected string, got integer" in str(result)
+
+
+class Listening:
+    """The adapter asked as the engine asks it when someone listens to the run's events:
+    every step with ``on_text``; the pieces kept with their step."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        self.pieces: list[tuple[int, str]] = []
+
+    async def step(self, request: StepRequest) -> ModelStep:
+        def on_text(piece: str) -> None:
+            self.pieces.append((request.step, piece))
+
+        return await self.model.step(dataclasses.replace(request, on_text=on_text))
+
+    def text(self, step: int) -> str:
+        return "".join(piece for at, piece in self.pieces if at == step)
+
+
+@pytest.mark.parametrize("p", PROVIDERS, ids=IDS)
+async def test_a_streamed_run_whose_stream_is_cut_is_asked_again_and_completes(
+    db_url: str, sim: ProviderServer, p: Provider,
+) -> None:
+    made: list[str] = []
+    tools = tools_for(made)
+    model = p.make(sim, tools=tools, system="You triage tickets.")
+    listening = Listening(model)
+    a = p.call_id()
+    first_text = "Looking at the issue first."
+    cut = p.answer(first_text, [(a, "jira_get_issue", {"key": "OPS-7"})])
+    cut.cut_after = 5
+    step1 = p.answer(first_text, [(a, "jira_get_issue", {"key": "OPS-7"})])
+    final = "OPS-7 is open and waiting on billing."
+    sim.script(p.name, cut, step1, p.answer(final))
+    outcome = await run_in_process(db_url, model, tools, {"ticket_id": "T-1"},
+                                   asked=listening)
+    assert outcome.status == "completed", outcome
+    assert outcome.answer["text"] == final
+    got = sim.requests(p.name)
+    assert [(r.problems, r.streamed) for r in got] == [([], True)] * 3
+    assert got[0].events == 5 and [assistant_turns(r.body) for r in got] == [0, 0, 1]
+    # the cut stream is a transient failure, counted, and step 1 asked again
+    attempts = query(db_url, "select step, target, attempts from ticketiq.attempts "
+                     "where run_id = %s order by step", outcome.run_id)
+    assert [tuple(row) for row in attempts] == [(1, "model", 1)]
+    assert made == ["jira:OPS-7"]
+    # step 1's pieces: the cut stream's first ones, then the whole text of the try that
+    # succeeded; the last step's text, whole
+    cut_short = listening.text(1)[:-len(first_text)]
+    assert listening.text(1).endswith(first_text) and cut_short
+    assert first_text.startswith(cut_short)
+    assert listening.text(2) == final
+    assert p.calls_sent(got[2].body) == [[(a, "jira_get_issue", {"key": "OPS-7"})]]
 
 
 # -- a kill after the first checkpoint, in real worker processes -------------------------
