@@ -365,6 +365,43 @@ async def test_a_stream_cut_mid_way_raises_a_transient_error_after_its_first_pie
 
 
 @pytest.mark.parametrize("p", PROVIDERS, ids=IDS)
+async def test_the_text_is_handed_while_the_rest_of_the_stream_is_still_to_come(
+    sim: ProviderServer, p: Provider,
+) -> None:
+    """The server holds the stream right after its first text event until the first
+    piece is handed: an adapter that waited for the end would get it only when the hold
+    lapsed (30 s), with every event sent."""
+    model = p.make(sim, timeout=60)
+    reply = p.answer("one two three four")
+    reply.hold_after = 2 if p is OPENAI else 4  # the events up to the first text delta
+    sim.script(p.name, reply)
+    seen: list[tuple[str, int]] = []
+
+    def on_text(piece: str) -> None:
+        seen.append((piece, sim.requests(p.name)[0].events))
+        reply.release.set()
+
+    step = await model.step(request(1, [user_message("x")], on_text=on_text))
+    assert seen[0] == ("one ", reply.hold_after)
+    assert [piece for piece, _ in seen] == text_pieces(step.text) == ["one ", "two ", "three ",
+                                                                      "four"]
+    assert sim.requests(p.name)[0].events > reply.hold_after + 3
+
+
+@pytest.mark.parametrize("p", PROVIDERS, ids=IDS)
+async def test_a_stream_that_stops_before_its_end_is_transient(sim: ProviderServer,
+                                                               p: Provider) -> None:
+    """The body ends in order, but without the answer's finish: not an answer."""
+    model = p.make(sim)
+    stopped = p.answer("one two three four")
+    stopped.cut_after, stopped.cut_cleanly = 4, True
+    sim.script(p.name, stopped)
+    with pytest.raises(TransientError, match="the stream ended before its"):
+        await model.step(request(1, [user_message("x")], on_text=[].append))
+    assert sim.requests(p.name)[0].events == 4
+
+
+@pytest.mark.parametrize("p", PROVIDERS, ids=IDS)
 @pytest.mark.parametrize("server_side", [True, False], ids=["server-side", "refused"])
 async def test_an_error_event_mid_stream_is_judged_by_its_type(
     sim: ProviderServer, p: Provider, server_side: bool,

@@ -21,7 +21,8 @@ A request with ``"stream": true`` gets its 200 answer as the provider streams it
 ``piece_delay`` seconds apart: :func:`~harness.provider_sim.wire.openai_chunks`,
 :func:`~harness.provider_sim.wire.anthropic_events`); an error is answered as a plain
 one, before any event, as the providers do; a reply's ``cut_after`` cuts the stream
-after that many events, its ``error_event`` ends it with the provider's error event.
+after that many events, its ``error_event`` ends it with the provider's error event, its
+``hold_after`` holds it until the test releases it.
 
 It runs in a thread of the test's process and serves child processes as well.
 """
@@ -40,6 +41,7 @@ from typing import Any
 
 from harness.provider_sim.checks import check_chat_request, check_messages_request
 from harness.provider_sim.wire import (
+    HOLD_LIMIT,
     Event,
     Reply,
     anthropic_error,
@@ -279,11 +281,15 @@ class ProviderServer:
                         name = "error" if recorded.provider == "anthropic" else None
                         _chunk(handler, sse((name, reply.error_event)))
                         recorded.events += 1
+                    if reply.cut_cleanly:
+                        break
                     # No end chunk: the client sees the body cut short (after the error
                     # event, if any: a provider closes a stream that failed).
                     handler.close_connection = True
                     return
-                if n and self.piece_delay:
+                if n == reply.hold_after:
+                    reply.release.wait(HOLD_LIMIT)
+                elif n and self.piece_delay:
                     time.sleep(self.piece_delay)
                 _chunk(handler, sse(event))
                 recorded.events += 1

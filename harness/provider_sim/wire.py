@@ -32,6 +32,7 @@ import json
 import random
 import re
 import string
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -72,8 +73,12 @@ class Reply:
 
     Asked to stream, a 200 answer goes as the provider's events; ``cut_after``: the
     connection is closed after that many events, without the stream's end (a stream cut
-    mid-way); ``error_event``: instead of the close, an error event with this body (the
-    provider's own error body, as a stream that fails once begun carries it).
+    mid-way); ``error_event``: at the cut, first an error event with this body (the
+    provider's own error body, as a stream that fails once begun carries it);
+    ``cut_cleanly``: at the cut the body ends in order instead (a stream that stops
+    before its last events).  ``hold_after``: the stream stops after that many events
+    until ``release`` is set (at most :data:`HOLD_LIMIT` seconds), so that a test sees
+    the client act on the first events while the rest are not yet sent.
     """
 
     status: int = 200
@@ -83,11 +88,18 @@ class Reply:
     drop: bool = False
     cut_after: int | None = None
     error_event: Any = None
+    cut_cleanly: bool = False
+    hold_after: int | None = None
+    release: threading.Event = field(default_factory=threading.Event, repr=False,
+                                     compare=False)
 
     def encoded(self) -> bytes:
         """The body as sent."""
         return b"" if self.body is None else json.dumps(self.body).encode()
 
+
+#: The longest a held stream waits for its ``release``.
+HOLD_LIMIT = 30.0
 
 Call = tuple[str, str, dict[str, Any]]  # (id, provider tool name, arguments)
 
