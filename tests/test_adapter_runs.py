@@ -11,7 +11,9 @@ are real, over a real PostgreSQL:
 * in real ``ticketiq-pg worker`` processes (the app is tests/adapter_app.py): a run
   killed right after its first checkpoint (``TICKETIQ_FAULTS=after_checkpoint@1``) and
   resumed by a second process, which asks the provider for the later steps only, counted
-  at the provider server by the steps each request had answered.
+  at the provider server by the steps each request had answered; and a run whose worker
+  is SIGKILLed while its first step streams (the provider server holds the stream),
+  whose survivor asks that step again, streamed, and no other twice.
 """
 
 from __future__ import annotations
@@ -247,25 +249,16 @@ def wait_for(stack: Stack, sql: str, *params: Any, timeout: float = 30.0) -> lis
     raise AssertionError(f"timed out waiting for: {sql}")
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("p", PROVIDERS, ids=IDS)
-def test_a_killed_run_resumes_without_asking_the_provider_again(
-    stack: Stack, sim: ProviderServer, p: Provider,
-) -> None:
-    script = ThreeSteps(p)
-    sim.respond(p.name, script)
-    env = {**FAST_LEASES, "ADAPTER_PROVIDER": p.name, "ADAPTER_BASE_URL": p.url(sim)}
+def accept_ticket(stack: Stack) -> str:
+    """A webhook entry for ticket T-1; its sender id."""
     sender = f"adapter-{uuid.uuid4().hex[:8]}"
     stack.query("select * from ticketiq.accept_entry('webhook', %s, %s::jsonb, 'alice', "
                 "'alice', 'webhook')", sender, '{"ticket_id": "T-1"}')
+    return sender
 
-    victim = spawn_cli_worker(stack, "victim", "--app-dir", str(TESTS), app="adapter_app:app",
-                              TICKETIQ_FAULTS="after_checkpoint@1", **env)
-    assert victim.wait(30) == KILLED, victim.stderr_text()
-    ((run_id, epoch),) = stack.query(
-        "select run_id, epoch from ticketiq.checkpoints where step = 1")
-    assert [step for step, _ in script.given] == [1], victim.stderr_text()  # asked once, killed
 
+def survivor_answers(stack: Stack, env: dict[str, str], sender: str) -> None:
+    """A second worker takes the run over and answers the entry."""
     # The survivor holds its own lease for the default 8 s: a 2 s lease can lapse on a
     # busy machine, and a run lost again is rightly asked its unwritten step again.
     survivor = spawn_cli_worker(stack, "survivor", "--app-dir", str(TESTS),
@@ -275,6 +268,26 @@ def test_a_killed_run_resumes_without_asking_the_provider_again(
         "and state not in ('pending', 'running')", sender)
     assert (state, outcome["text"]) == ("answered", "T-1 triaged."), survivor.stderr_text()
     survivor.terminate()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("p", PROVIDERS, ids=IDS)
+def test_a_killed_run_resumes_without_asking_the_provider_again(
+    stack: Stack, sim: ProviderServer, p: Provider,
+) -> None:
+    script = ThreeSteps(p)
+    sim.respond(p.name, script)
+    env = {**FAST_LEASES, "ADAPTER_PROVIDER": p.name, "ADAPTER_BASE_URL": p.url(sim)}
+    sender = accept_ticket(stack)
+
+    victim = spawn_cli_worker(stack, "victim", "--app-dir", str(TESTS), app="adapter_app:app",
+                              TICKETIQ_FAULTS="after_checkpoint@1", **env)
+    assert victim.wait(30) == KILLED, victim.stderr_text()
+    ((run_id, epoch),) = stack.query(
+        "select run_id, epoch from ticketiq.checkpoints where step = 1")
+    assert [step for step, _ in script.given] == [1], victim.stderr_text()  # asked once, killed
+
+    survivor_answers(stack, env, sender)
 
     # counted at the provider: each step asked once; step 1 never again after its checkpoint
     got = sim.requests(p.name)
@@ -295,3 +308,50 @@ def call_ids(p: Provider, reply: Reply) -> list[str]:
     if p.name == "openai":
         return [c["id"] for c in reply.body["choices"][0]["message"]["tool_calls"]]
     return [b["id"] for b in reply.body["content"] if b["type"] == "tool_use"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("p", PROVIDERS, ids=IDS)
+def test_a_run_killed_while_its_step_streams_is_asked_that_step_again(
+    stack: Stack, sim: ProviderServer, p: Provider,
+) -> None:
+    script = ThreeSteps(p)
+    held: list[Reply] = []
+
+    def holding_the_first(request: Recorded) -> Reply:
+        reply = script(request)
+        if not held:
+            reply.hold_after = 5  # within step 1's text, in both wire formats
+            held.append(reply)
+        return reply
+
+    sim.respond(p.name, holding_the_first)
+    env = {**FAST_LEASES, "ADAPTER_PROVIDER": p.name, "ADAPTER_BASE_URL": p.url(sim),
+           "ADAPTER_STREAM": "1"}
+    sender = accept_ticket(stack)
+    victim = spawn_cli_worker(stack, "victim", "--app-dir", str(TESTS), app="adapter_app:app",
+                              **env)
+    deadline = time.monotonic() + 30
+    while not (held and sim.requests(p.name)[0].events == 5):
+        assert time.monotonic() < deadline, victim.stderr_text()
+        time.sleep(0.02)
+    victim.kill()  # SIGKILL, with step 1 half streamed
+    # Released, the rest goes to a dead socket (the first write of it may still succeed).
+    held[0].release.set()
+    assert victim.wait(10) == KILLED
+    assert stack.query("select count(*) from ticketiq.checkpoints") == [(0,)]
+
+    survivor_answers(stack, env, sender)
+
+    got = sim.requests(p.name)
+    assert [(r.problems, r.streamed) for r in got] == [([], True)] * 4
+    # step 1 asked again (its answer was never written), every later step once
+    assert [assistant_turns(r.body) + 1 for r in got] == [1, 1, 2, 3]
+    # the survivor went on with the answer it was streamed, not the victim's
+    second = call_ids(p, script.given[1][1])
+    assert [cid for cid, _, _ in p.calls_sent(got[2].body)[0]] == second
+    ((run_id, status, losses),) = stack.query(
+        "select run_id, status, loss_count from ticketiq.runs")
+    assert (status, losses) == ("completed", 1)
+    assert stack.query("select count(*) from ticketiq.audit where run_id = %s "
+                       "and event = 'agent.run.crash_resumed'", run_id) == [(1,)]
