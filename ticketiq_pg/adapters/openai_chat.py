@@ -20,15 +20,16 @@ arguments its tool's schema refuses (:mod:`ticketiq_pg.runtime.malformed`).
 
 The adapters stream when the run's events are listened to: a step asked with
 ``StepRequest.on_text`` set is sent with ``stream: true`` (and ``stream_options:
-{"include_usage": true}``), each ``content`` delta is handed to ``on_text`` as it
-arrives, and the ``chat.completion.chunk`` objects are put together into the same
-:class:`~ticketiq_pg.agent.ModelStep` the whole answer would have made (text, tool calls
-from their ``index``-ed deltas, usage from the last chunk, ``x-request-id``).  Without a
-listener the request is the plain one.  A stream that fails once begun is transient: a
-cut connection is the SDK's ``APIConnectionError``; an error event the SDK raises
-with the stream's 200 status becomes a :class:`~ticketiq_pg.errors.TransientError`
-unless it tells of a bad request (:func:`~ticketiq_pg.adapters.base.failed_mid_stream`);
-a stream that ends before its ``finish_reason`` is a ``TransientError`` too.
+{"include_usage": true}``), each ``content`` delta (or ``refusal``, the text of a
+refused step) is handed to ``on_text`` as it arrives, and the ``chat.completion.chunk``
+objects are put together into the same :class:`~ticketiq_pg.agent.ModelStep` the whole
+answer would have made (text, tool calls from their ``index``-ed deltas, usage from the
+last chunk, ``x-request-id``).  Without a listener the request is the plain one.  A
+stream that fails once begun is transient: a cut connection is the SDK's
+``APIConnectionError``; an error event the SDK raises with the stream's 200 status
+becomes a :class:`~ticketiq_pg.errors.TransientError` unless it tells of a bad request
+(:func:`~ticketiq_pg.adapters.base.failed_mid_stream`); a stream that ends before its
+``finish_reason`` is a ``TransientError`` too.
 """
 
 from __future__ import annotations
