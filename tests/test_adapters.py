@@ -429,6 +429,20 @@ async def test_an_error_event_mid_stream_is_judged_by_its_type(
     assert sim.requests(p.name)[0].events == 4
 
 
+async def test_a_streamed_refusal_is_handed_as_the_steps_text(sim: ProviderServer) -> None:
+    """OpenAI's refusal stands for the text of a refused step, streamed or not."""
+    model = OPENAI.make(sim)
+    refusals = [OPENAI.answer(None) for _ in range(2)]
+    for reply in refusals:
+        reply.body["choices"][0]["message"]["refusal"] = "I can't help with that request."
+    sim.script("openai", *refusals)
+    plain = await model.step(request(1, [user_message("x")]))
+    pieces: list[str] = []
+    streamed = await model.step(request(1, [user_message("x")], on_text=pieces.append))
+    assert len(pieces) > 1
+    assert "".join(pieces) == streamed.text == plain.text == "I can't help with that request."
+
+
 @pytest.mark.parametrize("p", PROVIDERS, ids=IDS)
 async def test_a_streamed_step_without_text_hands_nothing(sim: ProviderServer, p: Provider
                                                           ) -> None:
