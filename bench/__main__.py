@@ -43,6 +43,7 @@ from . import (
     step_cost,
     takeover,
     throughput,
+    vendor_tokens,
     wakeup,
     workflow_steps,
 )
@@ -50,7 +51,7 @@ from .common import FULL, SMOKE, BenchDB, as_dict, machine, open_server
 
 SECTIONS = ("throughput", "concurrency", "roundtrips", "peer", "lease_scale", "history", "wakeup",
             "takeover", "recovery", "long_runs", "workflow_steps", "step_cost", "capacity",
-            "resume_lookup", "calls_at_once")
+            "resume_lookup", "calls_at_once", "vendor_tokens")
 ASYNC_SECTIONS = {
     "throughput": throughput.run,
     "concurrency": concurrency.run,
@@ -66,6 +67,7 @@ ASYNC_SECTIONS = {
     "capacity": capacity.run,
     "resume_lookup": resume_lookup.run,
     "calls_at_once": calls_at_once.run,
+    "vendor_tokens": vendor_tokens.run,
 }
 report.BUILDERS["long_runs"] = long_runs.rows
 report.BUILDERS["workflow_steps"] = workflow_steps.rows
@@ -73,6 +75,7 @@ report.BUILDERS["step_cost"] = step_cost.rows
 report.BUILDERS["capacity"] = capacity.rows
 report.BUILDERS["resume_lookup"] = resume_lookup.rows
 report.BUILDERS["calls_at_once"] = calls_at_once.rows
+report.BUILDERS["vendor_tokens"] = vendor_tokens.rows
 
 
 def log(message: str) -> None:
