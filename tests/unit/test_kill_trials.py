@@ -27,6 +27,9 @@ round, makes a planned ``patronictl switchover`` (judged: Patroni promoted anoth
 every round, the switchover handed no run over); ``LIYAGENT_KILL_POOLER=session|transaction``
 puts a real PgBouncer between the app processes and the database (judged: no prepared
 statement or session state error in any log).  ``detected_by`` is in every report.
+``LIYAGENT_KILL_VENDOR_LIMITS`` (JSON, as ``TICKETIQ_SCRIPT_VENDOR_LIMITS``) puts the
+scripted tools of those vendors under limits every process shares, so calls wait for
+tokens when the victim dies (issue 43).
 ``LIYAGENT_KILL_REPORT`` names a file to write the result to as JSON;
 ``LIYAGENT_KILL_PLOT`` a PNG of the recovery time of every trial caught in
 flight, per round (needs matplotlib, the ``bench`` extra).
