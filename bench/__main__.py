@@ -44,6 +44,7 @@ from . import (
     stream,
     takeover,
     throughput,
+    vendor_tokens,
     wakeup,
     workflow_steps,
 )
@@ -51,7 +52,7 @@ from .common import FULL, SMOKE, BenchDB, as_dict, machine, open_server
 
 SECTIONS = ("throughput", "concurrency", "roundtrips", "peer", "lease_scale", "history", "wakeup",
             "takeover", "recovery", "long_runs", "workflow_steps", "step_cost", "capacity",
-            "resume_lookup", "calls_at_once", "stream")
+            "resume_lookup", "calls_at_once", "vendor_tokens", "stream")
 ASYNC_SECTIONS = {
     "throughput": throughput.run,
     "concurrency": concurrency.run,
@@ -67,6 +68,7 @@ ASYNC_SECTIONS = {
     "capacity": capacity.run,
     "resume_lookup": resume_lookup.run,
     "calls_at_once": calls_at_once.run,
+    "vendor_tokens": vendor_tokens.run,
     "stream": stream.run,
 }
 report.BUILDERS["long_runs"] = long_runs.rows
@@ -75,6 +77,7 @@ report.BUILDERS["step_cost"] = step_cost.rows
 report.BUILDERS["capacity"] = capacity.rows
 report.BUILDERS["resume_lookup"] = resume_lookup.rows
 report.BUILDERS["calls_at_once"] = calls_at_once.rows
+report.BUILDERS["vendor_tokens"] = vendor_tokens.rows
 report.BUILDERS["stream"] = stream.rows
 
 

@@ -1,4 +1,4 @@
-"""18. A run's event stream (issue 41): how soon a watcher sees the model's text, and what
+"""19. A run's event stream (issue 41): how soon a watcher sees the model's text, and what
 the stream costs the database a step.
 
 Latency: one run at a time through the real Runner, its model handing each step's text
@@ -228,20 +228,20 @@ async def run(bdb: BenchDB, sizes: Sizes, log: Any) -> dict[str, Any]:
 def rows(res: dict[str, Any]) -> list[dict[str, Any]]:
     """The section's rows of the bench table (see bench/report.py)."""
     shipped, eager = res["latency"]["0.05"], res["latency"]["0.0"]
-    out = [_row("18", "model text piece to a watcher on other connections, p50 / p99",
+    out = [_row("19", "model text piece to a watcher on other connections, p50 / p99",
                 f"{_f(shipped['p50_ms'], 1)} / {_f(shipped['p99_ms'], 1)} ms",
                 f"interval 0: {_f(eager['p50_ms'], 1)} / {_f(eager['p99_ms'], 1)} ms",
                 "", INFO, "stream.text_latency_p99_ms", shipped["p99_ms"])]
     for runs, level in res["cost"].items():
         off, always = level["off"], level["always"]
         out.append(_row(
-            "18", f"statements / WAL bytes a step, {runs} at once, live off vs always",
+            "19", f"statements / WAL bytes a step, {runs} at once, live off vs always",
             f"{off['statements_per_step']:.2f} / {off['wal_bytes_per_step']:.0f} off, "
             f"{always['statements_per_step']:.2f} / {always['wal_bytes_per_step']:.0f} always",
             f"NOTIFY statements {always['notify_statements_per_step']:.2f} a step", "", INFO,
             f"stream.wal_bytes_per_step_{runs}_always", always["wal_bytes_per_step"]))
     durable = res["durable"]
-    out.append(_row("18", "durable events a step (ticketiq.run_events, table and indexes)",
+    out.append(_row("19", "durable events a step (ticketiq.run_events, table and indexes)",
                     f"{durable['rows_per_step']:.2f} rows, {durable['bytes_per_step']:.0f} B",
                     f"{durable['bytes_per_row']:.0f} B a row", "", INFO,
                     "stream.run_events_bytes_per_step", durable["bytes_per_step"]))

@@ -54,6 +54,7 @@ from ticketiq_pg.agent import (
     Tool,
     ToolCall,
     Tools,
+    VendorLimit,
 )
 from ticketiq_pg.agent import Verdict as Verdict
 from ticketiq_pg.config import Settings
@@ -369,6 +370,10 @@ class FileGates:
         return verdict
 
 
+#: The vendor service each scripted tool's name prefix goes to.
+VENDOR_OF_TOOL = {"jira": "jira", "incident": "incidentio", "teams": "teams"}
+
+
 def app() -> Any:
     """The scripted App, configured from TICKETIQ_VENDOR_URL, _MODEL_LOG, _GATES_FILE, _FLAKY."""
     from ticketiq_pg.runtime.app import App
@@ -385,6 +390,15 @@ def app() -> Any:
         tool = tools.get(name.strip())
         if tool is not None:
             tools.add(dataclasses.replace(tool, classification=classification.strip()))
+    # TICKETIQ_SCRIPT_VENDOR_LIMITS={"jira": {"rate": 10, "burst": 10}}: the tools of those
+    # vendors take a token of a limit every process shares (ticketiq_pg.VendorLimit).
+    limits = {vendor: VendorLimit(**spec) for vendor, spec in json.loads(
+        os.environ.get("TICKETIQ_SCRIPT_VENDOR_LIMITS") or "{}").items()}
+    for name in tools.names():
+        vendor = VENDOR_OF_TOOL.get(name.split(".", 1)[0])
+        tool = tools.get(name)
+        if vendor in limits and tool is not None:
+            tools.add(dataclasses.replace(tool, vendor=vendor))
     from harness.scripted_jobs import scripted_handlers
     from harness.scripted_workflow import scripted_flow
     from ticketiq_pg.runtime.entries import teams_delivery
@@ -401,6 +415,7 @@ def app() -> Any:
             if os.environ.get("TICKETIQ_SCRIPT_DELIVER") else {})},
         jobs=scripted_handlers(clients),
         workflows=[scripted_flow],
+        vendor_limits=limits,
     )
 
 

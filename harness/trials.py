@@ -163,6 +163,10 @@ class Arena:
         )
         if self.flaky is not None:
             env[FLAKY_ENV] = self.flaky.env_value()
+        # LIYAGENT_KILL_VENDOR_LIMITS={"jira": {"rate": 20, ...}}: the scripted tools of those
+        # vendors take tokens of limits every process shares (issue 43's kill trials).
+        if os.environ.get("LIYAGENT_KILL_VENDOR_LIMITS"):
+            env["TICKETIQ_SCRIPT_VENDOR_LIMITS"] = os.environ["LIYAGENT_KILL_VENDOR_LIMITS"]
         env.update(self.extra_env)
         env.update(extra)
         return env

@@ -69,8 +69,8 @@ ticketiq.delegation_status(text),
 ticketiq.take_over_child(uuid, bigint, uuid, text, double precision, integer),
 ticketiq.suspend_run(uuid, bigint, text, jsonb),
 ticketiq.wake_runs(text),
-ticketiq.accept_entry(text, text, jsonb, text, text, text, boolean, boolean),
-ticketiq.claim_entries(text, double precision, integer, double precision),
+ticketiq.accept_entry(text, text, jsonb, text, text, text, boolean, boolean, integer),
+ticketiq.claim_entries(text, double precision, integer, double precision, integer),
 ticketiq.get_entry(text, text, text),
 ticketiq.get_entry_by_run(uuid),
 ticketiq.create_api_key(text, bytea, text, text[], text[]),
@@ -114,6 +114,16 @@ grant execute on function
 ticketiq.record_trace_context(text, text, text, text),
 ticketiq.run_trace_context(uuid)
 to ticketiq_app;
+
+-- Vendor limits shared by every process (schema 21).
+grant execute on function
+ticketiq.set_vendor_limit(text, double precision, integer, integer, text, text),
+ticketiq.take_vendor_token(text, uuid, bigint, text, text),
+ticketiq.give_vendor_token(uuid, text),
+ticketiq.slow_vendor(text, text, double precision),
+ticketiq.vendor_limit_figures()
+to ticketiq_app;
+grant execute on function ticketiq.vendor_limit_figures() to ticketiq_operator;
 
 -- Durable waits of workflow runs (schema 15): timers and signals.
 grant execute on function

@@ -154,6 +154,8 @@ def baseline(fn: str, arg: str, ids: dict[str, Any]) -> Any:
         "p_scopes": [], "p_step_key": "k-step", "p_seconds": 5.0, "p_sender_key": "s-1",
         "p_tool": "tickets.get", "p_arguments_digest": "0" * 64,
         "p_traceparent": "00-" + "1" * 32 + "-" + "2" * 16 + "-01", "p_after": 0,
+        "p_vendor": "jira", "p_rate": 1.0, "p_burst": 1, "p_concurrency": None, "p_per": "all",
+        "p_set_by": "app", "p_priority": 0, "p_owner_limit": None,
     }
     return common[arg]
 

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
         Tool,
         ToolCall,
         Tools,
+        VendorLimit,
         Verdict,
     )
     from ticketiq_pg.config import Settings, new_seal_key, parse_seal_keys
@@ -88,7 +89,7 @@ __all__ = [
     "Workflow", "WorkflowContext", "WorkflowNext",
     # the model and its tools
     "Model", "ModelStep", "ToolCall", "StepRequest", "Tool", "Tools", "CallContext",
-    "ReadBack", "CLASSIFICATIONS",
+    "ReadBack", "CLASSIFICATIONS", "VendorLimit",
     # provider adapters (the SDKs are extras: openai, anthropic)
     "OpenAIChatModel", "AnthropicModel", "ModelSettings", "ToolNames",
     # gates and answers
@@ -124,6 +125,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "OpenAIChatModel": ("ticketiq_pg.adapters.openai_chat", "OpenAIChatModel"),
     "ToolNames": ("ticketiq_pg.adapters.names", "ToolNames"),
     "CLASSIFICATIONS": ("ticketiq_pg.agent", "CLASSIFICATIONS"),
+    "VendorLimit": ("ticketiq_pg.agent", "VendorLimit"),
     "AllowAll": ("ticketiq_pg.agent", "AllowAll"),
     "AnswerDelivery": ("ticketiq_pg.agent", "AnswerDelivery"),
     "CallContext": ("ticketiq_pg.agent", "CallContext"),

@@ -27,6 +27,9 @@ round, makes a planned ``patronictl switchover`` (judged: Patroni promoted anoth
 every round, the switchover handed no run over); ``LIYAGENT_KILL_POOLER=session|transaction``
 puts a real PgBouncer between the app processes and the database (judged: no prepared
 statement or session state error in any log).  ``detected_by`` is in every report.
+``LIYAGENT_KILL_VENDOR_LIMITS`` (JSON, as ``TICKETIQ_SCRIPT_VENDOR_LIMITS``) puts the
+scripted tools of those vendors under limits every process shares, so calls wait for
+tokens when the victim dies (issue 43).
 ``LIYAGENT_KILL_MODE=watch`` (behind the edge, which it turns on) SIGKILLs the victim
 while SSE clients watch a run of it stream its text (:mod:`harness.watch_trial`: clients
 on each process's front and through the edge; judged: each client's durable events are

@@ -52,6 +52,9 @@ class RunRequest(BaseModel):
     kind: str = Field(default=RUN_KIND, min_length=1, max_length=64,
                       pattern=r"^[a-z][a-z0-9_.-]{0,63}$",
                       description="an entry kind the app registered (default: run)")
+    priority: int = Field(default=0, ge=-1000, le=1000,
+                          description="higher starts first (above 0: admins only); "
+                          "between equals, each owner's oldest before any owner's second")
 
 
 class RunStarted(BaseModel):
@@ -175,11 +178,14 @@ def runs_router(db: TicketIQ, kinds: dict[str, EntryKind], caller: Any,
                 "loc": ["body", "kind"], "msg": f"{body.kind!r} is not a kind POST /runs starts",
                 "type": "value_error"}])
         run_as = who.resolve_run_as(x_run_as)
+        if body.priority > 0 and not who.admin:
+            note_refusal("not_yours", f"{who.subject} asked for priority {body.priority}")
+            raise HTTPException(status_code=403, detail="a priority above 0 is for admins")
         try:
             entry = await db.entries.accept_entry(
                 body.kind, idempotency_key, body.input, owner=who.subject,
                 run_as=run_as, channel=body.kind, may_wait=kind.may_wait,
-                durable=kind.durable(crash_resume_entries),
+                durable=kind.durable(crash_resume_entries), priority=body.priority,
             )
         except InvalidPayload as exc:
             note_refusal("invalid_request", str(exc))

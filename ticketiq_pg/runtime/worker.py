@@ -198,6 +198,10 @@ class Worker:
             group_commit=s.group_commit > 0, group_size=max(2, s.group_commit),
             prepared=s.prepared_statements)
         await self.db.processes.register_process(self.process_id, socket.gethostname(), os.getpid())
+        for vendor, limit in self.app.vendor_limits.items():
+            # The app's limits; an operator's (ticketiq-pg limits set) stay over them.
+            await self.db.set_vendor_limit(vendor, limit.rate, limit.burst, limit.concurrency,
+                                           limit.per, "app")
         self.leases = LeaseKeeper(
             self.db, self.process_id, ttl=s.lease_ttl, renew_interval=s.renew_interval,
             margin=s.self_fence_margin, conninfo=s.sessions_url or s.database_url,
@@ -231,6 +235,7 @@ class Worker:
             self.db, self.runner, self.leases, self._spawn,
             crash_resume_entries=s.crash_resume_entries,
             claim_delay=s.entry_claim_delay,
+            owner_limit=s.owner_max_runs or None,
         )
         self.leases.start()
         if s.liveness_interval > 0:

@@ -60,9 +60,12 @@ from (values
     ('wake_runs', array['text']::name[]),
     (
         'accept_entry',
-        array['text', 'text', 'jsonb', 'text', 'text', 'text', 'boolean', 'boolean']::name[]
+        array['text', 'text', 'jsonb', 'text', 'text', 'text', 'boolean', 'boolean', 'integer']::name[]
     ),
-    ('claim_entries', array['text', 'double precision', 'integer', 'double precision']::name[]),
+    (
+        'claim_entries',
+        array['text', 'double precision', 'integer', 'double precision', 'integer']::name[]
+    ),
     ('get_entry', array['text', 'text', 'text']::name[]),
     ('get_entry_by_run', array['uuid']::name[]),
     ('create_api_key', array['text', 'bytea', 'text', 'text[]', 'text[]']::name[]),
