@@ -24,7 +24,9 @@ Settings: the ``TICKETIQ_*`` variables of the worker, and
 * ``TRIAGE_AGENT_MODEL``: ``function`` (default: a deterministic stand-in, Pydantic AI's
   ``FunctionModel``) or ``openai:MODEL`` (Pydantic AI's ``OpenAIChatModel``; the key from
   ``OPENAI_API_KEY``, ``OPENAI_BASE_URL`` to point it elsewhere);
-* ``TRIAGE_THINK_SECONDS``: how long the stand-in thinks per step (default 1).
+* ``TRIAGE_THINK_SECONDS``: how long the stand-in thinks per step (default 1);
+* ``TRIAGE_TOOL_SECONDS``: how long a write's answer takes to come back after the service
+  applied it (default 0: a kill then lands on a call in flight).
 """
 
 from __future__ import annotations
@@ -46,12 +48,15 @@ from ticketiq_pg.integrations.pydantic_ai import agent_app, current_call, read, 
 SERVICE_URL = os.environ.get("TRIAGE_SERVICE_URL", "http://127.0.0.1:8700")
 MODEL = os.environ.get("TRIAGE_AGENT_MODEL", "function")
 THINK_SECONDS = float(os.environ.get("TRIAGE_THINK_SECONDS", "1"))
+TOOL_SECONDS = float(os.environ.get("TRIAGE_TOOL_SECONDS", "0"))
 
 
 async def _service(method: str, path: str, **kwargs: Any) -> dict[str, Any]:
     async with httpx.AsyncClient(base_url=SERVICE_URL, timeout=10.0) as http:
         response = await http.request(method, path, **kwargs)
         response.raise_for_status()
+        if method == "POST" and TOOL_SECONDS:
+            await asyncio.sleep(TOOL_SECONDS)  # applied; the answer is still on its way
         return response.json()
 
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psycopg
 import pytest
 
 from harness.provider_sim import (
@@ -89,9 +90,10 @@ def provider(think: float) -> Any:
 
 
 def workers(db: str, service: str, sim: ProviderServer, log_dir: Path,
-            victim_env: dict[str, str] | None = None) -> list[WorkerProcess]:
+            victim_env: dict[str, str] | None = None,
+            extra: dict[str, str] | None = None) -> list[WorkerProcess]:
     env = {"TRIAGE_SERVICE_URL": service, "TRIAGE_AGENT_MODEL": "openai:gpt-4o-mini",
-           "OPENAI_BASE_URL": sim.openai_url, "OPENAI_API_KEY": "test-key"}
+           "OPENAI_BASE_URL": sim.openai_url, "OPENAI_API_KEY": "test-key", **(extra or {})}
     return [WorkerProcess("app:app", db, seal_keys=SEAL_KEYS, name=name, app_dir=HERE,
                           http=True, log_dir=log_dir, env={**env, **extra})
             for name, extra in (("victim", victim_env or {}), ("survivor", {}))]
@@ -114,24 +116,39 @@ def landed(service: str, kind: str) -> Counter[str]:
                    and r["path"].endswith(f"/{kind}") and r["effect"] == "created")
 
 
-def test_a_sigkilled_worker_asks_no_finished_step_again_and_doubles_no_write(
-        service: str, tmp_path: Path) -> None:
+def in_flight(db: str, holder: str) -> list[Any]:
+    """The runs ``holder`` holds with a write sent and not yet answered (in doubt)."""
+    with psycopg.connect(db) as conn:
+        return conn.execute(
+            "select distinct r.run_id from ticketiq.calls as c join ticketiq.runs as r "
+            "on r.run_id = c.run_id where c.state = 'in_doubt' and r.status = 'running' "
+            "and r.lease_holder = %s", (holder,)).fetchall()
+
+
+def kill_round(service: str, tmp_path: Path, *, tickets: int, think: float,
+               tool_seconds: float, mid_tool_call: bool) -> None:
+    """Two workers, ``tickets`` runs, the victim SIGKILLed mid-run (mid model step, or
+    with a write in flight); judged from the database and the services' own records."""
     with ProviderServer.start() as sim, fresh_database() as db:
-        sim.respond("openai", provider(think=1.0))
+        sim.respond("openai", provider(think=think))
         key = make_api_key(db, "triage-client")
-        victim, survivor = workers(db, service, sim, tmp_path)
+        victim, survivor = workers(db, service, sim, tmp_path,
+                                   extra={"TRIAGE_TOOL_SECONDS": str(tool_seconds)})
         with victim, survivor:
             run_of = {f"T-{n}": start((victim, survivor)[n % 2].url, key, f"T-{n}", service)
-                      for n in range(1, TICKETS + 1)}
-            # Step 1 written, step 2 being asked (1 s): the kill lands mid-run.
-            caught = wait_for("the victim to hold a run in flight",
-                              lambda: [r for r in victim.held_runs() if r["last_step"] == 1], 30)
+                      for n in range(1, tickets + 1)}
+            if mid_tool_call:  # a write sent, its answer on its way: the kill lands there
+                caught = wait_for("the victim to have a write in flight",
+                                  lambda: in_flight(db, victim.name), 30)
+            else:  # step 1 written, step 2 being asked: the kill lands mid model step
+                caught = wait_for("the victim to hold a run in flight", lambda: [
+                    r["run_id"] for r in victim.held_runs() if r["last_step"] == 1], 30)
             assert victim.kill() == -signal.SIGKILL
 
-            ended = wait_for_runs(db, TICKETS, timeout=90)
-            assert {r["status"] for r in ended} == {"completed"}, ended
+            ended = wait_for_runs(db, tickets, timeout=90)
+            assert {r["status"] for r in ended} == {"completed"}, ended  # 0 lost
             lost = {r["run_id"] for r in ended if r["loss_count"]}
-            assert {r["run_id"] for r in caught} <= lost
+            assert {uuid.UUID(str(r[0] if isinstance(r, tuple) else r)) for r in caught} <= lost
             assert Counter(r["run_id"] for r in crash_resumes(db)) == Counter(lost)
             assert survivor.stop() == 0
 
@@ -147,12 +164,34 @@ def test_a_sigkilled_worker_asks_no_finished_step_again_and_doubles_no_write(
                     assert asked[(ticket, c.step)] == 1, (ticket, c, asked)
             assert all(asked[(ticket, s)] <= 2 for s in (1, 2, 3)), asked
         assert written_before >= len(caught)
+        # The resume audit names a call made before the loss 'already_made', never 'made'
+        # (which is a call the resume itself made).
+        for resume in crash_resumes(db):
+            rows = {c.call_id: c for c in calls(db, resume["run_id"])
+                    if c.step == resume["detail"]["step"]}
+            for s in resume["detail"]["settlements"]:
+                row = rows.get(s["call_id"])
+                if row is not None and row.state == "done":
+                    made_here = row.finished_epoch == resume["epoch"]
+                    assert s["settlement"] == ("made" if made_here else "already_made"), s
         # What landed, from the service's own record: one comment per ticket, one note at
-        # most (an unclassified write in doubt is never sent again).
+        # most (an unclassified write in doubt is never sent again): 0 duplicates.
         assert landed(service, "comments") == Counter({t: 1 for t in run_of})
         assert all(n <= 1 for n in landed(service, "triage").values())
 
 
+def test_a_sigkilled_worker_asks_no_finished_step_again_and_doubles_no_write(
+        service: str, tmp_path: Path) -> None:
+    kill_round(service, tmp_path, tickets=TICKETS, think=1.0, tool_seconds=0.0,
+               mid_tool_call=False)
+
+
+def test_a_worker_sigkilled_mid_tool_call_loses_no_run_and_doubles_no_write(
+        service: str, tmp_path: Path) -> None:
+    """Ten runs over two workers; the victim is killed while a write it sent is in
+    flight (applied by the service, its answer not yet back)."""
+    kill_round(service, tmp_path, tickets=10, think=0.2, tool_seconds=1.5,
+               mid_tool_call=True)
 
 
 def test_an_unclassified_write_in_doubt_is_settled_unknown_never_sent_again(
