@@ -22,7 +22,7 @@ import pytest
 pytest.importorskip("pydantic_ai")
 
 import psycopg  # noqa: E402
-from helpers import run_example_test  # noqa: E402
+from helpers import run_app, run_example_test  # noqa: E402
 from procs import SEAL_KEYS  # noqa: E402
 from pydantic import BaseModel  # noqa: E402
 from pydantic_ai import Agent, ModelRetry, RunContext  # noqa: E402
@@ -48,8 +48,6 @@ from pydantic_ai.toolsets import (  # noqa: E402
 )
 from pydantic_ai.usage import UsageLimits  # noqa: E402
 
-from ticketiq_pg import RetryPolicy, TicketIQ  # noqa: E402
-from ticketiq_pg.config import parse_seal_keys  # noqa: E402
 from ticketiq_pg.integrations.pydantic_ai import (  # noqa: E402
     AgentModel,
     agent_app,
@@ -59,13 +57,7 @@ from ticketiq_pg.integrations.pydantic_ai import (  # noqa: E402
     read,
     write,
 )
-from ticketiq_pg.runtime.leases import LeaseKeeper  # noqa: E402
-from ticketiq_pg.runtime.runner import Runner  # noqa: E402
-from ticketiq_pg.seal import Sealer  # noqa: E402
 from ticketiq_pg.testing import calls, checkpoints  # noqa: E402
-
-START = {"owner": "alice", "run_as": "alice", "channel": "playground", "entry_point": "test"}
-FAST = RetryPolicy(attempts=2, first_delay=0.01, max_delay=0.05, timeout=5)
 
 
 def ticket_agent(model: Any, made: list[tuple[str, Any]]) -> Agent[str, str]:
@@ -92,12 +84,7 @@ def ticket_agent(model: Any, made: list[tuple[str, Any]]) -> Agent[str, str]:
 
 
 async def run(db_url: str, app: Any, input: Any) -> Any:
-    async with await TicketIQ.connect(db_url) as db:
-        leases = LeaseKeeper(db, "proc-a", ttl=30, renew_interval=5, margin=1)
-        runner = Runner(db, leases, Sealer(parse_seal_keys(SEAL_KEYS)), app.model, app.tools,
-                        model_retry=FAST, tool_retry=FAST,
-                        **({"max_steps": app.max_steps} if app.max_steps else {}))
-        return await runner.start_and_run(**START, input=input)
+    return await run_app(db_url, app, input, SEAL_KEYS)
 
 
 async def test_an_agent_on_pydantic_ais_test_model_runs_as_a_ticketiq_run(db_url: str) -> None:

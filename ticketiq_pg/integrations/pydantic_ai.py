@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextvars
 import dataclasses
 import json
 import logging
@@ -53,7 +52,7 @@ import math
 import uuid
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic_ai import Agent, ModelRetry, RunContext
@@ -90,6 +89,7 @@ from pydantic_core import ValidationError, to_jsonable_python
 from ticketiq_pg.adapters.base import default_prompt
 from ticketiq_pg.agent import CallContext, ModelStep, StepRequest, Tool, ToolCall, Tools
 from ticketiq_pg.errors import RunFailed, TransientError
+from ticketiq_pg.integrations.routes import CALL, UNCLASSIFIED, Route, current_call, read, write
 from ticketiq_pg.retries import retry_after, status_of
 from ticketiq_pg.runtime.app import App
 from ticketiq_pg.runtime.calls import warn_downgraded
@@ -99,7 +99,6 @@ __all__ = ["AgentModel", "Route", "agent_app", "agent_input", "agent_tools", "cu
 
 log = logging.getLogger(__name__)
 
-_CALL: contextvars.ContextVar[CallContext] = contextvars.ContextVar("ticketiq_call")
 # Pydantic AI's errors that trying again later may mend: tried again within the run's budget.
 _TRANSIENT = (ModelConnectionError, ModelRateLimitError, ModelRequestTimeout, ModelServerError,
               ModelUnavailableError)
@@ -116,44 +115,12 @@ _UNCARRIED_LIMITS = ("input_tokens_limit", "output_tokens_limit", "total_tokens_
                      "cost_limit")
 
 
-def current_call() -> CallContext:
-    """The ticketiq-pg call a Pydantic AI tool is running for: its ``step_key`` (the
-    idempotency key to send), ``run``, ``step``, ``resumed``.  LookupError outside a call."""
-    return _CALL.get()
-
-
 def agent_input(prompt: str | None, *, message_history: Sequence[ModelMessage] = ()
                 ) -> dict[str, Any]:
     """A run's input that gives the agent ``message_history`` as Pydantic AI's
     ``agent.run(prompt, message_history=...)`` does (JSON: a run's input is stored)."""
     return {"prompt": prompt,
             HISTORY: ModelMessagesTypeAdapter.dump_python(list(message_history), mode="json")}
-
-
-@dataclass(frozen=True)
-class Route:
-    """How a tool's call is classified and settled: ``classification`` and the
-    :class:`~ticketiq_pg.Tool` route options (``takes_key``, ``dedupe_window``,
-    ``read_back``, ``retry``)."""
-
-    classification: str
-    options: Mapping[str, Any] = field(default_factory=dict)
-
-
-def read(**options: Any) -> Route:
-    """A read: made again on resume, never marked in doubt."""
-    return Route("read", options)
-
-
-def write(**options: Any) -> Route:
-    """A write: marked in doubt before it is sent, settled by its route on resume
-    (``takes_key=True, dedupe_window=math.inf``: sent again with the same key;
-    ``read_back=``: found by its reader; neither: ``unknown``, never sent again)."""
-    return Route("write", options)
-
-
-#: A tool the app did not classify: a write with no key and no reader (the safe side).
-UNCLASSIFIED = Route("write")
 
 
 @dataclass(frozen=True)
@@ -287,7 +254,7 @@ def _invoker(bridge: _Bridge, toolset: AbstractToolset[Any], name: str) -> Any:
                          agent=bridge.agent, tool_call_id=call.call_id, tool_name=name,
                          run_step=call.step, run_id=str(call.run.run_id),
                          max_retries=_tool_retries(bridge.agent))
-        token = _CALL.set(call)
+        token = CALL.set(call)
         try:
             found = (await toolset.get_tools(ctx))[name]
             try:
@@ -299,7 +266,7 @@ def _invoker(bridge: _Bridge, toolset: AbstractToolset[Any], name: str) -> Any:
         except ModelRetry as exc:  # the tool asks the model to call again differently
             return {"error": exc.message, RETRY: True}
         finally:
-            _CALL.reset(token)
+            CALL.reset(token)
         return to_jsonable_python(result)
 
     return invoke
