@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,7 +28,7 @@ from agents import (  # noqa: E402
     WebSearchTool,
     function_tool,
 )
-from helpers import run_app  # noqa: E402
+from helpers import run_app, run_example_test  # noqa: E402
 from openai import AsyncOpenAI  # noqa: E402
 from procs import SEAL_KEYS  # noqa: E402
 
@@ -158,3 +159,12 @@ def test_what_cannot_be_carried_is_refused_with_why() -> None:
         agent_app(Agent(name="a", tools=[WebSearchTool()]))
     with pytest.raises(ValueError, match=r"routes name tools the agents do not have: \['x'\]"):
         agent_app(Agent(name="a"), routes={"x": read()})
+
+
+def test_the_examples_own_test_passes(pg_server_url: str, tmp_path: Any) -> None:
+    """``examples/openai_agents/test_agent.py`` (the SDK's chat-completions model against
+    the local OpenAI-wire server, two workers, the holder SIGKILLed with a write in flight
+    over 10 runs and mid model step over 6: none lost, no write doubled by the service's
+    own record, no finished step asked again) passes as an app author runs it."""
+    example = Path(__file__).resolve().parents[1] / "examples" / "openai_agents"
+    run_example_test(example, "test_agent.py", pg_server_url, tmp_path / "pytest", passed=2)
