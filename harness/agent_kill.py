@@ -120,12 +120,15 @@ def landed(service: str, kind: str) -> Counter[str]:
 
 
 def in_flight(db: str, holder: str) -> list[Any]:
-    """The runs ``holder`` holds with a write sent and not yet answered (in doubt)."""
+    """The runs ``holder`` holds with a write sent and not yet answered (in doubt) beside
+    one of the same step that was answered and recorded (done)."""
     with psycopg.connect(db) as conn:
         return conn.execute(
             "select distinct r.run_id from ticketiq.calls as c join ticketiq.runs as r "
             "on r.run_id = c.run_id where c.state = 'in_doubt' and r.status = 'running' "
-            "and r.lease_holder = %s", (holder,)).fetchall()
+            "and r.lease_holder = %s and exists (select 1 from ticketiq.calls as d "
+            "where d.run_id = c.run_id and d.step = c.step and d.state = 'done')",
+            (holder,)).fetchall()
 
 
 def kill_round(app_dir: Path, service: str, tmp_path: Path, *, seal_keys: str, tickets: int,
@@ -141,7 +144,7 @@ def kill_round(app_dir: Path, service: str, tmp_path: Path, *, seal_keys: str, t
         with victim, survivor:
             run_of = {f"T-{n}": start((victim, survivor)[n % 2].url, key, f"T-{n}", service)
                       for n in range(1, tickets + 1)}
-            if mid_tool_call:  # a write sent, its answer on its way: the kill lands there
+            if mid_tool_call:  # the note in flight, the comment done: the kill lands there
                 caught = wait_for("the victim to have a write in flight",
                                   lambda: in_flight(db, victim.name), 30)
             else:  # step 1 written, step 2 being asked: the kill lands mid model step
@@ -170,8 +173,15 @@ def kill_round(app_dir: Path, service: str, tmp_path: Path, *, seal_keys: str, t
             assert all(asked[(ticket, s)] <= 2 for s in (1, 2, 3)), asked
         assert written_before >= len(caught)
         # The resume audit names a call made before the loss 'already_made', never 'made'
-        # (which is a call the resume itself made).
-        for resume in crash_resumes(db):
+        # (which is a call the resume itself made): the comment of each run caught with
+        # its note in flight was made (and recorded) before the kill.
+        resumes = crash_resumes(db)
+        if mid_tool_call:
+            for run_id in {r[0] for r in caught}:
+                told = [s["settlement"] for r in resumes if r["run_id"] == run_id
+                        for s in r["detail"]["settlements"]]
+                assert "already_made" in told and "unknown" in told, (run_id, told)
+        for resume in resumes:
             rows = {c.call_id: c for c in calls(db, resume["run_id"])
                     if c.step == resume["detail"]["step"]}
             for s in resume["detail"]["settlements"]:

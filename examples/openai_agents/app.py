@@ -25,8 +25,8 @@ Settings: the ``TICKETIQ_*`` variables of the worker, and
 * ``TRIAGE_AGENT_MODEL``: ``openai:MODEL`` (default ``openai:gpt-4o-mini``: the SDK's
   ``OpenAIChatCompletionsModel``; the key from ``OPENAI_API_KEY``, ``OPENAI_BASE_URL`` to
   point it elsewhere);
-* ``TRIAGE_TOOL_SECONDS``: how long a write's answer takes to come back after the service
-  applied it (default 0).
+* ``TRIAGE_TOOL_SECONDS``: how long the triage note's answer takes to come back after the
+  service applied it (default 0), so a kill can land while it is in flight.
 """
 
 from __future__ import annotations
@@ -55,8 +55,6 @@ async def _service(method: str, path: str, **kwargs: Any) -> dict[str, Any]:
     async with httpx.AsyncClient(base_url=SERVICE_URL, timeout=10.0) as http:
         response = await http.request(method, path, **kwargs)
         response.raise_for_status()
-        if method == "POST" and TOOL_SECONDS:
-            await asyncio.sleep(TOOL_SECONDS)  # applied; the answer is still on its way
         return response.json()
 
 
@@ -82,6 +80,7 @@ async def post_comment(ticket_id: str, text: str) -> str:
 async def set_triage_note(ticket_id: str, note: str) -> str:
     """Set the ticket's triage note."""
     await _service("POST", f"/tickets/{ticket_id}/triage", json={"note": note})
+    await asyncio.sleep(TOOL_SECONDS)  # applied; its answer is still on its way
     return "noted"
 
 
