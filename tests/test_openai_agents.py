@@ -21,8 +21,12 @@ pytest.importorskip("agents")
 
 from agents import (  # noqa: E402
     Agent,
+    GuardrailFunctionOutput,
     InputGuardrail,
+    InputGuardrailTripwireTriggered,
     OpenAIChatCompletionsModel,
+    OutputGuardrail,
+    OutputGuardrailTripwireTriggered,
     RunConfig,
     Runner,
     WebSearchTool,
@@ -147,12 +151,32 @@ async def test_a_handoff_is_a_delegation_to_a_child_run(db_url: str) -> None:
         assert over.arguments["input"][0]["content"] == "T-1 wants a refund"
 
 
-def test_what_cannot_be_carried_is_refused_with_why() -> None:
-    async def never(ctx: Any, agent: Any, input: Any) -> Any:
-        raise AssertionError
+async def test_guardrails_run_in_the_step_and_a_tripwire_fails_the_run(db_url: str) -> None:
+    async def no_refunds(ctx: Any, agent: Any, input: Any) -> GuardrailFunctionOutput:
+        return GuardrailFunctionOutput(None, tripwire_triggered="refund" in json.dumps(input))
 
-    with pytest.raises(ValueError, match="guardrails"):
-        agent_app(Agent(name="a", input_guardrails=[InputGuardrail(never)]))
+    async def no_secrets(ctx: Any, agent: Any, output: Any) -> GuardrailFunctionOutput:
+        return GuardrailFunctionOutput(None, tripwire_triggered="secret" in str(output))
+
+    with ProviderServer.start() as sim:
+        sim.respond("openai", lambda request: openai_completion("The secret is 42."))
+        agent = Agent(name="triage", instructions="You triage tickets.", model=sdk_model(sim),
+                      input_guardrails=[InputGuardrail(no_refunds, run_in_parallel=False)],
+                      output_guardrails=[OutputGuardrail(no_secrets)])
+        for prompt, tripped in (("I want a refund", InputGuardrailTripwireTriggered),
+                                ("Tell me", OutputGuardrailTripwireTriggered)):
+            with pytest.raises(tripped) as plain:
+                await Runner.run(agent, prompt, run_config=PLAIN)
+            asked = len(sim.requests("openai"))
+            outcome = await run(db_url, agent_app(agent), prompt)
+            assert (outcome.status, outcome.reason) == ("failed", str(plain.value)), outcome
+            # the input guardrail tripped before the model was asked; the output one after
+            assert len(sim.requests("openai")) - asked == (
+                0 if tripped is InputGuardrailTripwireTriggered else 1)
+            assert checkpoints(db_url, outcome.run_id) == []
+
+
+def test_what_cannot_be_carried_is_refused_with_why() -> None:
     with pytest.raises(ValueError, match="tool_use_behavior"):
         agent_app(Agent(name="a", tool_use_behavior="stop_on_first_tool"))
     with pytest.raises(TypeError, match="WebSearchTool is not a function tool"):

@@ -13,9 +13,11 @@ agent it hands off to, with the conversation so far as its input, keyed by the c
 delegation key (a resume finds the same child, never a second one); the child's answer
 is the run's answer, as the agent handed off to answers the SDK's run.
 
-Refused by :func:`agent_app`, with why: guardrails (not yet run in the step), a
-``tool_use_behavior`` other than ``"run_llm_again"``, MCP servers, tools other than function
-tools, handoffs given as ``Handoff`` objects.  Streaming is not carried over yet.
+Guardrails run in the step: the starting agent's input guardrails before its first
+request, the answering agent's output guardrails on its output; a tripwire fails the run
+with the SDK's message.  Refused by :func:`agent_app`, with why: a ``tool_use_behavior``
+other than ``"run_llm_again"``, MCP servers, tools other than function tools, handoffs
+given as ``Handoff`` objects.  Streaming is not carried over yet.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import Any
 
 from agents import Agent, FunctionTool, Handoff, ModelSettings, handoff
 from agents.agent_output import AgentOutputSchema, AgentOutputSchemaBase
+from agents.exceptions import InputGuardrailTripwireTriggered, OutputGuardrailTripwireTriggered
 from agents.models.interface import Model as SdkModel
 from agents.models.interface import ModelTracing
 from agents.models.multi_provider import MultiProvider
@@ -76,9 +79,6 @@ def _agents(start: Agent[Any]) -> dict[str, Agent[Any]]:
 
 
 def _refuse_what_is_not_carried(agent: Agent[Any]) -> None:
-    if agent.input_guardrails or agent.output_guardrails:
-        raise ValueError(f"agent {agent.name} has guardrails: they are not run in a durable "
-                         "step yet; gate the run with a ticketiq-pg gate instead")
     if agent.tool_use_behavior != "run_llm_again":
         raise ValueError(f"agent {agent.name}: tool_use_behavior="
                          f"{agent.tool_use_behavior!r} ends a run on a tool's result, which a "
@@ -196,8 +196,16 @@ class AgentsModel:
         handed = _handed_off(conversation, targets)
         if handed is not None:  # the agent handed off to answered: the run's answer
             return handed
-        items += self._items(conversation[1:])
         wrapper = RunContextWrapper(context=self._bridge.context)
+        if agent is self._bridge.start and len(conversation) <= 1:
+            # The starting agent's input guardrails, on the run's input, before its first
+            # request (as run_in_parallel=False runs them): a tripwire fails the run.
+            for guardrail in agent.input_guardrails:
+                result = await guardrail.run(agent, list(items), wrapper)
+                if result.output.tripwire_triggered:
+                    raise RunFailed(str(InputGuardrailTripwireTriggered(result)),
+                                    "agent.run.guardrail_tripped")
+        items += self._items(conversation[1:])
         output = (None if agent.output_type in (None, str) else
                   agent.output_type if isinstance(agent.output_type, AgentOutputSchemaBase)
                   else AgentOutputSchema(agent.output_type))
@@ -224,8 +232,15 @@ class AgentsModel:
             return ModelStep(text, tuple(ToolCall(c.call_id, c.name, _arguments(c.arguments))
                                          for c in called),
                              usage=usage, request_id=response.response_id)
+        final: Any = text
         if output is not None:  # the SDK's own validation of a structured output
-            text = json.dumps(to_jsonable_python(output.validate_json(text)))
+            final = output.validate_json(text)
+            text = json.dumps(to_jsonable_python(final))
+        for guardrail in agent.output_guardrails:  # the answering agent's, on its output
+            checked = await guardrail.run(wrapper, agent, final)
+            if checked.output.tripwire_triggered:
+                raise RunFailed(str(OutputGuardrailTripwireTriggered(checked)),
+                                "agent.run.guardrail_tripped")
         return ModelStep(text, usage=usage, request_id=response.response_id)
 
 
