@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -475,3 +476,56 @@ async def test_6_an_unclassified_write_is_warned_about_once_at_start(
                 and name in r.getMessage()]
     assert len(at_start) == 1 and warnings == at_start, [r.getMessage() for r in warnings]
     assert "would settle as unknown" in at_start[0].getMessage()
+
+
+@pytest.mark.slow
+def test_a_refused_answer_is_a_step_a_resume_does_not_ask_again(stack: Any) -> None:
+    """Killed right after the step that holds a refused answer was written: the survivor
+    asks only the next step, told the agent's retry prompt from the checkpoint, and the
+    run ends with a valid output; the refusal's count rode in the checkpoint."""
+    from procs import KILLED, spawn_cli_worker
+
+    from harness.provider_sim import ProviderServer, Recorded, Reply, openai_completion
+
+    def script(request: Recorded) -> Reply:
+        asked = sum(1 for m in request.body["messages"] if m["role"] == "assistant")
+        score: Any = "very high" if asked == 0 else 9
+        return openai_completion(None, [(f"call_{asked}", "final_result",
+                                         {"label": "bug", "score": score})])
+
+    fast = {"TICKETIQ_LEASE_TTL": "2", "TICKETIQ_RENEW_INTERVAL": "0.4",
+            "TICKETIQ_SELF_FENCE_MARGIN": "0.3", "TICKETIQ_SWEEP_INTERVAL": "0.5",
+            "TICKETIQ_POLL_INTERVAL": "0.2"}
+    tests = str(Path(__file__).resolve().parent)
+    with ProviderServer.start() as sim:
+        sim.respond("openai", script)
+        env = {**fast, "VERDICT_BASE_URL": sim.openai_url}
+        sender = f"verdict-{uuid.uuid4().hex[:8]}"
+        stack.query("select * from ticketiq.accept_entry('webhook', %s, %s::jsonb, 'alice', "
+                    "'alice', 'webhook')", sender, '{"ticket_id": "T-1"}')
+        victim = spawn_cli_worker(stack, "victim", "--app-dir", tests,
+                                  app="pydantic_verdict_app:app",
+                                  TICKETIQ_FAULTS="after_checkpoint@1", **env)
+        assert victim.wait(60) == KILLED, victim.stderr_text()
+        ((body,),) = stack.query("select body from ticketiq.checkpoints where step = 1")
+        assert body["calls"] == [] and body["counters"]["refused_answers"] == 1
+        survivor = spawn_cli_worker(stack, "survivor", "--app-dir", tests,
+                                    app="pydantic_verdict_app:app",
+                                    **{**env, "TICKETIQ_LEASE_TTL": "8",
+                                       "TICKETIQ_RENEW_INTERVAL": "1",
+                                       "TICKETIQ_SELF_FENCE_MARGIN": "1"})
+        deadline = time.monotonic() + 60
+        while not (done := stack.query(
+                "select state, outcome from ticketiq.entries where sender_id = %s "
+                "and state not in ('pending', 'running')", sender)):
+            assert time.monotonic() < deadline, survivor.stderr_text()
+            time.sleep(0.1)
+        survivor.terminate()
+        ((state, outcome),) = done
+        assert state == "answered", (state, outcome)
+        assert json.loads(outcome["text"]) == {"label": "bug", "score": 9}
+        got = sim.requests("openai")
+        assert len(got) == 2  # the refused step was not asked again
+        # the survivor's request told the model why, as Pydantic AI tells it
+        told = [m for m in got[1].body["messages"] if m["role"] == "tool"]
+        assert len(told) == 1 and "score" in told[0]["content"], got[1].body["messages"]
