@@ -192,3 +192,25 @@ def run_example_test(folder: Any, test_file: str, server_url: str, basetemp: Any
                           cwd=folder, env=env, capture_output=True, text=True, timeout=400)
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
     assert re.search(rf"^{passed} passed", done.stdout.splitlines()[-1]), done.stdout[-2000:]
+
+
+#: A run's start as the agent framework integrations' tests make it.
+APP_START = {"owner": "alice", "run_as": "alice", "channel": "playground", "entry_point": "test"}
+
+
+async def run_app(db_url: str, app: Any, input: Any, seal_keys: str) -> Any:
+    """Start and run one run of ``app`` (its model, tools and step limit) in this process,
+    on a :class:`Runner` with fast retries; its outcome."""
+    from ticketiq_pg import RetryPolicy
+    from ticketiq_pg.config import parse_seal_keys
+    from ticketiq_pg.runtime.leases import LeaseKeeper
+    from ticketiq_pg.runtime.runner import Runner
+    from ticketiq_pg.seal import Sealer
+
+    fast = RetryPolicy(attempts=2, first_delay=0.01, max_delay=0.05, timeout=10)
+    async with await TicketIQ.connect(db_url) as db:
+        leases = LeaseKeeper(db, "proc-a", ttl=30, renew_interval=5, margin=1)
+        runner = Runner(db, leases, Sealer(parse_seal_keys(seal_keys)), app.model, app.tools,
+                        model_retry=fast, tool_retry=fast,
+                        **({"max_steps": app.max_steps} if app.max_steps else {}))
+        return await runner.start_and_run(**APP_START, input=input)

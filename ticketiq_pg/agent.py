@@ -54,10 +54,15 @@ class ModelStep:
     #: ``output_tokens``, ``cached_tokens``...), and the provider's request id.
     usage: dict[str, int] | None = field(default=None, hash=False)
     request_id: str | None = None
+    #: A refused answer (its output did not validate): the step is checkpointed with no
+    #: calls, this JSON value rides in its message as ``refused`` for the model to read
+    #: back as it wrote it, and the model is asked again (a model that refuses its own
+    #: answers counts them: the run's ``refused_answers`` counter).
+    refused: Any = field(default=None, hash=False)
 
     @property
     def final(self) -> bool:
-        return not self.calls
+        return not self.calls and self.refused is None
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +166,10 @@ class Tool:
     #: dataclass, a TypedDict or a pydantic model (``ticketiq_pg.adapters.schema``);
     #: held as the derived dict.  None: any JSON object is accepted.
     parameters: Any = field(default=None, hash=False)
+    #: Judges the arguments instead of :attr:`parameters` (an agent framework's own
+    #: validator, e.g. Pydantic AI's lax mode): what is wrong, in one line, or None.
+    check: Callable[[dict[str, Any]], str | None] | None = field(default=None, hash=False,
+                                                                  compare=False)
 
     def __post_init__(self) -> None:
         if self.parameters is not None:
@@ -184,6 +193,8 @@ class Tool:
         conform to :attr:`parameters` (no schema: any JSON object conforms)."""
         if not isinstance(arguments, dict):
             return "arguments: expected object"
+        if self.check is not None:
+            return self.check(arguments)
         if self.parameters is None:
             return None
         from ticketiq_pg.adapters.schema import validate

@@ -24,7 +24,9 @@ Settings: the ``TICKETIQ_*`` variables of the worker, and
 * ``TRIAGE_AGENT_MODEL``: ``function`` (default: a deterministic stand-in, Pydantic AI's
   ``FunctionModel``) or ``openai:MODEL`` (Pydantic AI's ``OpenAIChatModel``; the key from
   ``OPENAI_API_KEY``, ``OPENAI_BASE_URL`` to point it elsewhere);
-* ``TRIAGE_THINK_SECONDS``: how long the stand-in thinks per step (default 1).
+* ``TRIAGE_THINK_SECONDS``: how long the stand-in thinks per step (default 1);
+* ``TRIAGE_TOOL_SECONDS``: how long the triage note's answer takes to come back after the
+  service applied it (default 0), so a kill can land while it is in flight.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from ticketiq_pg.integrations.pydantic_ai import agent_app, current_call, read, 
 SERVICE_URL = os.environ.get("TRIAGE_SERVICE_URL", "http://127.0.0.1:8700")
 MODEL = os.environ.get("TRIAGE_AGENT_MODEL", "function")
 THINK_SECONDS = float(os.environ.get("TRIAGE_THINK_SECONDS", "1"))
+TOOL_SECONDS = float(os.environ.get("TRIAGE_TOOL_SECONDS", "0"))
 
 
 async def _service(method: str, path: str, **kwargs: Any) -> dict[str, Any]:
@@ -118,6 +121,7 @@ async def post_comment(ticket_id: str, text: str) -> dict[str, Any]:
 async def set_triage_note(ticket_id: str, note: str) -> dict[str, Any]:
     """Set the ticket's triage note."""
     await _service("POST", f"/tickets/{ticket_id}/triage", json={"note": note})
+    await asyncio.sleep(TOOL_SECONDS)  # applied; its answer is still on its way
     return {"noted": True}
 
 

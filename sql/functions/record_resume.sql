@@ -14,7 +14,9 @@
 -- the step has a settlement the row says complete = true and the
 -- transcript is told.  p_settlements is a JSON array of {call_id,
 -- settlement, outcome?}; each call must belong to the last step.  A call
--- an earlier attempt already finished keeps its record unchanged; a read
+-- an earlier attempt already finished keeps its record unchanged (its
+-- settlement says 'already_made' when the lost attempt made it: not sent
+-- again, and told apart from a call this resume made); a read
 -- has no row (its settlement is in the audit row only).  Fenced
 -- (ticketiq._fence).  A settlement already recorded (a statement sent
 -- again after its commit went unseen) changes nothing; another settlement
@@ -79,7 +81,7 @@ begin
             or (v_item ->> 'settlement') is null
             or (v_item ->> 'settlement') not in (
                 'made', 'redone', 'coalesced', 'read_decision', 'resent_same_key',
-                'asked_again', 'read_back', 'unknown', 'skipped'
+                'asked_again', 'read_back', 'unknown', 'skipped', 'already_made'
             ) then
             raise exception 'each settlement must be {call_id, settlement, outcome?} with a known settlement, got %', v_item
                 using errcode = 'TQ004';

@@ -88,7 +88,7 @@ INSPECTOR_CALLS = _counter("ticketiq_inspector_calls_total",
                            "Operators' ad hoc calls (the inspector), by outcome.", "outcome")
 
 SETTLEMENTS = ("made", "redone", "coalesced", "read_decision", "resent_same_key",
-               "asked_again", "read_back", "unknown", "skipped")
+               "asked_again", "read_back", "unknown", "skipped", "already_made")
 DETECTED_BY = ("lease_lapsed", "session_ended")
 INSPECTOR_OUTCOMES = ("made", "refused", "failed", "not_applied", "read_back", "unknown")
 KNOWN_VALUES = {"losses": DETECTED_BY, "settlements": (*SETTLEMENTS, "other"),

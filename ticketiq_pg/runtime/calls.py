@@ -24,6 +24,7 @@ import asyncio
 import json
 import logging
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,6 +74,28 @@ class _Judged:
         """Made by itself, after the calls before it: held for a person, or a tool that
         must not overlap.  Child runs go together: each has its own delegation key."""
         return self.verdict.needs_approval or self.tool.serial
+
+
+#: The downgrade keys (``tool:reason``) this process has logged as a warning.
+_WARNED: set[str] = set()
+_NO_RESEND_NO_READER = "the route neither dedupes long enough to resend nor has a reader"
+
+
+def warn_downgraded(tools: Iterable[Tool]) -> list[str]:
+    """Log, once per process and tool, each changing tool whose call in doubt could only
+    settle as unknown (an app's start says it once; its calls then log at debug level).
+    The names of the tools it warned about."""
+    warned = []
+    for tool in tools:
+        key = f"{tool.name}:no_resend_no_reader"
+        if (not is_changing(tool.classification) or tool.resend_safe
+                or tool.read_back is not None or tool.subagent or key in _WARNED):
+            continue
+        _WARNED.add(key)
+        warned.append(tool.name)
+        log.warning("tool %s: a call in doubt would settle as unknown: %s",
+                    tool.name, _NO_RESEND_NO_READER)
+    return warned
 
 
 class CallExecutor:
@@ -307,15 +330,18 @@ class CallExecutor:
             key, why = f"{tool.name}:no_step_key", (
                 f"call id {call['call_id']!r} is a position, not an identity: no step key")
         elif not tool.resend_safe and tool.read_back is None and not tool.subagent:
-            key, why = f"{tool.name}:no_resend_no_reader", (
-                "the route neither dedupes long enough to resend nor has a reader")
+            key, why = f"{tool.name}:no_resend_no_reader", _NO_RESEND_NO_READER
         else:
             return
         if (state.run_id, key) in self._downgrades:
             return
         self._downgrades.add((state.run_id, key))
-        log.warning("run %s: a %s call in doubt would settle as unknown: %s",
-                    state.run_id, tool.name, why)
+        # Audited once per run; logged as a warning once per process (every run of the
+        # app says the same), then at debug level.
+        level = logging.DEBUG if key in _WARNED else logging.WARNING
+        _WARNED.add(key)
+        log.log(level, "run %s: a %s call in doubt would settle as unknown: %s",
+                state.run_id, tool.name, why)
         await self.setup.db.audit_once(state.run_id, state.epoch,
                                        "agent.run.guarantee_downgraded", key,
                                        {"tool": tool.name, "reason": why})
@@ -400,6 +426,10 @@ class CallExecutor:
             db_state = row.get("state", "pending")
             if db_state in ("done", "settled"):
                 result, how = row.get("outcome"), row.get("settlement") or "made"
+                if how == "made":
+                    # made by the lost attempt, its outcome recorded: not sent again, and
+                    # the audit must not read as if it were
+                    how = "already_made"
             elif db_state == "in_doubt":
                 marked = row.get("marked_classification") or call["classification"]
                 # keyed by its approval only if it was filed before the mark (sent so)

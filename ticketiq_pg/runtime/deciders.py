@@ -9,7 +9,10 @@ within the model's :class:`~ticketiq_pg.retries.RetryPolicy` (each failed try co
 the database, so a crash does not reset the count), and past the budget fails the run, or
 suspends it where the policy opts in (:mod:`ticketiq_pg.runtime.outage`).  An answer the
 checkpoint could not hold fails the run now; malformed arguments are counted
-(:mod:`ticketiq_pg.runtime.malformed`).
+(:mod:`ticketiq_pg.runtime.malformed`).  An answer the model refused itself
+(``ModelStep.refused``: an agent framework's output validation) is a step with no calls,
+written ahead as any step and counted in the run's ``refused_answers``; the model is then
+asked again (its own limit on refusals is its to keep).
 
 :class:`WorkflowDecider` runs the workflow's code (:mod:`ticketiq_pg.runtime.workflow_engine`)
 until it acts or ends: its action is the step's call (an ``all``: its calls), keyed by the
@@ -55,10 +58,13 @@ class Decision:
     #: What the step cost, as the provider reported it (a model step only).
     usage: dict[str, int] | None = None
     request_id: str | None = None
+    #: The model refused its own answer (``ModelStep.refused``): a step with no calls,
+    #: written ahead as any step, after which the model is asked again.
+    refused: Any = None
 
     @property
     def final(self) -> bool:
-        return not self.calls
+        return not self.calls and self.refused is None
 
     def message(self) -> dict[str, Any]:
         """The step as the run's conversation records it."""
@@ -67,6 +73,7 @@ class Decision:
             "content": self.text,
             "tool_calls": [{"call_id": c["call_id"], "tool": c["tool"],
                             "arguments": c["arguments"]} for c in self.calls],
+            **({"refused": self.refused} if self.refused is not None else {}),
         }
 
 
@@ -86,8 +93,12 @@ class ModelDecider:
 
     async def decide(self, state: RunState, step_no: int) -> Decision:
         answer = await self.ask(state, step_no)
+        if answer.refused is not None:
+            # counted in the step's own checkpoint: a resume keeps the count
+            state.counters["refused_answers"] = int(state.counters.get("refused_answers", 0)) + 1
         return Decision(calls=self.plan(state, step_no, answer), text=answer.text,
-                        usage=answer.usage, request_id=answer.request_id)
+                        usage=answer.usage, request_id=answer.request_id,
+                        refused=answer.refused)
 
     def plan(self, state: RunState, step_no: int, answer: ModelStep) -> list[dict[str, Any]]:
         """The answer's calls as the checkpoint records them: each with its step key."""
@@ -199,6 +210,8 @@ def check_answer(answer: Any) -> None:
     """Refuse a model answer the checkpoint could not hold: the run fails now, with why."""
     if not isinstance(answer, ModelStep):
         raise RunFailed(f"the model answered {type(answer).__name__}, not a ModelStep")
+    if answer.refused is not None and answer.calls:
+        raise RunFailed("the model's answer is malformed: a refused answer with calls")
     seen: set[str] = set()
     for call in answer.calls:
         call_id = getattr(call, "call_id", None)

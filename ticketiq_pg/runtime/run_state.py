@@ -18,8 +18,9 @@ __all__ = [
 ]
 
 #: Counters carried from checkpoint to checkpoint: a run's limits, a workflow's state, and
-#: how many steps in a row had malformed tool arguments (:mod:`ticketiq_pg.runtime.malformed`).
-LIMIT_COUNTERS = ("max_steps", "deadline_at", "workflow", "malformed_steps")
+#: how many steps in a row had malformed tool arguments (:mod:`ticketiq_pg.runtime.malformed`)
+#: and how many answers the model refused (``ModelStep.refused``).
+LIMIT_COUNTERS = ("max_steps", "deadline_at", "workflow", "malformed_steps", "refused_answers")
 
 UNKNOWN_OUTCOME = {
     "outcome": "unknown",
