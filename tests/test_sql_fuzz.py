@@ -154,6 +154,12 @@ def baseline(fn: str, arg: str, ids: dict[str, Any]) -> Any:
         "p_scopes": [], "p_step_key": "k-step", "p_seconds": 5.0, "p_sender_key": "s-1",
         "p_tool": "tickets.get", "p_arguments_digest": "0" * 64,
         "p_traceparent": "00-" + "1" * 32 + "-" + "2" * 16 + "-01",
+        # operating runs (schema 19): the list's filters, a fork's source and copies
+        "p_statuses": None, "p_kind": None, "p_workflow": None, "p_created_from": None,
+        "p_created_to": None, "p_ended_from": None, "p_ended_to": None, "p_failure": None,
+        "p_after_created": None, "p_after_run_id": None, "p_source_run_id": R1,
+        "p_checkpoints": [{"step": 1, "body": body(), "seal": "f1", "seal_key_id": "k"}],
+        "p_source_seal": "s1",
     }
     return common[arg]
 

@@ -7,9 +7,10 @@
 -- fire_due_timers and send_signal, and the internal _suspend they share
 -- with suspend_run; schema version 18: the internal _require_bytes, _wake
 -- with the run it may wake, record_trace_context with the owner;
--- mark_calls_in_doubt, the marks of a step's calls made at once).
+-- mark_calls_in_doubt, the marks of a step's calls made at once; schema
+-- version 19: list_runs, stop_runs, restart_run, fork_source and fork_run).
 begin;
-select plan(68);
+select plan(73);
 
 select has_schema('ticketiq');
 select functions_are(
@@ -31,7 +32,8 @@ select functions_are(
         'hold_liveness', 'release_liveness', 'watch_processes', 'record_attempt', 'audit_once',
         'get_entry_by_run', 'create_api_key', 'find_api_key', 'list_api_keys', 'revoke_api_key',
         'note_api_key_use', 'audit_inspector_call', 'record_trace_context', 'run_trace_context', 'run_losses',
-        'wait_run', 'fire_due_timers', 'send_signal', '_suspend'
+        'wait_run', 'fire_due_timers', 'send_signal', '_suspend',
+        'list_runs', 'stop_runs', 'restart_run', 'fork_source', 'fork_run'
     ],
     'ticketiq has the documented functions and no others'
 );
@@ -146,6 +148,27 @@ select has_function('ticketiq', '_wake', array['text', 'timestamp with time zone
 select function_returns('ticketiq', 'wake_runs', array['text'], 'integer');
 select has_function('ticketiq', 'record_attempt', array['uuid', 'bigint', 'integer', 'text', 'text']);
 select has_function('ticketiq', 'audit_once', array['uuid', 'bigint', 'text', 'text', 'jsonb']);
+
+select has_function(
+    'ticketiq', 'list_runs',
+    array[
+        'text', 'text[]', 'text', 'text', 'timestamp with time zone', 'timestamp with time zone',
+        'timestamp with time zone', 'timestamp with time zone', 'text', 'timestamp with time zone', 'uuid',
+        'integer'
+    ]
+);
+select has_function(
+    'ticketiq', 'stop_runs',
+    array[
+        'text', 'text', 'text', 'text[]', 'text', 'text', 'timestamp with time zone',
+        'timestamp with time zone', 'integer'
+    ]
+);
+select has_function('ticketiq', 'restart_run', array['uuid', 'text', 'text']);
+select has_function('ticketiq', 'fork_source', array['uuid', 'integer']);
+select has_function(
+    'ticketiq', 'fork_run', array['uuid', 'integer', 'uuid', 'text', 'text', 'jsonb', 'text', 'jsonb', 'text']
+);
 
 select * from finish();
 rollback;

@@ -13,7 +13,8 @@
 -- table trace_contexts; 15 (workflows) the tables
 -- workflow_timers and workflow_signals; 16 (resume_audit_lookup) only an index;
 -- 17 (one_lease_machine) only functions' signatures; 18 (owner_keys_and_limits)
--- trace_contexts.owner, an index and the columns' declared text limits.
+-- trace_contexts.owner, an index and the columns' declared text limits; 19
+-- (operating_runs) only the two keyset indexes of list_runs.
 begin;
 select plan(29);
 
@@ -31,15 +32,15 @@ select views_are(
         'runs_in_flight', 'calls_in_doubt', 'resume_audit', 'approvals_waiting', 'entries_open', 'jobs_open'
     ]
 );
-select is(ticketiq.schema_version(), 18, 'schema_version() is 18');
+select is(ticketiq.schema_version(), 19, 'schema_version() is 19');
 select results_eq(
     $$select m.version, m.name from ticketiq.schema_migrations as m order by m.version$$,
     $$values (1, 'core'::text), (2, 'approvals_delegation'), (3, 'entry_points'), (4, 'jobs'), (5, 'fast_steps'),
         (6, 'liveness'), (7, 'group_commit'), (8, 'lean_steps'), (9, 'failures'), (10, 'hardening'),
         (11, 'front_auth'), (12, 'chained_seals'), (13, 'front_owners'), (14, 'trace_context'),
         (15, 'workflows'), (16, 'resume_audit_lookup'), (17, 'one_lease_machine'),
-        (18, 'owner_keys_and_limits')$$,
-    'migrations 1 to 18 are recorded'
+        (18, 'owner_keys_and_limits'), (19, 'operating_runs')$$,
+    'migrations 1 to 19 are recorded'
 );
 select is(
     (select c.reloptions from pg_catalog.pg_class as c where c.oid = 'ticketiq.runs'::regclass),
