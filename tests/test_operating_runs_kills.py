@@ -125,3 +125,58 @@ def test_a_restarted_and_a_forked_run_killed_in_flight_finish_once(
         survivor = stack.run("--exit-after", str(left), timeout=120)
         assert survivor.popen.returncode == 0, survivor.stderr
     judge(stack, source, fork, restarted)
+
+
+def serve_until_ended(stack: Stack, *run_ids: str, timeout: float = 90.0) -> None:
+    """A worker serving until the runs ended (a workflow's sleep suspends it on the way),
+    then told to stop (SIGTERM)."""
+    worker = stack.spawn()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ((left,),) = stack.query("select count(*) from ticketiq.runs where run_id = any(%s::uuid[])"
+                                 " and finished_at is null", list(run_ids))
+        if not left:
+            break
+        time.sleep(0.2)
+    worker.signal(signal.SIGTERM)
+    assert worker.wait(60) == 0, worker.stderr
+    assert not left, f"{left} of {run_ids} not ended in {timeout}s"
+
+
+@pytest.mark.parametrize("kill", ["after_mark@2", "after_call@3"])
+def test_a_forked_workflow_run_killed_in_flight_acts_once_under_its_own_keys(
+        stack: Stack, kill: str) -> None:
+    """A workflow's fork: its step's action and every later one keyed by the fork's run
+    id (workflow step keys are the run id's), the source's actions before it history."""
+    flow = '{"loops": 2, "sleep": 0.2}'
+    starter = stack.spawn("--start", "1", "--seed", "31", "--workflow", flow)
+    source = starter.read_event("started")["run_id"]
+    starter.signal(signal.SIGTERM)
+    assert starter.wait(60) == 0, starter.stderr
+    serve_until_ended(stack, source)
+
+    async def act() -> str:
+        db = await TicketIQ.connect(stack.db_url, min_size=1, max_size=1)
+        try:
+            forked = await fork_run(db, Sealer(parse_seal_keys(SEAL_KEYS)), uuid.UUID(source),
+                                    FORK_STEP, "alice", reason="open it again")
+            return str(forked["run_id"])
+        finally:
+            await db.close()
+
+    fork = asyncio.run(act())
+    victim = stack.spawn(faults=kill)
+    assert victim.wait(60) == KILLED, (kill, victim.stderr, victim.events)
+    stack.sweep_as_if_later()
+    serve_until_ended(stack, fork)
+    ((status, answer),) = stack.query("select r.status::text, a.body from ticketiq.runs as r"
+                                      " join ticketiq.answers as a using (run_id)"
+                                      " where r.run_id = %s", fork)
+    assert status == "completed" and answer["output"]["loops"] == 2, answer
+    assert stack.duplicates() == {}, stack.duplicates()
+    writes = stack.writes()
+    mine = [w for w in writes if w["run_id"] == fork]
+    theirs = [w for w in writes if w["run_id"] == source]
+    assert {w["vendor"] for w in mine} >= {"incidentio", "jira"}, mine
+    assert min(w["step"] for w in mine) >= FORK_STEP
+    assert not {w["key"] for w in mine if w["key"]} & {w["key"] for w in theirs if w["key"]}
