@@ -107,7 +107,7 @@ def judge(stack: Stack, source: str, fork: str, restarted: str) -> None:
 @pytest.mark.parametrize("kill", KILLS)
 def test_a_restarted_and_a_forked_run_killed_in_flight_finish_once(
         stack: Stack, kill: str) -> None:
-    source, fork, restarted, _ = prepare(stack)
+    source, fork, restarted, in_doubt = prepare(stack)
     if kill.startswith("random"):
         victim = stack.spawn()
         victim.read_event("ready")
@@ -125,6 +125,10 @@ def test_a_restarted_and_a_forked_run_killed_in_flight_finish_once(
         survivor = stack.run("--exit-after", str(left), timeout=120)
         assert survivor.popen.returncode == 0, survivor.stderr
     judge(stack, source, fork, restarted)
+    # The write the failed run left in doubt: settled by its rule (a keyed write its vendor
+    # dedupes: sent again with the same key), never sent under a new one.
+    assert stack.query("select settlement from ticketiq.calls where run_id = %s and"
+                       " step_key = %s", restarted, in_doubt) == [("resent_same_key",)]
 
 
 def serve_until_ended(stack: Stack, *run_ids: str, timeout: float = 90.0) -> None:
