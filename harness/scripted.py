@@ -54,6 +54,7 @@ from ticketiq_pg.agent import (
     Tool,
     ToolCall,
     Tools,
+    VendorLimit,
 )
 from ticketiq_pg.agent import Verdict as Verdict
 from ticketiq_pg.config import Settings
@@ -93,21 +94,40 @@ class ScriptedModel:
         steps = int(spec.get("steps", 3))
         plan = spec.get("plan", "mixed")
         delay = float(spec.get("model_delay", 0.0))
+        #: Words of text added to each step's (a stream of some length to watch).
+        words = "".join(f" w{i}" for i in range(int(spec.get("words", 0))))
         if self.flaky is not None:
             await self.flaky.model_fault(seed, request.run_id, request.step)
+        streaming = request.on_text is not None
         if delay:
-            await asyncio.sleep(delay)
+            # A streaming model spends the second half of its time on its text.
+            await asyncio.sleep(delay / 2 if streaming else delay)
         if request.step >= steps:
             digest = results_digest(request.conversation)
-            text = f"answer seed={seed} digest={digest}"
+            text = f"answer seed={seed} digest={digest}{words}"
             if spec.get("mark_answer"):
                 text = mark(text, request.run_id, request.step, ANSWER_CALL)
+            await stream_text(request, text, delay / 2)
             return ModelStep(text=text)
         rng = random.Random(f"{seed}:{request.step}")
+        text = f"step {request.step}{words}"
+        await stream_text(request, text, delay / 2)
         return ModelStep(
-            text=f"step {request.step}", calls=tuple(positional(plan_calls(plan, rng, seed,
-                                                                           request.step)))
+            text=text, calls=tuple(positional(plan_calls(plan, rng, seed, request.step)))
         )
+
+
+async def stream_text(request: StepRequest, text: str, seconds: float) -> None:
+    """Hand ``text`` to ``request.on_text`` a word at a time over ``seconds`` (as a
+    provider's stream would); nothing when nobody listens."""
+    if request.on_text is None:
+        return
+    pieces = [word + " " for word in text.split(" ")]
+    pieces[-1] = pieces[-1][:-1]
+    for piece in pieces:
+        if seconds > 0:
+            await asyncio.sleep(seconds / len(pieces))
+        request.on_text(piece)
 
 
 def script_of(request: Any) -> dict[str, Any]:
@@ -343,6 +363,10 @@ class FileGates:
         return verdict
 
 
+#: The vendor service each scripted tool's name prefix goes to.
+VENDOR_OF_TOOL = {"jira": "jira", "incident": "incidentio", "teams": "teams"}
+
+
 def app() -> Any:
     """The scripted App, configured from TICKETIQ_VENDOR_URL, _MODEL_LOG, _GATES_FILE, _FLAKY."""
     from ticketiq_pg.runtime.app import App
@@ -359,6 +383,15 @@ def app() -> Any:
         tool = tools.get(name.strip())
         if tool is not None:
             tools.add(dataclasses.replace(tool, classification=classification.strip()))
+    # TICKETIQ_SCRIPT_VENDOR_LIMITS={"jira": {"rate": 10, "burst": 10}}: the tools of those
+    # vendors take a token of a limit every process shares (ticketiq_pg.VendorLimit).
+    limits = {vendor: VendorLimit(**spec) for vendor, spec in json.loads(
+        os.environ.get("TICKETIQ_SCRIPT_VENDOR_LIMITS") or "{}").items()}
+    for name in tools.names():
+        vendor = VENDOR_OF_TOOL.get(name.split(".", 1)[0])
+        tool = tools.get(name)
+        if vendor in limits and tool is not None:
+            tools.add(dataclasses.replace(tool, vendor=vendor))
     from harness.scripted_jobs import scripted_handlers
     from harness.scripted_workflow import scripted_flow
     from ticketiq_pg.runtime.entries import teams_delivery
@@ -375,6 +408,7 @@ def app() -> Any:
             if os.environ.get("TICKETIQ_SCRIPT_DELIVER") else {})},
         jobs=scripted_handlers(clients),
         workflows=[scripted_flow],
+        vendor_limits=limits,
     )
 
 

@@ -8,7 +8,10 @@ a reader: read back, never resent) and a durable sleep, optionally waits for the
 it saw.  Its input::
 
     {"seed": 7, "loops": 2, "sleep": 0.5, "think": 0.0, "signal": false,
-     "signal_timeout": null, "child": false}
+     "signal_timeout": null, "child": false, "fan": 0}
+
+``fan`` (N > 0) makes the delegation step an ``all``: a read, a keyed write and N child
+agent runs at once.
 
 ``think`` is the seconds of plain code before each call (the run holds its lease
 meanwhile), so a kill trial catches it running as well as sleeping.
@@ -85,10 +88,19 @@ def await_go(ctx: WorkflowContext) -> WorkflowNext:
 
 @scripted_flow.step()
 def delegate(ctx: WorkflowContext) -> WorkflowNext:
-    if not _spec(ctx).get("child"):
+    fan = int(_spec(ctx).get("fan", 0))
+    if not _spec(ctx).get("child") and not fan:
         return ctx.goto("finish")
     child = {"seed": int(_spec(ctx).get("seed", 1)), "steps": 2, "plan": "mixed",
              "model_delay": float(_spec(ctx).get("child_delay", 0.0))}
+    if fan:
+        # At once: a read, a keyed write, and ``fan`` child agent runs.
+        issue = _issue(ctx)
+        return ctx.all(ctx.call("jira.get_issue", {"issue_key": issue}),
+                       ctx.call("incident.create", {"name": f"fan-out {issue}",
+                                                    "summary": "opened at once"}),
+                       *(ctx.agent({**child, "seed": child["seed"] + i}) for i in range(fan)),
+                       then="finish")
     return ctx.agent(child, then="finish")
 
 
@@ -96,7 +108,11 @@ def delegate(ctx: WorkflowContext) -> WorkflowNext:
 def finish(ctx: WorkflowContext) -> WorkflowNext:
     signal = ctx.results.get("await_go")
     child = ctx.results.get("delegate")
+    fanned = child if isinstance(child, list) else None
     return ctx.end({"issue": _issue(ctx), "loops": ctx.vars["loop"],
                     "incident": (ctx.results.get("open_incident") or {}).get("status"),
-                    "signal": signal, "child": child and child.get("status"),
+                    "signal": signal,
+                    "child": child.get("status") if isinstance(child, dict) else None,
+                    "fan": [r.get("status", "made") if isinstance(r, dict) else r
+                            for r in fanned] if fanned is not None else None,
                     "steps_executed": ctx.steps_executed})

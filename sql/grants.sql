@@ -69,8 +69,8 @@ ticketiq.delegation_status(text),
 ticketiq.take_over_child(uuid, bigint, uuid, text, double precision, integer),
 ticketiq.suspend_run(uuid, bigint, text, jsonb),
 ticketiq.wake_runs(text),
-ticketiq.accept_entry(text, text, jsonb, text, text, text, boolean, boolean),
-ticketiq.claim_entries(text, double precision, integer, double precision),
+ticketiq.accept_entry(text, text, jsonb, text, text, text, boolean, boolean, integer),
+ticketiq.claim_entries(text, double precision, integer, double precision, integer),
 ticketiq.get_entry(text, text, text),
 ticketiq.get_entry_by_run(uuid),
 ticketiq.create_api_key(text, bytea, text, text[], text[]),
@@ -84,6 +84,7 @@ ticketiq.fire_due_crons(boolean, integer),
 ticketiq.mark_delivery(uuid, bigint),
 ticketiq.get_run(uuid),
 ticketiq.run_transcript(uuid),
+ticketiq.run_events_after(uuid, bigint, integer),
 ticketiq.enqueue_job(text, jsonb, boolean, text),
 ticketiq.claim_job(text, double precision, text[]),
 ticketiq.checkpoint_job(uuid, bigint, jsonb),
@@ -114,6 +115,16 @@ ticketiq.record_trace_context(text, text, text, text),
 ticketiq.run_trace_context(uuid)
 to ticketiq_app;
 
+-- Vendor limits shared by every process (schema 21).
+grant execute on function
+ticketiq.set_vendor_limit(text, double precision, integer, integer, text, text),
+ticketiq.take_vendor_token(text, uuid, bigint, text, text),
+ticketiq.give_vendor_token(uuid, text),
+ticketiq.slow_vendor(text, text, double precision),
+ticketiq.vendor_limit_figures()
+to ticketiq_app;
+grant execute on function ticketiq.vendor_limit_figures() to ticketiq_operator;
+
 -- Durable waits of workflow runs (schema 15): timers and signals.
 grant execute on function
 ticketiq.wait_run(uuid, bigint, text, text, double precision, jsonb),
@@ -121,7 +132,7 @@ ticketiq.fire_due_timers(integer),
 ticketiq.send_signal(uuid, text, jsonb, text, text)
 to ticketiq_app;
 
--- Operating runs (schema 19): the list, a Stop by filter, a restart, a fork from a step.
+-- Operating runs (schema 23): the list, a Stop by filter, a restart, a fork from a step.
 grant execute on function
 ticketiq.list_runs(
     text, text[], text, text, timestamptz, timestamptz, timestamptz, timestamptz, text, timestamptz, uuid,
@@ -137,7 +148,8 @@ grant execute on function
 ticketiq.now(),
 ticketiq.schema_version(),
 ticketiq.get_run(uuid),
-ticketiq.run_transcript(uuid)
+ticketiq.run_transcript(uuid),
+ticketiq.run_events_after(uuid, bigint, integer)
 to ticketiq_operator;
 
 grant select on

@@ -3,15 +3,25 @@
 ``ticketiq-pg worker --app-dir tests --app adapter_app:app`` with
 ``ADAPTER_PROVIDER`` (``openai`` or ``anthropic``) and ``ADAPTER_BASE_URL`` (the local
 server's URL for that SDK).  Its tools are reads that answer from their arguments, so the
-run needs nothing but the database and the provider.
+run needs nothing but the database and the provider.  ``ADAPTER_STREAM=1``: every step is
+asked as when someone follows the run's events (``on_text`` set), so streamed.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import Annotated, Any
 
-from ticketiq_pg import AnthropicModel, App, CallContext, OpenAIChatModel, Tools
+from ticketiq_pg import (
+    AnthropicModel,
+    App,
+    CallContext,
+    ModelStep,
+    OpenAIChatModel,
+    StepRequest,
+    Tools,
+)
 
 PROVIDER = os.environ.get("ADAPTER_PROVIDER", "openai")
 BASE_URL = os.environ.get("ADAPTER_BASE_URL", "http://127.0.0.1:9/v1")
@@ -40,8 +50,19 @@ def make_model() -> OpenAIChatModel | AnthropicModel:
     return OpenAIChatModel("gpt-4o-mini", temperature=0, **options)
 
 
+class Streamed:
+    """The adapter with every step asked with ``on_text`` (the pieces are dropped)."""
+
+    def __init__(self, model: OpenAIChatModel | AnthropicModel) -> None:
+        self.model = model
+
+    async def step(self, request: StepRequest) -> ModelStep:
+        return await self.model.step(dataclasses.replace(request, on_text=lambda piece: None))
+
+
 model = make_model()
-app = App(model=model, tools=tools)
+app = App(model=Streamed(model) if os.environ.get("ADAPTER_STREAM") == "1" else model,
+          tools=tools)
 
 
 @app.shutdown

@@ -80,6 +80,17 @@ class Provider:
                                             t["function"]["parameters"]) for t in body["tools"]}
         return {t["name"]: (t.get("description"), t["input_schema"]) for t in body["tools"]}
 
+    def error_event(self, kind: str) -> dict[str, Any]:
+        """The body of an error event in a stream (the provider's error body)."""
+        if self.name == "openai":
+            return {"error": {"message": f"simulated {kind}", "type": kind, "param": None,
+                              "code": None}}
+        return {"type": "error", "error": {"type": kind, "message": f"simulated {kind}"}}
+
+    def server_side_error(self) -> str:
+        """The error type of a failure on the provider's side, mid-stream."""
+        return "server_error" if self.name == "openai" else "overloaded_error"
+
     def system(self, body: dict[str, Any]) -> str | None:
         if self.name == "openai":
             first = body["messages"][0]

@@ -6,6 +6,8 @@ request, answers 400 to one that breaks the provider's documented rules, and ans
 the rest from its script.  Judged from the requests it recorded (fields, roles, tool
 definitions, results linked to calls by id) and the ``ModelStep``\\ s the adapters made.
 No database, no network; the runs with a runner and a kill are in test_adapter_runs.py.
+A step asked with ``on_text`` (someone listens to the run's events) is streamed: the
+same cases run both ways where the answer must not differ.
 """
 
 from __future__ import annotations
@@ -13,16 +15,23 @@ from __future__ import annotations
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 from provider_cases import ANTHROPIC, IDS, OPENAI, PROVIDERS, Provider
 
-from harness.provider_sim import ProviderServer, Reply
+from harness.provider_sim import (
+    ProviderServer,
+    Reply,
+    anthropic_events,
+    openai_chunks,
+    text_pieces,
+)
 from harness.provider_sim.checks import check_chat_request, check_messages_request
 from ticketiq_pg import CallContext, ModelStep, StepRequest, ToolCall, Tools
 from ticketiq_pg.agent import assistant_message, tool_message, user_message
+from ticketiq_pg.errors import TransientError
 from ticketiq_pg.retries import is_transient, retry_after
 
 INPUT = {"ticket_id": "T-1", "event": "created"}
@@ -48,8 +57,22 @@ def sim() -> Iterator[ProviderServer]:
         yield server
 
 
-def request(step: int, conversation: list[dict[str, Any]], input: Any = INPUT) -> StepRequest:
-    return StepRequest(uuid.UUID(int=7), step, conversation, input)
+def request(step: int, conversation: list[dict[str, Any]], input: Any = INPUT,
+            on_text: Callable[[str], None] | None = None) -> StepRequest:
+    return StepRequest(uuid.UUID(int=7), step, conversation, input, on_text=on_text)
+
+
+#: A step asked plainly, and asked with someone listening (streamed).
+WAYS = [False, True]
+WAY_IDS = ["plain", "streamed"]
+
+
+def asked_as(sent: Any, streamed: bool, p: Provider) -> None:
+    """The request was a stream exactly when someone listened."""
+    assert sent.body.get("stream") is (True if streamed else None)
+    if p is OPENAI:
+        assert sent.body.get("stream_options") == ({"include_usage": True} if streamed
+                                                   else None)
 
 
 @pytest.mark.parametrize("p", PROVIDERS, ids=IDS)
@@ -168,6 +191,7 @@ async def test_a_call_left_without_a_result_is_answered_as_an_error(
 # -- errors: the SDKs' own, let through for the runner to judge ------------------------
 
 
+@pytest.mark.parametrize("streamed", WAYS, ids=WAY_IDS)
 @pytest.mark.parametrize("p", PROVIDERS, ids=IDS)
 @pytest.mark.parametrize(("status", "name", "transient"), [
     (429, "RateLimitError", True), (500, "InternalServerError", True),
@@ -177,35 +201,45 @@ async def test_a_call_left_without_a_result_is_answered_as_an_error(
 ])
 async def test_sdk_errors_pass_through_and_the_runner_judges_them(
     sim: ProviderServer, p: Provider, status: int, name: str, transient: bool,
+    streamed: bool,
 ) -> None:
+    """Streamed, the provider refuses before any event, with the same status."""
     model = p.make(sim)
     sim.script(p.name, p.error(status, retry_after=1.5 if status == 429 else None))
+    pieces: list[str] = []
     with pytest.raises(Exception) as raised:
-        await model.step(request(1, [user_message("x")]))
+        await model.step(request(1, [user_message("x")],
+                                 on_text=pieces.append if streamed else None))
     error = raised.value
     assert name in {k.__name__ for k in type(error).__mro__}
     assert type(error).__module__.split(".")[0] == p.name  # the SDK's own class
     assert getattr(error, "status_code", None) == status
     assert is_transient(error) is transient
     assert retry_after(error) == (1.5 if status == 429 else None)
-    assert len(sim.requests(p.name)) == 1  # the SDK did not retry (max_retries=0)
+    (sent,) = sim.requests(p.name)  # the SDK did not retry (max_retries=0)
+    asked_as(sent, streamed, p)
+    assert pieces == []
 
 
+@pytest.mark.parametrize("streamed", WAYS, ids=WAY_IDS)
 @pytest.mark.parametrize("p", PROVIDERS, ids=IDS)
 async def test_a_timeout_and_a_dropped_connection_are_transient(
-    sim: ProviderServer, p: Provider,
+    sim: ProviderServer, p: Provider, streamed: bool,
 ) -> None:
     model = p.make(sim, timeout=0.3)
     sim.script(p.name, Reply(200, {}, delay=1.0), Reply(drop=True))
+    on_text = [].append if streamed else None
     began = time.monotonic()
     with pytest.raises(Exception) as timed_out:
-        await model.step(request(1, [user_message("x")]))
+        await model.step(request(1, [user_message("x")], on_text=on_text))
     assert time.monotonic() - began < 0.9
     assert type(timed_out.value).__name__ == "APITimeoutError"
     with pytest.raises(Exception) as dropped:
-        await model.step(request(1, [user_message("x")]))
+        await model.step(request(1, [user_message("x")], on_text=on_text))
     assert "APIConnectionError" in {k.__name__ for k in type(dropped.value).__mro__}
     assert is_transient(timed_out.value) and is_transient(dropped.value)
+    for sent in sim.requests(p.name):
+        asked_as(sent, streamed, p)
     assert len(sim.requests(p.name)) == 2
 
 
@@ -235,9 +269,10 @@ async def test_without_its_sdk_an_adapter_names_the_extra(
         await model.step(request(1, [user_message("x")]))
 
 
+@pytest.mark.parametrize("streamed", WAYS, ids=WAY_IDS)
 @pytest.mark.parametrize("p", PROVIDERS, ids=IDS)
 async def test_arguments_that_are_not_an_object_are_given_as_malformed_not_raised(
-    sim: ProviderServer, p: Provider,
+    sim: ProviderServer, p: Provider, streamed: bool,
 ) -> None:
     """The step is not asked again: the call comes with empty arguments and the reason,
     which the runner tells the model (tests/test_model_errors.py runs it)."""
@@ -251,10 +286,176 @@ async def test_arguments_that_are_not_an_object_are_given_as_malformed_not_raise
         bad.body["content"][0]["input"] = ["T-1"]
         why = "a JSON array, not an object"
     sim.script(p.name, bad)
-    step = await model.step(request(1, [user_message("x")]))
+    step = await model.step(request(1, [user_message("x")],
+                                    on_text=[].append if streamed else None))
     ((call,),) = [step.calls]
     assert (call.call_id, call.tool, call.arguments) == (call_id, "tickets.get", {})
     assert call.malformed is not None and why in call.malformed
+    (sent,) = sim.requests(p.name)
+    asked_as(sent, streamed, p)
+    assert sent.streamed is streamed
+
+
+# -- streaming: the text as it comes, the same step at the end -----------------------
+
+
+#: Usage with every count each provider reports (the stream carries it elsewhere).
+FULL_USAGE = {"openai": {"prompt_tokens": 120, "completion_tokens": 30, "cached_tokens": 64,
+                         "reasoning_tokens": 5},
+              "anthropic": {"input_tokens": 120, "output_tokens": 30, "cache_read": 64,
+                            "cache_creation": 8}}
+
+
+@pytest.mark.parametrize("p", PROVIDERS, ids=IDS)
+async def test_a_streamed_step_hands_its_text_in_pieces_and_equals_the_whole_answer(
+    sim: ProviderServer, p: Provider,
+) -> None:
+    model = p.make(sim, tools=tools, system="You triage tickets.")
+    calls = [(p.call_id(), "jira_get_issue", {"key": "OPS-7", "fields": ["summary"]}),
+             (p.call_id(), "tickets_get", {"ticket_id": "T-1"})]
+    text = "Reading the issue and the ticket before I triage it."
+    whole, streamed_reply = (p.answer(text, calls, **FULL_USAGE[p.name]) for _ in range(2))
+    sim.script(p.name, whole, streamed_reply)
+    plain = await model.step(request(1, [user_message(INPUT)]))
+    pieces: list[str] = []
+    streamed = await model.step(request(1, [user_message(INPUT)], on_text=pieces.append))
+
+    assert len(pieces) == len(text_pieces(text)) > 1
+    assert "".join(pieces) == streamed.text == plain.text == text
+    assert streamed.calls == plain.calls == (
+        ToolCall(calls[0][0], "jira.get_issue", {"key": "OPS-7", "fields": ["summary"]}),
+        ToolCall(calls[1][0], "tickets.get", {"ticket_id": "T-1"}))
+    assert streamed.usage == plain.usage and plain.usage is not None
+    assert len(plain.usage) == (5 if p is OPENAI else 4)  # every count, none lost
+    header = p.request_id_header
+    assert (plain.request_id, streamed.request_id) == (whole.headers[header],
+                                                       streamed_reply.headers[header])
+    one, two = sim.requests(p.name)
+    assert (one.problems, two.problems) == ([], [])
+    assert (one.streamed, two.streamed) == (False, True)
+    asked_as(one, False, p)
+    asked_as(two, True, p)
+    # nothing else differs in what was asked
+    assert {k: v for k, v in two.body.items() if k not in ("stream", "stream_options")} \
+        == one.body
+
+
+@pytest.mark.parametrize("p", PROVIDERS, ids=IDS)
+async def test_a_stream_cut_mid_way_raises_a_transient_error_after_its_first_pieces(
+    sim: ProviderServer, p: Provider,
+) -> None:
+    """The pieces handed before the cut are the stream's first: handed as they came, not
+    at the end (the end never came)."""
+    model = p.make(sim)
+    text = "one two three four five six"
+    cut = p.answer(text)
+    cut.cut_after = 4
+    sim.script(p.name, cut)
+    pieces: list[str] = []
+    with pytest.raises(Exception) as raised:
+        await model.step(request(1, [user_message("x")], on_text=pieces.append))
+    error = raised.value
+    assert "APIConnectionError" in {k.__name__ for k in type(error).__mro__}
+    assert type(error).__module__.split(".")[0] == p.name  # the SDK's own class
+    assert is_transient(error)
+    assert 0 < len(pieces) < len(text_pieces(text))
+    assert text.startswith("".join(pieces))
+    (sent,) = sim.requests(p.name)
+    assert (sent.streamed, sent.events) == (True, 4)
+
+
+@pytest.mark.parametrize("p", PROVIDERS, ids=IDS)
+async def test_the_text_is_handed_while_the_rest_of_the_stream_is_still_to_come(
+    sim: ProviderServer, p: Provider,
+) -> None:
+    """The server holds the stream right after its first text event until the first
+    piece is handed: an adapter that waited for the end would get it only when the hold
+    lapsed (30 s), with every event sent."""
+    model = p.make(sim, timeout=60)
+    reply = p.answer("one two three four")
+    reply.hold_after = 2 if p is OPENAI else 4  # the events up to the first text delta
+    sim.script(p.name, reply)
+    seen: list[tuple[str, int]] = []
+
+    def on_text(piece: str) -> None:
+        seen.append((piece, sim.requests(p.name)[0].events))
+        reply.release.set()
+
+    step = await model.step(request(1, [user_message("x")], on_text=on_text))
+    assert seen[0] == ("one ", reply.hold_after)
+    assert [piece for piece, _ in seen] == text_pieces(step.text) == ["one ", "two ", "three ",
+                                                                      "four"]
+    assert sim.requests(p.name)[0].events > reply.hold_after + 3
+
+
+@pytest.mark.parametrize("p", PROVIDERS, ids=IDS)
+async def test_a_stream_that_stops_before_its_end_is_transient(sim: ProviderServer,
+                                                               p: Provider) -> None:
+    """The body ends in order, but without the answer's finish: not an answer."""
+    model = p.make(sim)
+    stopped = p.answer("one two three four")
+    stopped.cut_after, stopped.cut_cleanly = 4, True
+    sim.script(p.name, stopped)
+    with pytest.raises(TransientError, match="the stream ended before its"):
+        await model.step(request(1, [user_message("x")], on_text=[].append))
+    assert sim.requests(p.name)[0].events == 4
+
+
+@pytest.mark.parametrize("p", PROVIDERS, ids=IDS)
+@pytest.mark.parametrize("server_side", [True, False], ids=["server-side", "refused"])
+async def test_an_error_event_mid_stream_is_judged_by_its_type(
+    sim: ProviderServer, p: Provider, server_side: bool,
+) -> None:
+    """The SDKs raise an error event with the stream's 200: an overload or a server error
+    mid-stream is still transient (tried again), a refused request is not."""
+    model = p.make(sim)
+    failing = p.answer("one two three four")
+    failing.cut_after = 3
+    failing.error_event = p.error_event(p.server_side_error() if server_side
+                                        else "invalid_request_error")
+    sim.script(p.name, failing)
+    with pytest.raises(Exception) as raised:
+        await model.step(request(1, [user_message("x")], on_text=[].append))
+    error = raised.value
+    assert is_transient(error) is server_side
+    if server_side:
+        assert isinstance(error, TransientError)
+        assert "the stream failed once begun" in str(error)
+        cause = error.__cause__
+        assert cause is not None and type(cause).__module__.split(".")[0] == p.name
+        assert p.server_side_error() in str(cause)
+    else:
+        assert type(error).__module__.split(".")[0] == p.name
+    assert sim.requests(p.name)[0].events == 4
+
+
+async def test_a_streamed_refusal_is_handed_as_the_steps_text(sim: ProviderServer) -> None:
+    """OpenAI's refusal stands for the text of a refused step, streamed or not."""
+    model = OPENAI.make(sim)
+    refusals = [OPENAI.answer(None) for _ in range(2)]
+    for reply in refusals:
+        reply.body["choices"][0]["message"]["refusal"] = "I can't help with that request."
+    sim.script("openai", *refusals)
+    plain = await model.step(request(1, [user_message("x")]))
+    pieces: list[str] = []
+    streamed = await model.step(request(1, [user_message("x")], on_text=pieces.append))
+    assert len(pieces) > 1
+    assert "".join(pieces) == streamed.text == plain.text == "I can't help with that request."
+
+
+@pytest.mark.parametrize("p", PROVIDERS, ids=IDS)
+async def test_a_streamed_step_without_text_hands_nothing(sim: ProviderServer, p: Provider
+                                                          ) -> None:
+    model = p.make(sim, tools=tools)
+    call_id = p.call_id()
+    sim.script(p.name, p.answer(None, [(call_id, "tickets_get", {"ticket_id": "T-1"})]))
+    pieces: list[str] = []
+    step = await model.step(request(1, [user_message("x")], on_text=pieces.append))
+    assert (pieces, step.text) == ([], "")
+    assert step.calls == (ToolCall(call_id, "tickets.get", {"ticket_id": "T-1"}),)
+    (sent,) = sim.requests(p.name)
+    asked_as(sent, True, p)
+    assert sent.streamed
 
 
 # -- the server's checks can fail ------------------------------------------------------
@@ -284,6 +485,47 @@ def test_the_wire_checks_catch_what_the_providers_refuse() -> None:
                  "tool_result blocks must come first", "'user' or 'assistant'",
                  "anthropic-version", "x-api-key"):
         assert any(text in p for p in problems), (text, problems)
+    user = [{"role": "user", "content": "x"}]
+    assert check_chat_request({"model": "m", "messages": user, "stream": True,
+                               "stream_options": {"include_usage": True}}) == []
+    assert check_chat_request({"model": "m", "messages": user, "stream": "yes",
+                               "stream_options": {"include_usage": 1}}) == [
+        "stream: a boolean", "stream_options: only allowed when 'stream' is enabled",
+        "stream_options.include_usage: a boolean"]
+    assert check_messages_request({"model": "m", "max_tokens": 5, "messages": user,
+                                   "stream": 1}) == ["stream: a boolean"]
+
+
+def test_the_streamed_answers_are_in_pieces_and_put_together_give_the_answer() -> None:
+    """What the local server streams: more than one text delta, a tool call's arguments
+    in more than one piece, joined equal to the whole answer; usage only when asked."""
+    import json
+
+    calls = [("call_1", "jira_get_issue", {"key": "OPS-7", "fields": ["summary"]})]
+    completion = OPENAI.answer("Reading the issue now.", calls).body
+    chunks = [data for _, data in openai_chunks(completion, include_usage=True)]
+    assert chunks[-1] == "[DONE]" and chunks[-2]["choices"] == []
+    assert chunks[-2]["usage"] == completion["usage"]
+    deltas = [c["choices"][0]["delta"] for c in chunks[:-2]]
+    text = [d["content"] for d in deltas if d.get("content")]
+    arguments = [t["function"]["arguments"] for d in deltas for t in d.get("tool_calls", ())]
+    assert len(text) > 1 and "".join(text) == "Reading the issue now."
+    assert len([a for a in arguments if a]) > 1
+    assert json.loads("".join(arguments)) == calls[0][2]
+    assert chunks[-3]["choices"][0]["finish_reason"] == "tool_calls"
+    assert all("usage" not in c for c in (d for _, d in openai_chunks(completion)[:-1]))
+
+    message = ANTHROPIC.answer("Reading the issue now.", calls).body
+    events = anthropic_events(message)
+    names = [name for name, _ in events]
+    assert names[0] == "message_start" and names[-2:] == ["message_delta", "message_stop"]
+    deltas = [data["delta"] for name, data in events if name == "content_block_delta"]
+    text = [d["text"] for d in deltas if d["type"] == "text_delta"]
+    partial = [d["partial_json"] for d in deltas if d["type"] == "input_json_delta"]
+    assert len(text) > 1 and "".join(text) == "Reading the issue now."
+    assert len(partial) > 1 and json.loads("".join(partial)) == calls[0][2]
+    assert events[-2][1]["delta"]["stop_reason"] == "tool_use"
+    assert events[-2][1]["usage"]["output_tokens"] == message["usage"]["output_tokens"]
 
 
 # -- the example's setting -------------------------------------------------------------

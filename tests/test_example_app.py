@@ -248,7 +248,7 @@ def test_example_imports_only_the_public_api() -> None:
 
     public = {"ticketiq_pg": set(ticketiq_pg.__all__),
               "ticketiq_pg.testing": set(ticketiq_pg.testing.__all__)}
-    for path in sorted(EXAMPLE.glob("*.py")):
+    for path in sorted([*EXAMPLE.glob("*.py"), *(EXAMPLE.parent / "stream").glob("*.py")]):
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
             if isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]
@@ -276,13 +276,16 @@ def quoted_at(source: list[str], chunk: list[str], start: int) -> int:
 
 
 def test_guide_code_is_quoted_from_the_example() -> None:
-    """Each Python block of docs/guide.md is the file its first line names, ``...`` for cuts."""
-    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "docs" / "guide.md").read_text(), re.S)
+    """Each Python (and JavaScript) block of docs/guide.md is the file its first line
+    names, ``...`` for cuts."""
+    blocks = re.findall(r"```(?:python|js)\n(.*?)```", (ROOT / "docs" / "guide.md").read_text(),
+                        re.S)
     assert len(blocks) >= 8
     for block in blocks:
         first, *lines = block.rstrip("\n").split("\n")
-        assert first.startswith(("# examples/triage/", "# examples/pydantic_ai/")), first
-        source = (ROOT / first[2:]).read_text().split("\n")
+        assert first.startswith(("# examples/triage/", "# examples/pydantic_ai/",
+                                 "# examples/stream/", "// examples/stream/")), first
+        source = (ROOT / first.split(" ", 1)[1]).read_text().split("\n")
         chunks: list[list[str]] = [[]]
         for line in lines:
             if line.strip() == "...":

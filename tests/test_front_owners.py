@@ -339,3 +339,25 @@ async def test_a_caller_past_its_long_poll_limit_gets_429(front: SimpleNamespace
         await holding
     again = await http.get(f"/runs/{mine}?wait=0.1", headers=bearer(front.alice))
     assert again.status_code == 200, again.text
+
+
+async def test_a_priority_above_0_is_an_admins_and_orders_the_inbox(front: SimpleNamespace,
+                                                                     db_url: str) -> None:
+    """``POST /runs`` with ``priority``: a caller may lower its own runs (below 0), only an
+    admin raise them (above 0: 403 otherwise, nothing written); past -1000..1000, 422."""
+    http: httpx.AsyncClient = front.http
+    before = snapshot(db_url)
+    raised = await http.post("/runs", json={"priority": 5}, headers={
+        **bearer(front.alice), "Idempotency-Key": "p-1"})
+    assert raised.status_code == 403, raised.text
+    past = await http.post("/runs", json={"priority": -1001}, headers={
+        **bearer(front.alice), "Idempotency-Key": "p-1"})
+    assert past.status_code == 422, past.text
+    assert snapshot(db_url) == before
+    low = await http.post("/runs", json={"priority": -3}, headers={
+        **bearer(front.alice), "Idempotency-Key": "p-2"})
+    high = await http.post("/runs", json={"priority": 7}, headers={
+        **bearer(front.admin), "Idempotency-Key": "p-3"})
+    assert (low.status_code, high.status_code) == (202, 202), (low.text, high.text)
+    rows = await front.db.entries.claim_entries("p1", 8, 10)
+    assert [r.owner for r in rows] == ["ops", "alice"]

@@ -36,8 +36,8 @@ DOC = ROOT / "docs" / "sql-api.md"
 SQLSTATE = re.compile(r"\b(TQ\d{3}|\d{2}[0-9A-Z]\d{2})\b")
 #: Read-only functions without a limit to break: called with random arguments only.
 READ_ONLY = {"get_answer", "get_approval", "get_entry", "get_job", "get_run", "now",
-             "run_transcript", "schema_version", "get_entry_by_run", "find_api_key",
-             "list_api_keys", "revoke_api_key", "note_api_key_use"}
+             "run_transcript", "run_events_after", "schema_version", "get_entry_by_run",
+             "find_api_key", "list_api_keys", "revoke_api_key", "note_api_key_use"}
 R1 = uuid.UUID(int=1)
 SQL_NULL = object()  # a JSON argument's SQL null (None is JSON null for Jsonb)
 
@@ -153,8 +153,10 @@ def baseline(fn: str, arg: str, ids: dict[str, Any]) -> Any:
         "p_key_id": "fuzzkey01", "p_key_hash": bytes(32), "p_identity": "svc",
         "p_scopes": [], "p_step_key": "k-step", "p_seconds": 5.0, "p_sender_key": "s-1",
         "p_tool": "tickets.get", "p_arguments_digest": "0" * 64,
-        "p_traceparent": "00-" + "1" * 32 + "-" + "2" * 16 + "-01",
-        # operating runs (schema 19): the list's filters, a fork's source and copies
+        "p_traceparent": "00-" + "1" * 32 + "-" + "2" * 16 + "-01", "p_after": 0,
+        "p_vendor": "jira", "p_rate": 1.0, "p_burst": 1, "p_concurrency": None, "p_per": "all",
+        "p_set_by": "app", "p_priority": 0, "p_owner_limit": None,
+        # operating runs (schema 23): the list's filters, a fork's source and copies
         "p_statuses": None, "p_kind": None, "p_workflow": None, "p_created_from": None,
         "p_created_to": None, "p_ended_from": None, "p_ended_to": None, "p_failure": None,
         "p_after_created": None, "p_after_run_id": None, "p_source_run_id": R1,

@@ -215,6 +215,35 @@ def test_a_workflow_killed_while_its_child_agent_runs_finds_that_child(stack: St
     assert stack.duplicates() == {}
 
 
+def test_a_fan_out_killed_while_its_children_run_finds_each_child_once(
+    stack: Stack,
+) -> None:
+    """``ctx.all``: a read, a keyed write and three child runs made at once; the process
+    SIGKILLed while the children run.  The adopter asks each child again by its own
+    delegation key (one child each, never a second), the write lands once."""
+    proc, run_id = victim(stack, {"loops": 1, "sleep": 0.1, "fan": 3, "child_delay": 1.0})
+
+    def children_running() -> bool:
+        return len(stack.query("select 1 from ticketiq.runs where parent_run_id = %s "
+                               "and status = 'running' and last_step >= 1", run_id)) == 3
+
+    wait_for("the three child runs to be in flight together", children_running, 30)
+    proc.kill()
+    time.sleep(0.2)
+    assert sorted(r[3] for r in stack.sweep_as_if_later()) == ["claimed"] * 4
+    output = finish(stack, run_id)
+    assert output["fan"][2:] == ["completed"] * 3, output
+    children = stack.query("select idempotency_key, status from ticketiq.runs "
+                           "where parent_run_id = %s order by idempotency_key", run_id)
+    assert sorted(children) == sorted((key(run_id, f"delegate.{i}", 5), "completed")
+                                      for i in (2, 3, 4))
+    settled = dict(resume_settlements(stack, run_id))
+    assert [settled.get(f"delegate#5.{i}") for i in (2, 3, 4)] == ["asked_again"] * 3
+    # the write of the fan-out, keyed by its own place, landed once
+    assert keys_sent(stack, "incidentio").count(key(run_id, "delegate.1", 5)) >= 1
+    assert stack.duplicates() == {}
+
+
 def test_a_cron_schedule_starts_a_workflow_that_sleeps_durably(stack: Stack) -> None:
     """A cron fire whose payload names a workflow is that workflow's run: it sleeps
     durably (a cron run may not wait for a person, but a workflow's own waits hold no

@@ -36,10 +36,12 @@ if TYPE_CHECKING:
         Tool,
         ToolCall,
         Tools,
+        VendorLimit,
         Verdict,
     )
     from ticketiq_pg.config import Settings, new_seal_key, parse_seal_keys
     from ticketiq_pg.db.driver import TicketIQ
+    from ticketiq_pg.db.events import EventFeed, RunEvent, RunText, watch_run
     from ticketiq_pg.db.keys import create_api_key
     from ticketiq_pg.db.manage import RunFilter
     from ticketiq_pg.db.migrate import install, install_sync
@@ -89,11 +91,13 @@ __all__ = [
     "Workflow", "WorkflowContext", "WorkflowNext",
     # the model and its tools
     "Model", "ModelStep", "ToolCall", "StepRequest", "Tool", "Tools", "CallContext",
-    "ReadBack", "CLASSIFICATIONS",
+    "ReadBack", "CLASSIFICATIONS", "VendorLimit",
     # provider adapters (the SDKs are extras: openai, anthropic)
     "OpenAIChatModel", "AnthropicModel", "ModelSettings", "ToolNames",
     # gates and answers
     "Gates", "Verdict", "AllowAll", "RunInfo", "AnswerDelivery", "Delivery", "INSPECTOR",
+    # a run's event stream (GET /runs/{id}/events; in Python, watch_run)
+    "RunEvent", "RunText", "EventFeed", "watch_run",
     # background jobs
     "JobContext", "JobHandler",
     # settings and set-up
@@ -116,6 +120,10 @@ __all__ = [
 
 
 _EXPORTS: dict[str, tuple[str, str]] = {
+    "RunEvent": ("ticketiq_pg.db.events", "RunEvent"),
+    "RunText": ("ticketiq_pg.db.events", "RunText"),
+    "EventFeed": ("ticketiq_pg.db.events", "EventFeed"),
+    "watch_run": ("ticketiq_pg.db.events", "watch_run"),
     "AnthropicModel": ("ticketiq_pg.adapters.anthropic_messages", "AnthropicModel"),
     "ModelSettings": ("ticketiq_pg.adapters.base", "ModelSettings"),
     "OpenAIChatModel": ("ticketiq_pg.adapters.openai_chat", "OpenAIChatModel"),
@@ -123,6 +131,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "RunFilter": ("ticketiq_pg.db.manage", "RunFilter"),
     "fork_run": ("ticketiq_pg.runtime.fork", "fork_run"),
     "CLASSIFICATIONS": ("ticketiq_pg.agent", "CLASSIFICATIONS"),
+    "VendorLimit": ("ticketiq_pg.agent", "VendorLimit"),
     "AllowAll": ("ticketiq_pg.agent", "AllowAll"),
     "AnswerDelivery": ("ticketiq_pg.agent", "AnswerDelivery"),
     "CallContext": ("ticketiq_pg.agent", "CallContext"),

@@ -68,6 +68,12 @@ class StepRequest:
     step: int
     conversation: list[dict[str, Any]]
     input: Any
+    #: Where a model that streams hands the step's text as it is generated, one piece
+    #: at a time, in order (the run's event stream: ``text`` events).  Synchronous and
+    #: quick: it queues the piece and returns.  None when nobody listens; a model that
+    #: does not stream never calls it, and the step's whole text still reaches the
+    #: stream when the step is written.
+    on_text: Callable[[str], None] | None = field(default=None, compare=False, repr=False)
 
 
 class Model(Protocol):
@@ -145,6 +151,10 @@ class Tool:
     #: Made by itself: a call of this tool never overlaps another call of its step
     #: (a step's other calls are made at once, ``CallExecutor.make_all``).
     serial: bool = False
+    #: The vendor its calls go to: each try takes a token of the vendor's limit first
+    #: (:class:`VendorLimit`, shared by every process), and a 429 or 503 it meets with
+    #: ``Retry-After`` slows every process's calls to the vendor.  None: no limit.
+    vendor: str | None = None
     #: What the model is told the tool does.
     description: str = ""
     #: The JSON Schema of the arguments: a dict, or derived from a typed function, a
@@ -188,6 +198,37 @@ class Tool:
 
 
 Invoke = Callable[[CallContext], Awaitable[Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class VendorLimit:
+    """A vendor's limits, shared by every process (decided in PostgreSQL, on its clock).
+
+    ``rate`` calls a second with bursts of ``burst`` (None: no rate), at most
+    ``concurrency`` calls in flight (None: no bound), for all the vendor's calls or,
+    ``per="owner"``, for each owner's apart.  An app's limits are written when a worker
+    starts; ``ticketiq-pg limits set`` changes them for every process at once, and an
+    operator's setting stays over the app's.  Waiting for a token is neither a failure
+    nor a retry: the call's retry budget is not spent on it.
+    """
+
+    rate: float | None = None
+    burst: int = 1
+    concurrency: int | None = None
+    per: str = "all"
+
+    def __post_init__(self) -> None:
+        if self.rate is not None and (isinstance(self.rate, bool) or not isinstance(
+                self.rate, int | float) or not 0 < self.rate <= 1e6):
+            raise ValueError("rate: calls a second in (0, 1e6], or None")
+        if isinstance(self.burst, bool) or not isinstance(self.burst, int) or not (
+                1 <= self.burst <= 1_000_000):
+            raise ValueError("burst: 1 to 1,000,000 calls")
+        if self.concurrency is not None and (isinstance(self.concurrency, bool) or not (
+                isinstance(self.concurrency, int) and 1 <= self.concurrency <= 100_000)):
+            raise ValueError("concurrency: 1 to 100,000 calls, or None")
+        if self.per not in ("all", "owner"):
+            raise ValueError("per: 'all' or 'owner'")
 
 
 class Tools:
@@ -333,10 +374,16 @@ class AnswerDelivery:
     so it is made exactly once (a Teams reply).  Without a reader it is made
     after the hand-on, at most once: a send that raises is logged and not made
     again, and the run stays completed (``RunOutcome.reason`` says so).
+
+    ``progress(run, request)``, if given, shows the person waiting that the run
+    is working (a Teams typing activity): called as each step starts, in a task
+    of its own, bounded to a few seconds; its failure is logged and dropped, so
+    it never fails or delays the run.
     """
 
     send: Callable[[RunInfo, Any, Any, str], Awaitable[None]]
     read_back: Callable[[RunInfo, Any, str], Awaitable[bool]] | None = None
+    progress: Callable[[RunInfo, Any], Awaitable[None]] | None = None
 
 
 def tool_message(call_id: str, content: Any) -> dict[str, Any]:

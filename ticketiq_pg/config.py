@@ -222,6 +222,12 @@ class Settings:
     run_deadline: float = 3600.0
     #: A step's calls made at once, at most (1: one after another).
     calls_at_once: int = 8
+    #: Live events of runs (text as it is generated): ``watched`` (runs a client watches),
+    #: ``always`` or ``off``; and how long text is gathered before it is sent.
+    live_events: str = "watched"
+    live_text_interval: float = 0.05
+    #: Runs in flight one owner may have before its next waits to start (0: no limit).
+    owner_max_runs: int = 0
 
     def sealer(self) -> Sealer:
         """The sealer of these keys (ConfigError without any)."""
@@ -268,6 +274,13 @@ class Settings:
         number("TICKETIQ_RUN_DEADLINE", "run_deadline", 0.0)
         number("TICKETIQ_MAX_RUNS", "max_runs", 1, integer=True)
         number("TICKETIQ_POOL_SIZE", "pool_size", 2, integer=True)
+        number("TICKETIQ_LIVE_TEXT_INTERVAL", "live_text_interval", 0.0)
+        number("TICKETIQ_OWNER_MAX_RUNS", "owner_max_runs", 0, integer=True)
+        raw_live = (env.get("TICKETIQ_LIVE_EVENTS") or "").strip().lower()
+        if raw_live in ("watched", "always", "off"):
+            values["live_events"] = raw_live
+        elif raw_live:
+            problems.append(f"TICKETIQ_LIVE_EVENTS={raw_live!r} must be watched, always or off")
 
         url = env.get("TICKETIQ_DATABASE_URL")
         if url:

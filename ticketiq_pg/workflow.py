@@ -6,7 +6,8 @@ step (:meth:`~WorkflowContext.goto`: a sequence, a branch, a loop back) or ends 
 with an answer (:meth:`~WorkflowContext.end`); a step that acts calls one of the app's
 tools (:meth:`~WorkflowContext.call`), sleeps (:meth:`~WorkflowContext.sleep`), waits
 for a signal (:meth:`~WorkflowContext.wait_signal`) or hands a question to an agent run
-(:meth:`~WorkflowContext.agent`), then goes on to the step it names.  A call of a tool
+(:meth:`~WorkflowContext.agent`), or several calls and child runs at once
+(:meth:`~WorkflowContext.all`), then goes on to the step it names.  A call of a tool
 is the tool's in every way: its classification, gates (a hold waits for a person),
 step key, reader and settlement.
 
@@ -42,7 +43,7 @@ class WorkflowNext:
     """What a step returns: the next step, or the action to take before it.
 
     Built by the :class:`WorkflowContext` methods; ``kind`` is ``goto``, ``end``,
-    ``call``, ``sleep``, ``signal`` or ``agent``.
+    ``call``, ``sleep``, ``signal``, ``agent`` or ``all``.
     """
 
     kind: str
@@ -50,6 +51,8 @@ class WorkflowNext:
     tool: str | None = None
     arguments: dict[str, Any] = field(default_factory=dict)
     answer: Any = None
+    #: The actions of an ``all``: made at once, their results in this order.
+    parts: tuple[WorkflowNext, ...] = ()
 
 
 @dataclass
@@ -77,8 +80,9 @@ class WorkflowContext:
         return WorkflowNext("end", answer=answer)
 
     def call(self, tool: str, arguments: dict[str, Any] | None = None, *,
-             then: str) -> WorkflowNext:
-        """Call the app's tool ``tool`` with ``arguments``, then go on to ``then``.
+             then: str | None = None) -> WorkflowNext:
+        """Call the app's tool ``tool`` with ``arguments``, then go on to ``then`` (left
+        out only inside :meth:`all`).
 
         The result is ``results[<this step>]`` there.  A changing call is marked in doubt
         before it is made and settled, never blindly resent, if the process dies.
@@ -87,7 +91,7 @@ class WorkflowContext:
             raise ValueError("call: the tool is a non-empty name")
         if arguments is not None and not isinstance(arguments, dict):
             raise ValueError("call: the arguments are a JSON object")
-        return WorkflowNext("call", then=_step_id(then), tool=tool, arguments=dict(arguments or {}))
+        return WorkflowNext("call", then=_then(then), tool=tool, arguments=dict(arguments or {}))
 
     def sleep(self, seconds: float, *, then: str) -> WorkflowNext:
         """Sleep ``seconds`` (by the database clock), durably: no process holds the run
@@ -112,21 +116,43 @@ class WorkflowContext:
         return WorkflowNext("signal", then=_step_id(then), tool=SIGNAL_TOOL,
                             arguments={"name": name, "timeout": timeout})
 
-    def agent(self, input: Any, *, then: str) -> WorkflowNext:
-        """Start a child agent run of the app with ``input`` and wait for its answer.
+    def agent(self, input: Any, *, then: str | None = None) -> WorkflowNext:
+        """Start a child agent run of the app with ``input`` and wait for its answer, then
+        go on to ``then`` (left out only inside :meth:`all`).
 
         Its delegation key is this step's key: a resumed workflow finds the child it
         started (its answer, or the child still running), never starts a second one.
         The result is ``{"child_run_id", "status", "answer"}``.
         """
-        return WorkflowNext("agent", then=_step_id(then), tool=AGENT_TOOL,
+        return WorkflowNext("agent", then=_then(then), tool=AGENT_TOOL,
                             arguments={"input": input})
+
+    def all(self, *actions: WorkflowNext, then: str) -> WorkflowNext:
+        """Make several calls and child runs at once and wait for all, then go on to
+        ``then``.
+
+        Each action is built by :meth:`call` or :meth:`agent` (its own ``then`` is not
+        used); up to 64.  The result is the list of their results, in the order given:
+        ``results[<this step>][i]``.  Each keeps its own guarantees: the changing calls
+        are marked in doubt together just before they are sent, each child run has its
+        own delegation key (a resumed workflow finds each child it started), and a
+        resume settles each one on its own.
+        """
+        if not 1 <= len(actions) <= MAX_AT_ONCE:
+            raise ValueError(f"all: 1 to {MAX_AT_ONCE} actions")
+        for action in actions:
+            if not isinstance(action, WorkflowNext) or action.kind not in ("call", "agent"):
+                raise ValueError("all: each action is a ctx.call(...) or a ctx.agent(...); "
+                                 "sleep, wait_signal, goto and end are not made at once")
+        return WorkflowNext("all", then=_step_id(then), parts=tuple(actions))
 
 
 #: The names of the actions that are not the app's tools (a workflow's waits and child runs).
 SLEEP_TOOL = "workflow.sleep"
 SIGNAL_TOOL = "workflow.signal"
 AGENT_TOOL = "workflow.agent"
+#: The most actions one ``all`` makes at once.
+MAX_AT_ONCE = 64
 
 
 class Workflow:
@@ -195,6 +221,10 @@ class Workflow:
 
     def __repr__(self) -> str:
         return f"Workflow({self.name!r}, version={self.version!r}, steps={list(self.steps)})"
+
+
+def _then(step: str | None) -> str | None:
+    return None if step is None else _step_id(step)
 
 
 def _step_id(step: str) -> str:

@@ -49,6 +49,7 @@ from ticketiq_pg import (
     StepRequest,
     ToolCall,
     Tools,
+    VendorLimit,
     Verdict,
 )
 
@@ -191,6 +192,7 @@ tools = Tools()
     description="Read a support ticket: its id, title, body and triage note.",
     parameters={"type": "object", "properties": {"ticket_id": {"type": "string"}},
                 "required": ["ticket_id"], "additionalProperties": False},
+    vendor="tickets",  # the ticket service's limit (vendor_limits, below)
 )
 async def get_ticket(call: CallContext) -> dict[str, Any]:
     """A read: made again on resume, never marked in doubt."""
@@ -226,7 +228,7 @@ COMMENT_ARGUMENTS = {
 
 @tools.write("tickets.comment", takes_key=True, dedupe_window=math.inf, read_back=find_comment,
              description="Post the triage comment on a ticket: its priority and team.",
-             parameters=COMMENT_ARGUMENTS)
+             parameters=COMMENT_ARGUMENTS, vendor="tickets")
 async def post_comment(call: CallContext) -> dict[str, Any]:
     """A keyed write: the service dedupes on the step key for ever, so a call in
     doubt is sent again with the same key on resume."""
@@ -307,6 +309,8 @@ app = App(
     tools=tools,
     gates=TriageGates(),
     deliveries={"ticket_event": AnswerDelivery(send=send_note, read_back=note_landed)},
+    # the ticket service's limit, shared by every worker (a little under its own)
+    vendor_limits={"tickets": VendorLimit(rate=40, burst=20, concurrency=16)},
 )
 
 

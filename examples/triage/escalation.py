@@ -69,7 +69,9 @@ def wait_ack(ctx: WorkflowContext) -> WorkflowNext:
 def acked(ctx: WorkflowContext) -> WorkflowNext:
     if not ctx.results["wait_ack"]["timed_out"]:
         ctx.vars["acked_by"] = ctx.results["wait_ack"]["payload"]
-        return ctx.agent({"ticket_id": ticket_id(ctx)}, then="done")
+        # at once: the triage agent's reading (a child run) and the ticket as it is now
+        return ctx.all(ctx.agent({"ticket_id": ticket_id(ctx)}),
+                       ctx.call("tickets.get", {"ticket_id": ticket_id(ctx)}), then="done")
     ctx.vars["reminders"] += 1
     if ctx.vars["reminders"] > MAX_REMINDERS:
         return ctx.end({"ticket_id": ticket_id(ctx), "escalated": True, "acked_by": None})
@@ -78,10 +80,11 @@ def acked(ctx: WorkflowContext) -> WorkflowNext:
 
 @escalation.step()
 def done(ctx: WorkflowContext) -> WorkflowNext:
-    triaged = ctx.results["acked"]
+    triaged, ticket = ctx.results["acked"]  # an all's results, in the order asked
     return ctx.end({"ticket_id": ticket_id(ctx), "escalated": True,
                     "acked_by": ctx.vars["acked_by"], "reminders": ctx.vars["reminders"],
-                    "triage": triaged.get("answer", {}).get("text")})
+                    "triage": triaged.get("answer", {}).get("text"),
+                    "title": ticket.get("title")})
 
 
 class EscalationGates:

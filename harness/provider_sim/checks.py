@@ -49,6 +49,11 @@ def _tool_names(names: list[Any], where: str, problems: list[str]) -> None:
         problems.append(f"{where}: tool names are not unique")
 
 
+def _stream_fields(body: dict[str, Any], problems: list[str]) -> None:
+    if "stream" in body and not isinstance(body["stream"], bool | None):
+        problems.append("stream: a boolean")
+
+
 def check_chat_request(body: Any) -> list[str]:
     """Problems with a ``POST /v1/chat/completions`` body (the OpenAI API reference)."""
     if not isinstance(body, dict):
@@ -56,8 +61,16 @@ def check_chat_request(body: Any) -> list[str]:
     problems = [f"unrecognized request argument: {k}" for k in sorted(set(body) - CHAT_FIELDS)]
     if not isinstance(body.get("model"), str) or not body["model"]:
         problems.append("model: required string")
-    if body.get("stream"):
-        problems.append("stream: the local server does not stream")
+    _stream_fields(body, problems)
+    options = body.get("stream_options")
+    if options is not None:
+        if body.get("stream") is not True:
+            problems.append("stream_options: only allowed when 'stream' is enabled")
+        if not isinstance(options, dict) or set(options) - {"include_usage",
+                                                              "include_obfuscation"}:
+            problems.append("stream_options: {'include_usage': bool}")
+        elif not isinstance(options.get("include_usage", False), bool):
+            problems.append("stream_options.include_usage: a boolean")
     temperature = body.get("temperature")
     if temperature is not None and not (isinstance(temperature, int | float)
                                         and 0 <= temperature <= 2):
@@ -156,6 +169,7 @@ def check_messages_request(body: Any, headers: dict[str, str] | None = None) -> 
         problems.append("model: Field required")
     if not isinstance(body.get("max_tokens"), int) or body["max_tokens"] < 1:
         problems.append("max_tokens: Field required (a positive integer)")
+    _stream_fields(body, problems)
     system = body.get("system")
     if system is not None and not isinstance(system, str | list):
         problems.append("system: a string or an array of text blocks")

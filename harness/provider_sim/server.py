@@ -16,6 +16,14 @@ objects first (answers, errors with status and headers, delays, dropped connecti
 then its responder (a function of the recorded request), else a 500.  A request that
 breaks the provider's documented rules is answered 400, as the provider would.
 
+A request with ``"stream": true`` gets its 200 answer as the provider streams it
+(Server-Sent Events, chunked, each event written and flushed as it is made,
+``piece_delay`` seconds apart: :func:`~harness.provider_sim.wire.openai_chunks`,
+:func:`~harness.provider_sim.wire.anthropic_events`); an error is answered as a plain
+one, before any event, as the providers do; a reply's ``cut_after`` cuts the stream
+after that many events, its ``error_event`` ends it with the provider's error event, its
+``hold_after`` holds it until the test releases it.
+
 It runs in a thread of the test's process and serves child processes as well.
 """
 
@@ -32,7 +40,16 @@ from types import TracebackType
 from typing import Any
 
 from harness.provider_sim.checks import check_chat_request, check_messages_request
-from harness.provider_sim.wire import Reply, anthropic_error, openai_error
+from harness.provider_sim.wire import (
+    HOLD_LIMIT,
+    Event,
+    Reply,
+    anthropic_error,
+    anthropic_events,
+    openai_chunks,
+    openai_error,
+    sse,
+)
 
 __all__ = ["ProviderServer", "Recorded", "PROVIDERS"]
 
@@ -51,6 +68,9 @@ class Recorded:
     problems: list[str] = field(default_factory=list)
     status: int | None = None
     at: float = 0.0
+    #: Answered as a stream, and how many of its events were sent.
+    streamed: bool = False
+    events: int = 0
 
 
 Responder = Callable[[Recorded], Reply]
@@ -68,7 +88,11 @@ def _provider_of(path: str) -> str | None:
 class ProviderServer:
     """The server, its scripts and its record."""
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, host: str = "127.0.0.1", port: int = 0,
+                 piece_delay: float = 0.0) -> None:
+        #: Seconds between two events of a streamed answer (a test or a bench reads
+        #: them as they come).
+        self.piece_delay = piece_delay
         self._lock = threading.Lock()
         self._queues: dict[str, deque[Reply]] = {p: deque() for p in PROVIDERS}
         self._responders: dict[str, Responder | None] = dict.fromkeys(PROVIDERS)
@@ -78,9 +102,10 @@ class ProviderServer:
         self._thread: threading.Thread | None = None
 
     @classmethod
-    def start(cls, host: str = "127.0.0.1", port: int = 0) -> ProviderServer:
+    def start(cls, host: str = "127.0.0.1", port: int = 0,
+              piece_delay: float = 0.0) -> ProviderServer:
         """A server listening on ``host:port`` (0: a free port), serving in a thread."""
-        server = cls(host, port)
+        server = cls(host, port, piece_delay)
         server._thread = threading.Thread(target=server._httpd.serve_forever, args=(0.05,),
                                           name="provider-sim", daemon=True)
         server._thread.start()
@@ -221,6 +246,10 @@ class ProviderServer:
             recorded.status = None
             return
         recorded.status = reply.status
+        events = _stream_of(recorded, reply)
+        if events is not None:
+            self._stream(handler, recorded, reply, events)
+            return
         data = reply.encoded()
         try:
             handler.send_response(reply.status)
@@ -232,3 +261,60 @@ class ProviderServer:
             handler.wfile.write(data)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (its timeout): what it saw is its business
+
+    def _stream(self, handler: BaseHTTPRequestHandler, recorded: Recorded, reply: Reply,
+                events: list[Event]) -> None:
+        recorded.streamed = True
+        cut = reply.cut_after
+        try:
+            handler.send_response(reply.status)
+            handler.send_header("content-type", "text/event-stream; charset=utf-8")
+            handler.send_header("cache-control", "no-cache")
+            handler.send_header("transfer-encoding", "chunked")
+            for name, value in reply.headers.items():
+                handler.send_header(name, value)
+            handler.end_headers()
+            handler.wfile.flush()
+            for n, event in enumerate(events):
+                if cut is not None and n >= cut:
+                    if reply.error_event is not None:
+                        name = "error" if recorded.provider == "anthropic" else None
+                        _chunk(handler, sse((name, reply.error_event)))
+                        recorded.events += 1
+                    if reply.cut_cleanly:
+                        break
+                    # No end chunk: the client sees the body cut short (after the error
+                    # event, if any: a provider closes a stream that failed).
+                    handler.close_connection = True
+                    return
+                if n == reply.hold_after:
+                    reply.release.wait(HOLD_LIMIT)
+                elif n and self.piece_delay:
+                    time.sleep(self.piece_delay)
+                _chunk(handler, sse(event))
+                recorded.events += 1
+            handler.wfile.write(b"0\r\n\r\n")
+            handler.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            handler.close_connection = True  # the client gave up mid-stream
+
+
+def _chunk(handler: BaseHTTPRequestHandler, data: bytes) -> None:
+    """One chunk of a chunked body, flushed: the client reads each event as it is made."""
+    handler.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+    handler.wfile.flush()
+
+
+def _stream_of(recorded: Recorded, reply: Reply) -> list[Event] | None:
+    """The events that stream ``reply``, when the request asked for a stream and the reply
+    is an answer (errors, and bodies that are not an answer, go as they are)."""
+    body = recorded.body
+    if not (isinstance(body, dict) and body.get("stream") is True and reply.status == 200
+            and isinstance(reply.body, dict)):
+        return None
+    if recorded.provider == "openai" and reply.body.get("object") == "chat.completion":
+        options = body.get("stream_options") or {}
+        return openai_chunks(reply.body, bool(options.get("include_usage")))
+    if recorded.provider == "anthropic" and reply.body.get("type") == "message":
+        return anthropic_events(reply.body)
+    return None

@@ -13,13 +13,26 @@ Anthropic Messages (``POST /v1/messages``): a ``message`` object, ``content`` bl
 ``tool_use`` or ``end_turn``, ``usage`` (``input_tokens``, ``output_tokens``,
 ``cache_creation_input_tokens``, ``cache_read_input_tokens``); the request id in
 ``request-id``; an error as ``{"type": "error", "error": {"type", "message"}}``.
+
+Asked with ``"stream": true``, each answers the same as Server-Sent Events
+(:func:`openai_chunks`, :func:`anthropic_events`): OpenAI ``chat.completion.chunk``
+objects (the role, ``content`` deltas, ``tool_calls`` deltas by ``index`` with the id
+and name first and the arguments in pieces, a last chunk with ``finish_reason``, a chunk
+of ``usage`` alone when ``stream_options.include_usage``) and ``data: [DONE]``;
+Anthropic ``message_start``, per block ``content_block_start`` /
+``content_block_delta`` (``text_delta``, ``input_json_delta``) / ``content_block_stop``,
+``message_delta`` (``stop_reason``, ``usage``) and ``message_stop``.  The text goes in
+pieces of a word (:func:`text_pieces`), a tool call's arguments in pieces of a few
+characters (:func:`argument_pieces`), so a client sees more than one delta.
 """
 
 from __future__ import annotations
 
 import json
 import random
+import re
 import string
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -27,7 +40,8 @@ from typing import Any
 
 __all__ = ["Reply", "openai_completion", "openai_error", "anthropic_message",
            "anthropic_error", "openai_call_id", "anthropic_call_id", "request_id",
-           "assistant_turns"]
+           "assistant_turns", "openai_chunks", "anthropic_events", "text_pieces",
+           "argument_pieces", "Event"]
 
 _ALNUM = string.ascii_letters + string.digits
 _rng = random.Random()
@@ -55,18 +69,37 @@ def request_id() -> str:
 @dataclass
 class Reply:
     """One scripted answer: a status, a JSON body, headers; ``delay`` seconds before it;
-    ``drop``: the connection is closed without an answer."""
+    ``drop``: the connection is closed without an answer.
+
+    Asked to stream, a 200 answer goes as the provider's events; ``cut_after``: the
+    connection is closed after that many events, without the stream's end (a stream cut
+    mid-way); ``error_event``: at the cut, first an error event with this body (the
+    provider's own error body, as a stream that fails once begun carries it);
+    ``cut_cleanly``: at the cut the body ends in order instead (a stream that stops
+    before its last events).  ``hold_after``: the stream stops after that many events
+    until ``release`` is set (at most :data:`HOLD_LIMIT` seconds), so that a test sees
+    the client act on the first events while the rest are not yet sent.
+    """
 
     status: int = 200
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     drop: bool = False
+    cut_after: int | None = None
+    error_event: Any = None
+    cut_cleanly: bool = False
+    hold_after: int | None = None
+    release: threading.Event = field(default_factory=threading.Event, repr=False,
+                                     compare=False)
 
     def encoded(self) -> bytes:
         """The body as sent."""
         return b"" if self.body is None else json.dumps(self.body).encode()
 
+
+#: The longest a held stream waits for its ``release``.
+HOLD_LIMIT = 30.0
 
 Call = tuple[str, str, dict[str, Any]]  # (id, provider tool name, arguments)
 
@@ -181,3 +214,103 @@ def assistant_turns(body: Any) -> int:
     """How many assistant turns a request's messages hold: the steps answered before."""
     messages = body.get("messages", []) if isinstance(body, dict) else []
     return sum(1 for m in messages if isinstance(m, dict) and m.get("role") == "assistant")
+
+
+# -- streaming: the same answers as Server-Sent Events ----------------------------------
+
+#: One event: its name (None: OpenAI's, which have none) and its ``data`` (a JSON value,
+#: or a string sent as it is: ``[DONE]``).
+Event = tuple[str | None, Any]
+
+_PIECE = re.compile(r"\s*\S+\s*|\s+")
+
+
+def text_pieces(text: str) -> list[str]:
+    """``text`` in pieces of a word each (with its spaces): joined, the text again."""
+    return _PIECE.findall(text)
+
+
+def argument_pieces(arguments: str, size: int = 6) -> list[str]:
+    """A tool call's arguments (JSON text) in pieces of ``size`` characters."""
+    return [arguments[i:i + size] for i in range(0, len(arguments), size)] or [""]
+
+
+def openai_chunks(completion: dict[str, Any], include_usage: bool = False) -> list[Event]:
+    """A ``chat.completion`` as the ``chat.completion.chunk`` events that stream it."""
+    choice = completion["choices"][0]
+    message = choice["message"]
+    usage = completion.get("usage")
+
+    def chunk(delta: dict[str, Any], finish: str | None = None,
+              choices: bool = True) -> Event:
+        data: dict[str, Any] = {
+            "id": completion["id"], "object": "chat.completion.chunk",
+            "created": completion["created"], "model": completion["model"],
+            "service_tier": completion.get("service_tier"),
+            "system_fingerprint": completion.get("system_fingerprint"),
+            "choices": [{"index": 0, "delta": delta, "logprobs": None,
+                         "finish_reason": finish}] if choices else [],
+        }
+        if include_usage:
+            data["usage"] = None
+        return None, data
+
+    events = [chunk({"role": "assistant", "content": "", "refusal": None})]
+    for key in ("content", "refusal"):
+        events.extend(chunk({key: piece}) for piece in text_pieces(message.get(key) or ""))
+    for index, call in enumerate(message.get("tool_calls") or ()):
+        function = call["function"]
+        events.append(chunk({"tool_calls": [{
+            "index": index, "id": call["id"], "type": "function",
+            "function": {"name": function["name"], "arguments": ""}}]}))
+        events.extend(chunk({"tool_calls": [{"index": index,
+                                             "function": {"arguments": piece}}]})
+                      for piece in argument_pieces(function["arguments"]))
+    events.append(chunk({}, choice["finish_reason"]))
+    if include_usage:
+        last = chunk({}, choices=False)
+        last[1]["usage"] = usage
+        events.append(last)
+    events.append((None, "[DONE]"))
+    return events
+
+
+def anthropic_events(message: dict[str, Any]) -> list[Event]:
+    """A ``message`` as the events that stream it."""
+    usage = dict(message["usage"])
+    started = {**message, "content": [], "stop_reason": None, "stop_sequence": None,
+               "usage": {**usage, "output_tokens": 1}}
+    events: list[Event] = [("message_start", {"type": "message_start", "message": started})]
+    for index, block in enumerate(message["content"]):
+        if block["type"] == "text":
+            opened: dict[str, Any] = {"type": "text", "text": ""}
+            deltas = [{"type": "text_delta", "text": piece}
+                      for piece in text_pieces(block["text"])]
+        else:
+            opened = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+            deltas = [{"type": "input_json_delta", "partial_json": piece}
+                      for piece in argument_pieces(json.dumps(block["input"]))]
+        events.append(("content_block_start", {"type": "content_block_start", "index": index,
+                                               "content_block": opened}))
+        if index == 0:
+            events.append(("ping", {"type": "ping"}))
+        events.extend(("content_block_delta", {"type": "content_block_delta", "index": index,
+                                               "delta": delta}) for delta in deltas)
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+    events.append(("message_delta", {
+        "type": "message_delta",
+        "delta": {"stop_reason": message["stop_reason"],
+                  "stop_sequence": message.get("stop_sequence")},
+        "usage": {k: usage[k] for k in ("input_tokens", "cache_creation_input_tokens",
+                                         "cache_read_input_tokens", "output_tokens")
+                  if k in usage}}))
+    events.append(("message_stop", {"type": "message_stop"}))
+    return events
+
+
+def sse(event: Event) -> bytes:
+    """One event as its bytes on the wire."""
+    name, data = event
+    text = data if isinstance(data, str) else json.dumps(data)
+    head = f"event: {name}\n" if name else ""
+    return f"{head}data: {text}\n\n".encode()

@@ -8,7 +8,9 @@ only.
 
 from __future__ import annotations
 
+import collections
 import sqlite3
+import threading
 from dataclasses import dataclass, field
 
 from harness.vendor_sim import chat, incidentio, jira, sns, sqs
@@ -34,6 +36,26 @@ class VendorApp:
     store: Store
     options: Options = field(default_factory=Options)
     routes: list[Route] = field(default_factory=list)
+    #: A vendor's rate limit, as the real ones have: requests past ``per_second`` in the
+    #: last second answered 429 with Retry-After (set by ``POST /_control/rate_limits``).
+    rate_limits: dict[str, float] = field(default_factory=dict)
+    _recent: dict[str, collections.deque[float]] = field(default_factory=dict)
+    _rate_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def over_rate(self, vendor: str, now: float) -> float | None:
+        """Seconds until the vendor takes another request, when this one is past its rate
+        (None: it is taken, and counted)."""
+        limit = self.rate_limits.get(vendor)
+        if limit is None:
+            return None
+        with self._rate_lock:
+            recent = self._recent.setdefault(vendor, collections.deque())
+            while recent and recent[0] <= now - 1.0:
+                recent.popleft()
+            if len(recent) >= limit:
+                return max(recent[0] + 1.0 - now, 0.001)
+            recent.append(now)
+            return None
 
     def __post_init__(self) -> None:
         for module in (incidentio, jira, chat, sqs, sns):

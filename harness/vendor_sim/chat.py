@@ -1,6 +1,6 @@
 """Teams replies (no idempotency; the key a reply carries in its channelData is recorded
-as its key, nothing is deduped on it) and Discord messages (a nonce, when enforced, dedupes
-within the window)."""
+as its key, nothing is deduped on it), Teams typing activities (shown, kept nowhere) and
+Discord messages (a nonce, when enforced, dedupes within the window)."""
 
 from __future__ import annotations
 
@@ -15,9 +15,11 @@ _SNOWFLAKE = re.compile(r"^[0-9]{1,20}$")
 _DISCORD_EPOCH_MS = 1420070400000
 
 
-def teams_activity(call: Call, params: list[str]) -> Outcome:
+def teams_activity(call: Call, params: list[str], reply_to_id: str | None = None) -> Outcome:
     conversation_id = params[0]
     body = call.json_object()
+    if reply_to_id is not None:
+        body.setdefault("replyToId", reply_to_id)
     if body.get("type") != "message":
         raise Reject(400, "type must be 'message'", field="type")
     text = text_field(body, "text", required=False, nullable=True)
@@ -54,6 +56,15 @@ def teams_activity(call: Call, params: list[str]) -> Outcome:
     }
     call.insert(TEAMS_REPLY, activity_id, conversation_id, call.key, activity)
     return Outcome(201, {"id": activity_id}, "created", TEAMS_REPLY, activity_id)
+
+
+def teams_reply_to(call: Call, params: list[str]) -> Outcome:
+    """A reply to activity ``params[1]``: a ``typing`` one is shown and kept nowhere
+    (effect ``shown``); a message is posted as to the conversation."""
+    body = call.json_object()
+    if body.get("type") == "typing":
+        return Outcome(200, {"id": f"typing:{uuid.uuid4().hex[:12]}"}, "shown")
+    return teams_activity(call, params[:1], reply_to_id=params[1])
 
 
 def teams_activities(call: Call, params: list[str]) -> Outcome:
@@ -116,5 +127,6 @@ def discord_message(call: Call, params: list[str]) -> Outcome:
 ROUTES = [
     Route("teams", "POST", ("v3", "conversations", "{}", "activities"), teams_activity),
     Route("teams", "GET", ("v3", "conversations", "{}", "activities"), teams_activities),
+    Route("teams", "POST", ("v3", "conversations", "{}", "activities", "{}"), teams_reply_to),
     Route("discord", "POST", ("api", "v10", "channels", "{}", "messages"), discord_message),
 ]

@@ -56,6 +56,19 @@ class Control:
             return 200, {"requests": self.requests(query)}
         if route == ("GET", "effects"):
             return 200, self.effects()
+        if route == ("POST", "rate_limits"):
+            limit = json_body(body)
+            vendor, per_second = limit.get("vendor"), limit.get("per_second")
+            if vendor not in VENDORS:
+                raise Reject(400, f"vendor must be one of {', '.join(VENDORS)}")
+            if per_second is None:
+                self.app.rate_limits.pop(vendor, None)
+            elif isinstance(per_second, bool) or not isinstance(per_second, int | float) \
+                    or not per_second > 0:
+                raise Reject(400, "per_second must be a number above 0, or null")
+            else:
+                self.app.rate_limits[vendor] = float(per_second)
+            return 200, {"rate_limits": self.app.rate_limits}
         if route == ("POST", "faults"):
             return 201, {"fault": self.add_fault(json_body(body))}
         if route == ("GET", "faults"):

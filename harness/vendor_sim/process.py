@@ -276,6 +276,10 @@ class VendorService:
             body["seconds"] = seconds
         return self._call("POST", "faults", json=body)["fault"]
 
+    def rate_limit(self, vendor: str, per_second: float | None) -> None:
+        """Answer 429 past ``per_second`` requests of ``vendor`` in the last second."""
+        self._call("POST", "rate_limits", json={"vendor": vendor, "per_second": per_second})
+
     def faults(self) -> list[dict[str, Any]]:
         return self._call("GET", "faults")["faults"]
 

@@ -35,6 +35,8 @@ Vendors (path prefix, what is imitated)
 ``/teams``
     ``POST /v3/conversations/{conversationId}/activities`` {type: "message", text,
     attachments, replyToId}: 201 {"id"}.  No idempotency.
+    ``POST /v3/conversations/{conversationId}/activities/{activityId}``: a reply to that
+    activity; {type: "typing"}: 200, shown, kept nowhere (a message: as above).
 ``/discord``
     ``POST /api/v10/channels/{channelId}/messages`` {content, nonce, enforce_nonce}: 200
     message.  With enforce_nonce true, a nonce already used in the channel within the window
@@ -64,11 +66,15 @@ Control (``/_control``, never recorded, never faulted)
 ``GET health``; ``GET requests?vendor=&path_prefix=&effect=&after_id=``; ``GET effects``;
 ``POST faults`` {vendor ("*" = any), action, path_regex?, method?, seconds?, count=1,
 probability=1, seed?};
-``GET faults``; ``DELETE faults``; ``POST reset``; ``POST clock`` {advance_seconds}.
+``GET faults``; ``DELETE faults``; ``POST reset``; ``POST clock`` {advance_seconds};
+``POST rate_limits`` {vendor, per_second (null: none)}: past that many requests in the last
+second, a vendor's requests get 429 with ``Retry-After`` (effect ``rejected``, fault
+``rate_limit``).
 
 Each recorded request has an ``effect``: ``created`` (a new object: incident, incident edit,
 comment, Teams reply, Discord message, SQS message), ``deduplicated`` (answered with an
-earlier object, nothing new), ``read``, ``dropped`` (fault drop_before_accept: socket closed,
+earlier object, nothing new), ``read``, ``shown`` (a Teams typing activity: nothing
+kept), ``dropped`` (fault drop_before_accept: socket closed,
 no effect), ``failed`` (fault fail: 503, no effect; or an internal error: 500), ``rejected``
 (4xx; fault throttle: 429 with ``Retry-After: <seconds>``, default 1, no effect), ``fenced``
 (409 with ``TicketIQ-Fence-Refused: 1``, no effect: a changing request whose fencing token,
@@ -232,6 +238,13 @@ class VendorRequestHandler(BaseHTTPRequestHandler):
             at=app.store.now(),
             wall_at=wall,
         )
+        wait = app.over_rate(vendor, time.monotonic()) if vendor in VENDORS else None
+        if wait is not None:
+            message = "Too Many Requests (rate limit)"
+            outcome = Outcome(429, {"error": message}, "rejected", error=message)
+            app.record_only(req, outcome, "rate_limit")
+            self._send(429, outcome.body, headers={"Retry-After": f"{wait:.3f}"})
+            return
         delay, fault = (None, None)
         if vendor in VENDORS:
             delay, fault = app.store.take_faults(vendor, self.command, raw_path)

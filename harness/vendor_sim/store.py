@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 VENDORS = ("incidentio", "jira", "teams", "discord", "sqs", "sns")
-EFFECTS = ("created", "deduplicated", "read", "dropped", "failed", "rejected", "fenced")
+EFFECTS = ("created", "deduplicated", "read", "shown", "dropped", "failed", "rejected",
+           "fenced")
 FAULT_ACTIONS = ("fail", "throttle", "delay", "drop_after_accept", "drop_before_accept")
 
 # Object kinds (the ``effects`` listing names them in the plural, see OBJECT_LISTS).

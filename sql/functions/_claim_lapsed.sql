@@ -200,6 +200,11 @@ begin
                 jsonb_build_object('reason', v_reason, 'loss_count', v_row.loss_count));
             insert into ticketiq.transcript_entries (run_id, kind, body, at)
             values (v_row.run_id, 'failed', jsonb_build_object('reason', v_reason), v_now);
+            -- The run's event stream (migration 0019), the row still locked.
+            insert into ticketiq.run_events (run_id, kind, step, epoch, body, at)
+            select v_row.run_id, 'failed', r.last_step, v_row.epoch,
+                jsonb_build_object('reason', v_reason, 'event', 'agent.run.failed'), v_now
+            from ticketiq.runs as r where r.run_id = v_row.run_id;
             perform ticketiq._finish_entry(v_row.run_id, 'failed',
                 jsonb_build_object('reason', v_reason), v_now);
             perform pg_notify('ticketiq_run_finished', v_row.run_id::text);

@@ -31,6 +31,10 @@ begin
     values (p_now, p_event, p_run.run_id, p_run.epoch + 1, p_run.lease_holder,
         -- the system's fields last: a caller's detail cannot write them
         p_detail || jsonb_build_object('wait_key', p_wait_key, 'step', p_run.last_step));
+    -- The run's event stream (migration 0019), the caller holding the row.
+    insert into ticketiq.run_events (run_id, kind, step, epoch, body, at)
+    values (p_run.run_id, 'suspended', p_run.last_step, p_run.epoch + 1,
+        p_detail || jsonb_build_object('wait_key', p_wait_key, 'event', p_event), p_now);
     return p_run.epoch + 1;
 end;
 $$;

@@ -10,7 +10,8 @@
 -- here, so a caller learns it at once).  The kinds are the app's.  NOTIFYs
 -- ticketiq_entry so an entry worker claims it at once (its poll is the
 -- truth).  p_durable false: the run will not be written ahead (lost, it is
--- failed, not resumed).  Nothing is written for a call refused.
+-- failed, not resumed).  p_priority orders the runs waiting to start
+-- (ticketiq.claim_entries).  Nothing is written for a call refused.
 -- Limits:
 --   p_kind       1..64: a lowercase letter, then lowercase letters, digits, _ . -
 --   p_sender_id  1..512 bytes of UTF-8 (128 four-byte characters): with the
@@ -22,6 +23,7 @@
 --   p_channel    1..512
 --   p_may_wait   not null
 --   p_durable    not null
+--   p_priority   a number from -1000 to 1000 (higher starts first)
 -- SQLSTATEs: TQ004 (bad input).
 create or replace function ticketiq.accept_entry(
     p_kind text,
@@ -31,7 +33,8 @@ create or replace function ticketiq.accept_entry(
     p_run_as text,
     p_channel text,
     p_may_wait boolean default false,
-    p_durable boolean default true
+    p_durable boolean default true,
+    p_priority integer default 0
 )
 returns table (
     entry_id bigint,
@@ -59,11 +62,15 @@ begin
     if p_may_wait is null or p_durable is null then
         raise exception 'may_wait and durable are required' using errcode = 'TQ004';
     end if;
+    if p_priority is null or p_priority not between -1000 and 1000 then
+        raise exception 'priority must be -1000..1000' using errcode = 'TQ004';
+    end if;
 
     insert into ticketiq.entries as e (
-        kind, sender_id, payload, owner, run_as, channel, may_wait, durable, received_at
+        kind, sender_id, payload, owner, run_as, channel, may_wait, durable, received_at, priority
     ) values (
-        p_kind, p_sender_id, p_payload, p_owner, p_run_as, p_channel, p_may_wait, p_durable, v_now
+        p_kind, p_sender_id, p_payload, p_owner, p_run_as, p_channel, p_may_wait, p_durable, v_now,
+        p_priority
     )
     on conflict (kind, owner, sender_id) do nothing
     returning e.* into v_entry;
@@ -79,5 +86,5 @@ begin
 end;
 $$;
 
-comment on function ticketiq.accept_entry(text, text, jsonb, text, text, text, boolean, boolean) is
+comment on function ticketiq.accept_entry(text, text, jsonb, text, text, text, boolean, boolean, integer) is
 'Write a request to the durable inbox keyed by (kind, owner, sender id of at most 512 bytes); a retry finds the owner''s entry (created=false); run_id is known at once. TQ004 bad input.';

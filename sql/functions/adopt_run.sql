@@ -77,6 +77,13 @@ begin
     insert into ticketiq.audit (at, event, run_id, epoch, actor, detail)
     values (v_now, 'agent.run.adopted', v_run.run_id, v_run.epoch, p_holder,
         jsonb_build_object('loss_count', v_run.loss_count, 'step', v_run.last_step));
+    -- The run's event stream (migration 0019): whatever text of the next step
+    -- an earlier attempt streamed is void, and the step is asked again.
+    insert into ticketiq.run_events (run_id, kind, step, epoch, body, at)
+    values (v_run.run_id, 'resumed', v_run.last_step, v_run.epoch,
+        jsonb_build_object('loss_count', v_run.loss_count, 'from_step', v_run.last_step,
+            'discard', jsonb_build_object('step', v_run.last_step + 1, 'epochs_before', v_run.epoch)),
+        v_now);
     -- The resume's own audit row, from its first moment (I14): settlements follow.
     perform ticketiq.record_resume(v_run.run_id, v_run.epoch, '[]');
 

@@ -53,6 +53,9 @@ begin
     insert into ticketiq.audit (at, event, run_id, epoch, actor, detail)
     values (v_now, p_event, p_run_id, p_epoch, v_run.lease_holder,
         jsonb_build_object('reason', p_reason, 'step', v_run.last_step, 'loss_count', v_run.loss_count));
+    insert into ticketiq.run_events (run_id, kind, step, epoch, body, at)
+    values (p_run_id, 'failed', v_run.last_step, p_epoch,
+        jsonb_build_object('reason', p_reason, 'event', p_event), v_now);
     perform ticketiq._finish_entry(p_run_id, 'failed', jsonb_build_object('reason', p_reason), v_now);
     perform pg_notify('ticketiq_run_finished', p_run_id::text);
 

@@ -17,7 +17,8 @@
 -- run-as, channel and entry point, and its input unless p_input gives
 -- another (SQL null: the source's); meta.forked_from names the source run
 -- and step.  Audited agent.run.forked on the fork and agent.run.fork_made
--- on the source, with who and why; the fork's transcript is told.
+-- on the source, with who and why; the fork's transcript is told and its
+-- event stream starts (a 'started' event at the step, naming the source).
 -- p_source_seal is the seal of the source's step p_step the caller
 -- verified: a source whose step is not that one any more is refused.  With
 -- p_idempotency_key, a repeat finds the fork made under it (created =
@@ -153,6 +154,12 @@ begin
     insert into ticketiq.transcript_entries (run_id, kind, body, at)
     values (p_run_id, 'note', jsonb_build_object(
         'forked_from', p_source_run_id, 'step', p_step, 'by', p_actor, 'reason', p_reason), v_now);
+    -- The fork's event stream begins as every run's does, at the step its history reaches.
+    insert into ticketiq.run_events (run_id, kind, step, epoch, body, at)
+    values (p_run_id, 'started', p_step, 1, jsonb_build_object(
+        'entry_point', v_source.entry_point, 'channel', v_source.channel, 'parent_run_id', null,
+        'forked_from', jsonb_build_object('run_id', p_source_run_id, 'step', p_step)
+    ), v_now);
     perform pg_notify('ticketiq_resume', p_run_id::text);
 
     return query select p_run_id, true, 'claimed'::text, p_step, p_source_run_id;

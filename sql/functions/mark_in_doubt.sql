@@ -136,6 +136,10 @@ begin
         seal = p_seal,
         seal_key_id = p_seal_key_id
     where c.run_id = p_run_id and c.step = p_step and c.call_id = p_call_id;
+    -- The run's event stream (migration 0019), under the run's row lock.
+    insert into ticketiq.run_events (run_id, kind, step, epoch, body, at)
+    values (p_run_id, 'call_started', p_step, p_epoch,
+        jsonb_build_object('call_id', p_call_id, 'tool', v_call.tool, 'classification', v_class), v_now);
 
     return query select p_run_id, p_step, p_call_id, 'in_doubt'::text, v_class, v_call.step_key,
         v_now, false, v_run.stop_requested_at is not null;

@@ -3,7 +3,7 @@
 -- Deletes at most p_limit runs that finished (completed, failed or
 -- stopped) at least p_older_than_seconds ago by the database clock, with
 -- everything kept for them: checkpoints, calls, approval requests,
--- transcript entries, inbox entries (with the traceparent each came with,
+-- transcript entries, event streams (uncounted), inbox entries (with the traceparent each came with,
 -- its owner's only, uncounted) and audit rows (a run's failed
 -- attempts and audit_once keys go with its row, on delete cascade,
 -- uncounted); then at most p_limit audit rows older than that age that
@@ -89,6 +89,8 @@ begin
     delete from ticketiq.transcript_entries as t where t.run_id = any(v_run_ids);
     get diagnostics v_count = row_count;
     transcript_purged := v_count;
+    -- A run's event stream goes with its transcript (uncounted).
+    delete from ticketiq.run_events as e where e.run_id = any(v_run_ids);
     -- The traceparent an entry came with goes with it.
     with gone as (
         delete from ticketiq.entries as e where e.run_id = any(v_run_ids)

@@ -107,6 +107,14 @@ begin
         seal = p_seal,
         seal_key_id = p_seal_key_id
     where c.run_id = p_run_id and c.step = p_step and c.call_id = p_call_id;
+    -- The run's event stream (migration 0019): the outcome itself when it is
+    -- small (a large one is read from the run: GET /runs/{id}).
+    insert into ticketiq.run_events (run_id, kind, step, epoch, body, at)
+    values (p_run_id, 'call_settled', p_step, p_epoch,
+        jsonb_build_object('call_id', p_call_id, 'tool', v_call.tool, 'settlement', p_settlement)
+        || case when pg_column_size(p_outcome) <= 4096 then jsonb_build_object('outcome', p_outcome)
+            else '{"outcome_omitted": true}'::jsonb end,
+        v_now);
 
     return query select p_run_id, p_step, p_call_id, v_state, p_settlement, v_now, false;
 end;

@@ -108,6 +108,15 @@ begin
             continue;
         end if;
         v_settlements := v_settlements || jsonb_build_array(v_item);
+        -- The run's event stream (migration 0019), under the run's row lock.
+        insert into ticketiq.run_events (run_id, kind, step, epoch, body, at)
+        values (p_run_id, 'call_settled', v_run.last_step, p_epoch,
+            jsonb_build_object('call_id', v_item ->> 'call_id', 'settlement', v_item ->> 'settlement',
+                'resumed', true)
+            || case when pg_column_size(v_item -> 'outcome') <= 4096
+                then jsonb_build_object('outcome', v_item -> 'outcome')
+                else '{"outcome_omitted": true}'::jsonb end,
+            v_now);
         -- A call already finished (by an earlier attempt) keeps its record.
         update ticketiq.calls as c
         set state = case when v_item ->> 'settlement' = 'made' then 'done' else 'settled' end,

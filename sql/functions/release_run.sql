@@ -65,6 +65,9 @@ begin
     insert into ticketiq.audit (at, event, run_id, epoch, actor, detail)
     values (v_now, 'agent.run.released', p_run_id, p_epoch + 1, v_run.lease_holder,
         jsonb_build_object('reason', coalesce(p_reason, 'shutdown'), 'step', v_run.last_step));
+    insert into ticketiq.run_events (run_id, kind, step, epoch, body, at)
+    values (p_run_id, 'released', v_run.last_step, p_epoch + 1,
+        jsonb_build_object('reason', coalesce(p_reason, 'shutdown')), v_now);
     perform pg_notify('ticketiq_resume', p_run_id::text);
 
     return query select p_run_id, p_epoch + 1;

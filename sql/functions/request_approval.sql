@@ -96,6 +96,12 @@ begin
         'approval_id', v_request.approval_id, 'step', p_step, 'call_id', p_call_id,
         'tool', v_call.tool
     ));
+    -- The run's event stream (migration 0019), the run's row fenced.
+    insert into ticketiq.run_events (run_id, kind, step, epoch, body, at)
+    values (p_run_id, 'waiting', p_step, p_epoch, jsonb_build_object(
+        'for', 'approval', 'approval_id', v_request.approval_id, 'call_id', p_call_id,
+        'tool', v_call.tool
+    ), v_now);
     perform pg_notify('ticketiq_approval', v_request.approval_id::text);
 
     return query select v_request.approval_id, 'waiting'::text, false, null::text,

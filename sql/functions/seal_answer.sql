@@ -96,6 +96,15 @@ begin
     insert into ticketiq.audit (at, event, run_id, epoch, actor, detail)
     values (v_now, 'agent.run.answer_sealed', p_run_id, p_epoch, v_run.lease_holder,
         jsonb_build_object('step', p_step, 'seal_key_id', p_seal_key_id));
+    -- The run's event stream (migration 0019): the answer's text is the final
+    -- step's whole text.
+    insert into ticketiq.run_events (run_id, kind, step, epoch, body, at)
+    values (p_run_id, 'answer', p_step, p_epoch,
+        jsonb_build_object('text', case when jsonb_typeof(p_body -> 'text') = 'string'
+            then p_body -> 'text' else to_jsonb(''::text) end)
+        || case when p_body ? 'output' and pg_column_size(p_body -> 'output') <= 4096
+            then jsonb_build_object('output', p_body -> 'output') else '{}'::jsonb end,
+        v_now);
 
     return query select p_run_id, p_step, v_now, v_now + v_retain, false;
 end;

@@ -121,6 +121,11 @@ begin
         'entry_point', p_entry_point, 'channel', p_channel, 'owner', p_owner,
         'may_wait', p_may_wait, 'parent_run_id', p_parent_run_id
     ));
+    -- The run's event stream (migration 0019): its first event.
+    insert into ticketiq.run_events (run_id, kind, step, epoch, body, at)
+    values (v_run_id, 'started', 0, 1, jsonb_build_object(
+        'entry_point', p_entry_point, 'channel', p_channel, 'parent_run_id', p_parent_run_id
+    ), v_now);
 
     return query select v_run_id, 1::bigint, v_now + v_ttl, true,
         coalesce(p_correlation_id, v_run_id::text);

@@ -46,6 +46,9 @@ begin
     values (v_now, 'agent.run.stopped', p_run_id, p_epoch, v_run.lease_holder,
         jsonb_build_object('reason', v_reason, 'step', v_run.last_step,
             'requested_by', v_run.stop_requested_by));
+    insert into ticketiq.run_events (run_id, kind, step, epoch, body, at)
+    values (p_run_id, 'stopped', v_run.last_step, p_epoch,
+        jsonb_build_object('reason', v_reason, 'requested_by', v_run.stop_requested_by), v_now);
     perform ticketiq._finish_entry(p_run_id, 'stopped', jsonb_build_object('reason', v_reason), v_now);
     perform pg_notify('ticketiq_run_finished', p_run_id::text);
 

@@ -106,6 +106,14 @@ begin
                     p_seal, p_seal_key_id, f.locked_at
                 from fenced as f
                 where f.lease_expires_at > f.locked_at
+            ),
+
+            -- The run's event stream (migration 0019): the step's text and calls.
+            evented as (
+                insert into ticketiq.run_events (run_id, kind, step, epoch, body, at)
+                select p_run_id, 'step_written', p_step, p_epoch, ticketiq._step_event(p_body), f.locked_at
+                from fenced as f
+                where f.lease_expires_at > f.locked_at
             )
 
             select

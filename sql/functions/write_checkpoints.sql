@@ -139,6 +139,13 @@ begin
             case when f.body ? 'call_seals' then f.body - 'call_seals' else f.body end,
             f.seal, f.seal_key_id, v_now
         from fenced as f
+    ),
+
+    -- The runs' event streams (migration 0019): each step's text and calls.
+    evented as (
+        insert into ticketiq.run_events (run_id, kind, step, epoch, body, at)
+        select f.run_id, 'step_written', f.step, f.epoch, ticketiq._step_event(f.body), v_now
+        from fenced as f
     )
 
     select

@@ -13,17 +13,31 @@ ids; its usage and ``request-id`` ride on the :class:`~ticketiq_pg.agent.ModelSt
 
 The SDK's errors (``RateLimitError``, ``InternalServerError``, ``OverloadedError``,
 ``APITimeoutError``, ``APIConnectionError``...) go to the runner as they are.
+
+The adapters stream when the run's events are listened to: a step asked with
+``StepRequest.on_text`` set goes through the SDK's ``messages.stream``, each text delta
+(its ``text`` events) handed to ``on_text`` as it arrives, and the SDK's final message
+(``get_final_message()``: text blocks, ``tool_use`` blocks put together from their
+``input_json_delta`` pieces, usage from ``message_start`` and ``message_delta``) read
+into the same :class:`~ticketiq_pg.agent.ModelStep` the whole answer would have made.
+Without a listener the request is the plain one.  A stream that fails once begun is
+transient: a cut connection is the SDK's ``APIConnectionError``; an ``error`` event
+(``overloaded_error`` mid-stream), which the SDK raises with the stream's 200 status,
+becomes a :class:`~ticketiq_pg.errors.TransientError` unless it tells of a bad request;
+a stream that ends before its ``stop_reason`` is a ``TransientError`` too.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from ticketiq_pg.adapters.base import (
     ModelSettings,
     ProviderModel,
     Turn,
+    failed_mid_stream,
     json_type,
     malformed_call,
     parse,
@@ -34,11 +48,18 @@ from ticketiq_pg.adapters.base import (
 )
 from ticketiq_pg.adapters.names import ToolNames
 from ticketiq_pg.agent import ModelStep, StepRequest, ToolCall
+from ticketiq_pg.errors import TransientError
 
 __all__ = ["AnthropicModel", "messages_request", "messages_turns"]
 
 #: The API requires ``max_tokens``: this when the settings give none.
 DEFAULT_MAX_TOKENS = 1024
+
+#: The error types of an ``error`` event in a stream that say the request was refused
+#: (not worth asking again); any other (``overloaded_error``, ``api_error``...) is not.
+ANTHROPIC_STREAM_REFUSALS = frozenset({
+    "invalid_request_error", "authentication_error", "permission_error", "not_found_error",
+    "request_too_large", "billing_error"})
 
 
 def messages_turns(turns: list[Turn], names: ToolNames) -> list[dict[str, Any]]:
@@ -146,6 +167,28 @@ class AnthropicModel(ProviderModel):
     async def step(self, request: StepRequest) -> ModelStep:
         """One Messages request; its answer as a :class:`ModelStep`."""
         body, names = self.request_body(request)
+        if request.on_text is not None:
+            return await self._streamed(body, names, request.on_text)
         raw = await self.client.messages.with_raw_response.create(
             **sdk_call(self.client.messages.create, body))
         return messages_step(await parse(raw), names, raw.headers.get("request-id"))
+
+    async def _streamed(self, body: dict[str, Any], names: ToolNames,
+                        on_text: Callable[[str], None]) -> ModelStep:
+        """The request streamed: its text to ``on_text`` as it comes."""
+        messages = self.client.messages
+        async with messages.stream(**sdk_call(messages.stream, body)) as stream:
+            try:
+                async for event in stream:
+                    if event.type == "text" and event.text:
+                        on_text(event.text)
+                message = await stream.get_final_message()
+            except Exception as exc:
+                judged = failed_mid_stream(exc, ANTHROPIC_STREAM_REFUSALS)
+                if judged is None:
+                    raise
+                raise judged from exc
+            request_id = stream.response.headers.get("request-id")
+        if message.stop_reason is None:
+            raise TransientError("the stream ended before its stop_reason")
+        return messages_step(message, names, request_id)

@@ -28,6 +28,8 @@ from typing import Any
 from ticketiq_pg.adapters.names import ToolNames
 from ticketiq_pg.adapters.schema import object_schema
 from ticketiq_pg.agent import ModelStep, StepRequest, Tool, ToolCall, Tools
+from ticketiq_pg.errors import TransientError
+from ticketiq_pg.retries import describe, status_of
 
 __all__ = ["ModelSettings", "ProviderModel", "RUN_SETTINGS_KEY", "Turn", "turns",
            "default_prompt", "result_text", "is_error_result"]
@@ -350,6 +352,27 @@ def sdk_call(method: Any, body: dict[str, Any]) -> dict[str, Any]:
     if extra:
         kwargs["extra_body"] = extra
     return kwargs
+
+
+def failed_mid_stream(exc: BaseException, refusals: frozenset[str]) -> TransientError | None:
+    """The failure to raise for an error event in a stream already begun, or None to raise
+    ``exc`` as it is.
+
+    The SDKs raise such an event with the stream's status, 200 (or none), which the
+    runner would read as no reason to try again, though an overload or a server error
+    mid-stream is as transient as its 5xx before the stream; only an error type in
+    ``refusals`` (the request itself refused) is not.  A cut connection is already the
+    SDK's connection error, transient, and is left as it is.
+    """
+    status = status_of(exc)
+    body = getattr(exc, "body", None)
+    if (status is not None and status >= 400) or not isinstance(body, Mapping):
+        return None
+    error = body.get("error") if isinstance(body.get("error"), Mapping) else body
+    kind = error.get("type")
+    if not isinstance(kind, str) or kind in refusals:
+        return None
+    return TransientError(f"the stream failed once begun: {describe(exc)}")
 
 
 def sdk_missing(extra: str, exc: ImportError) -> ImportError:

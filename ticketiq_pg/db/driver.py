@@ -53,7 +53,7 @@ from ticketiq_pg.db.waits import WaitFunctions
 from ticketiq_pg.seal import JsonText
 
 #: Schema versions this driver knows how to talk to.
-KNOWN_SCHEMA_VERSIONS = frozenset({19})
+KNOWN_SCHEMA_VERSIONS = frozenset({23})
 
 #: NOTIFY channels the functions use.
 RESUME_CHANNEL = "ticketiq_resume"
@@ -595,6 +595,61 @@ class TicketIQ(Transport):
         """The run's sealed answer with its seal, or None while it has none (UnknownRun)."""
         rows = await self.many(models.AnswerView, "get_answer", (run_id,), conn)
         return rows[0] if rows else None
+
+    async def run_events_after(
+        self, run_id: uuid.UUID, after: int = 0, limit: int = 1000, *,
+        conn: psycopg.AsyncConnection | None = None,
+    ) -> list[dict[str, Any]]:
+        """``ticketiq.run_events_after``: A run's durable events after event id ``after``,
+        oldest first (``ticketiq_pg.db.events.RunEvent.from_row`` reads each row).
+        """
+        return await self.rows("run_events_after", (run_id, after, limit), conn)
+
+    async def set_vendor_limit(
+        self, vendor: str, rate: float | None, burst: int, concurrency: int | None,
+        per: str = "all", set_by: str = "app",
+    ) -> dict[str, Any]:
+        """``ticketiq.set_vendor_limit``: Set a vendor's limits; the row as it stands (an
+        operator's setting stays over the app's)."""
+        rows = await self.rows("set_vendor_limit", (vendor, rate, burst, concurrency, per,
+                                                    set_by), None)
+        return rows[0]
+
+    async def take_vendor_token(
+        self, vendor: str, run_id: uuid.UUID, epoch: int, call_id: str, owner: str | None,
+    ) -> tuple[bool, float, bool]:
+        """``ticketiq.take_vendor_token``: A vendor token for one call now (True, 0), or
+        the seconds to wait (False, seconds); and whether the call counts in flight (give
+        it back when it ends)."""
+        rows = await self.rows("take_vendor_token", (vendor, run_id, epoch, call_id, owner),
+                               None)
+        row = rows[0]
+        return bool(row["granted"]), float(row["wait_seconds"]), bool(row["counted"])
+
+    async def give_vendor_token(self, run_id: uuid.UUID, call_id: str) -> bool:
+        """``ticketiq.give_vendor_token``: The call ended: no longer in flight."""
+        return bool(await self.scalar("give_vendor_token", (run_id, call_id), None))
+
+    async def slow_vendor(self, vendor: str, owner: str | None, seconds: float) -> bool:
+        """``ticketiq.slow_vendor``: The vendor asked to wait: every process waits."""
+        return bool(await self.scalar("slow_vendor", (vendor, owner, seconds), None))
+
+    async def vendor_limit_figures(self) -> list[dict[str, Any]]:
+        """``ticketiq.vendor_limit_figures``: Each vendor bucket's limits and figures."""
+        return await self.rows("vendor_limit_figures", (), None)
+
+    async def notify_many(self, channel: str, payloads: list[str]) -> None:
+        """NOTIFY ``channel`` once per payload, in order, in one statement: hints and live
+        events (``ticketiq_pg.db.events``), never state."""
+        if not payloads:
+            return
+        if self.pool is None:
+            raise RuntimeError("TicketIQ has no pool: use TicketIQ.connect()")
+        self.statements["notify"] += 1
+        async with self.pool.connection() as conn:
+            await conn.execute(
+                "SELECT pg_notify(%s, p) FROM unnest(%s::text[]) WITH ORDINALITY AS u (p, i) "
+                "ORDER BY i", (channel, payloads), prepare=False)
 
     async def run_transcript(
         self, run_id: uuid.UUID, *, conn: psycopg.AsyncConnection | None = None

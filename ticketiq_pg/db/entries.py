@@ -31,15 +31,18 @@ class EntryFunctions:
         channel: str,
         may_wait: bool = False,
         durable: bool = True,
+        priority: int = 0,
         conn: psycopg.AsyncConnection | None = None,
     ) -> models.AcceptedEntry:
         """``ticketiq.accept_entry``: Write a request to the durable inbox keyed by (kind,
-        owner, sender id).
+        owner, sender id); ``priority`` (-1000..1000, higher first) orders the runs waiting
+        to start.
         """
         return await self._t.one(
             models.AcceptedEntry,
             "accept_entry",
-            (kind, sender_id, Jsonb(payload), owner, run_as, channel, may_wait, durable),
+            (kind, sender_id, Jsonb(payload), owner, run_as, channel, may_wait, durable,
+             priority),
             conn,
         )
 
@@ -51,13 +54,16 @@ class EntryFunctions:
         limit: int = 10,
         *,
         min_age: float = 0.0,
+        owner_limit: int | None = None,
         conn: psycopg.AsyncConnection | None = None,
     ) -> list[models.ClaimedEntry]:
-        """``ticketiq.claim_entries``: Claim pending entries (SKIP LOCKED) and start each one's run
-        held by p_holder, in one statement.
+        """``ticketiq.claim_entries``: Claim pending entries (SKIP LOCKED; by priority, then
+        each owner's oldest before any owner's second; an owner with ``owner_limit`` runs in
+        flight waits) and start each one's run held by p_holder, in one statement.
         """
         return await self._t.many(
-            models.ClaimedEntry, "claim_entries", (holder, ttl, limit, min_age), conn
+            models.ClaimedEntry, "claim_entries", (holder, ttl, limit, min_age, owner_limit),
+            conn,
         )
 
 

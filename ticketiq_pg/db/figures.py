@@ -82,6 +82,13 @@ def database_figures(url: str) -> dict[str, Any]:
             "lost_twice": one("select count(*) from ticketiq.runs where loss_count >= 2"),
             "leases_lapsed": one("select count(*) from ticketiq.runs where status = 'running' "
                                  "and lease_expires_at < ticketiq.now()"),
+            # each vendor bucket: (vendor, scope, taken, waited, slowed, in flight, tokens)
+            "vendors": rows("select vendor, coalesce(scope, ''), taken, waited, slowed, "
+                            "in_flight, tokens from ticketiq.vendor_limit_figures()"),
+            # runs waiting to start, by owner and priority
+            "waiting_to_start": rows("select owner, priority::text, count(*)::int "
+                                     "from ticketiq.entries where state = 'pending' "
+                                     "group by 1, 2 order by 1, 2"),
         }
         seconds = [r[0] for r in rows(_RESUMES) if r[0] is not None]
     buckets = [(str(b), sum(1 for s in seconds if s <= b)) for b in RESUME_BUCKETS]

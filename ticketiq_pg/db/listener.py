@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 import psycopg
 from psycopg import sql
@@ -30,11 +30,21 @@ KEEPALIVE_KWARGS = {
 class Wakeup:
     """An event per channel, set by notifications and by reconnects."""
 
-    def __init__(self, channels: Iterable[str]) -> None:
+    def __init__(self, channels: Iterable[str],
+                 handlers: Mapping[str, Callable[[str], None]] | None = None) -> None:
         self.events = {channel: asyncio.Event() for channel in channels}
         self.payloads: dict[str, list[str]] = {channel: [] for channel in self.events}
+        #: Channels whose payloads go to a function as they come (listened to as well).
+        self.handlers = dict(handlers or {})
+        for channel in self.handlers:
+            self.events.setdefault(channel, asyncio.Event())
+            self.payloads.setdefault(channel, [])
 
     def notify(self, channel: str, payload: str = "") -> None:
+        handler = self.handlers.get(channel)
+        if handler is not None:
+            handler(payload)
+            return
         if channel in self.events:
             if payload:
                 self.payloads[channel].append(payload)

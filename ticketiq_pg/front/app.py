@@ -31,6 +31,7 @@ from fastapi.security import HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
 
 from ticketiq_pg.db.driver import TicketIQ
+from ticketiq_pg.db.events import EventFeed
 from ticketiq_pg.errors import InvalidPayload
 from ticketiq_pg.front import door
 from ticketiq_pg.front.auth import Authenticator, AuthError, Identity
@@ -166,6 +167,10 @@ def create_app(db: TicketIQ | None = None, *, worker: Worker | None = None,
     app.add_middleware(_SecurityHeaders)
     app.add_middleware(TraceHeader)
     app.router.on_shutdown.append(waiter.stop)
+    #: The run event streams' reader (GET /runs/{id}/events), one for the front.
+    feed = EventFeed(store, waiter.conninfo)
+    app.state.feed = feed
+    app.router.on_shutdown.append(feed.close)
     scheme = HTTPBearer(auto_error=False, description="an API key (tiq_...) or a JWT")
 
     @app.exception_handler(AuthError)
@@ -305,7 +310,8 @@ def create_app(db: TicketIQ | None = None, *, worker: Worker | None = None,
 
     app.include_router(runs_router(store, kinds, caller, waiter, resume_entries,
                                    route_class=app.router.route_class,
-                                   max_waits=settings.max_waits, sealer=_sealer_of(worker)))
+                                   max_waits=settings.max_waits, feed=feed,
+                                   sealer=_sealer_of(worker)))
     app.include_router(metrics_router(worker, waiter.conninfo, caller,
                                       route_class=app.router.route_class))
     inspector = _inspector_of(worker)

@@ -19,17 +19,19 @@ identity holds at most ``TICKETIQ_HTTP_MAX_WAITS`` long polls at once on one fro
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Path, Query
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, Field
 
 from ticketiq_pg.db.driver import TicketIQ
+from ticketiq_pg.db.events import EventFeed
 from ticketiq_pg.db.manage import MAX_PAGE
 from ticketiq_pg.errors import (
     InvalidPayload,
@@ -48,6 +50,8 @@ from ticketiq_pg.seal import Sealer
 RUN_KIND = "run"
 ENDED = frozenset({"completed", "failed", "stopped"})
 MAX_WAIT = 60.0
+#: The largest event id (a bigint).
+MAX_EVENT_ID = 2**63 - 1
 
 
 class RunRequest(BaseModel):
@@ -55,6 +59,9 @@ class RunRequest(BaseModel):
     kind: str = Field(default=RUN_KIND, min_length=1, max_length=64,
                       pattern=r"^[a-z][a-z0-9_.-]{0,63}$",
                       description="an entry kind the app registered (default: run)")
+    priority: int = Field(default=0, ge=-1000, le=1000,
+                          description="higher starts first (above 0: admins only); "
+                          "between equals, each owner's oldest before any owner's second")
 
 
 class RunStarted(BaseModel):
@@ -106,11 +113,27 @@ class SignalAnswer(BaseModel):
 def runs_router(db: TicketIQ, kinds: dict[str, EntryKind], caller: Any,
                 waiter: RunWaiter, crash_resume_entries: bool = True,
                 route_class: type = APIRoute, max_waits: int = 8,
+                feed: EventFeed | None = None, keepalive: float = 15.0,
                 sealer: Callable[[], Sealer | None] = lambda: None) -> APIRouter:
     """The routes, over the driver, the app's kinds and the caller dependency (and the
     seal keys a fork is sealed with, when this front has them)."""
     router = APIRouter(tags=["runs"], route_class=route_class)
-    waits: dict[str, int] = {}  # long polls held, by identity
+    waits: dict[str, int] = {}  # long polls and event streams held, by identity
+    feed = feed or EventFeed(db, waiter.conninfo)
+
+    def hold(who: Identity) -> None:
+        held = waits.get(who.subject, 0)
+        if held >= max_waits:
+            note_refusal("too_many_waits", who.subject)
+            raise HTTPException(status_code=429, headers={"Retry-After": "1"}, detail=(
+                f"{max_waits} long polls or event streams of this caller are open already "
+                "(TICKETIQ_HTTP_MAX_WAITS)"))
+        waits[who.subject] = held + 1
+
+    def release(who: Identity) -> None:
+        waits[who.subject] -= 1
+        if not waits[who.subject]:
+            del waits[who.subject]
 
     async def status_of(run_id: uuid.UUID, transcript: bool = False) -> RunStatus | None:
         entry = await db.entries.get_entry_by_run(run_id)
@@ -164,11 +187,14 @@ def runs_router(db: TicketIQ, kinds: dict[str, EntryKind], caller: Any,
                 "loc": ["body", "kind"], "msg": f"{body.kind!r} is not a kind POST /runs starts",
                 "type": "value_error"}])
         run_as = who.resolve_run_as(x_run_as)
+        if body.priority > 0 and not who.admin:
+            note_refusal("not_yours", f"{who.subject} asked for priority {body.priority}")
+            raise HTTPException(status_code=403, detail="a priority above 0 is for admins")
         try:
             entry = await db.entries.accept_entry(
                 body.kind, idempotency_key, body.input, owner=who.subject,
                 run_as=run_as, channel=body.kind, may_wait=kind.may_wait,
-                durable=kind.durable(crash_resume_entries),
+                durable=kind.durable(crash_resume_entries), priority=body.priority,
             )
         except InvalidPayload as exc:
             note_refusal("invalid_request", str(exc))
@@ -254,22 +280,61 @@ def runs_router(db: TicketIQ, kinds: dict[str, EntryKind], caller: Any,
             return await status_of(run_id)
 
         if wait > 0:
-            held = waits.get(who.subject, 0)
-            if held >= max_waits:
-                note_refusal("too_many_waits", who.subject)
-                raise HTTPException(status_code=429, headers={"Retry-After": "1"}, detail=(
-                    f"{max_waits} long polls of this caller are open already "
-                    "(TICKETIQ_HTTP_MAX_WAITS)"))
-            waits[who.subject] = held + 1
+            hold(who)
             try:
                 await waiter.wait(str(run_id), wait, read, lambda s: s is None or s.ended)
             finally:
-                waits[who.subject] -= 1
-                if not waits[who.subject]:
-                    del waits[who.subject]
+                release(who)
         found = await status_of(run_id, transcript=True)
         assert found is not None
         return found
+
+    @router.get("/runs/{run_id}/events", response_class=StreamingResponse,
+                responses={200: {"content": {"text/event-stream": {}},
+                                 "description": "the run's events as Server-Sent Events"},
+                           429: {"description": "too many long polls and streams of this "
+                                 "caller"}})
+    async def events(run_id: uuid.UUID,
+                     after: int | None = Query(default=None, ge=0, le=MAX_EVENT_ID,
+                                               description="resume after this event id "
+                                               "(as Last-Event-ID)"),
+                     last_event_id: str | None = Header(
+                         default=None, min_length=1, max_length=19, pattern=r"^[0-9]+$",
+                         description="the id of the last event received: the stream goes "
+                         "on after it"),
+                     who: Identity = Depends(caller)) -> StreamingResponse:
+        """The run's events as Server-Sent Events: every durable event after
+        ``Last-Event-ID`` (or ``after``; none: from the start), each with its id, then the
+        live ones (the model's text as it is generated) as they come, until the run
+        answers, fails or is stopped.  A client that reconnects with the last id it got
+        misses none and gets none twice, on either process."""
+        await visible(run_id, who)
+        start = after if after is not None else int(last_event_id or 0)
+        if start > MAX_EVENT_ID:
+            raise HTTPException(status_code=422, detail="Last-Event-ID is past any event id")
+        hold(who)
+        # Visible is enough: a run accepted but not started yet has its events to come.
+        stream = feed.subscribe(run_id, start, pending=True)
+
+        async def body() -> Any:
+            try:
+                yield "retry: 1000\n\n"
+                while True:
+                    try:
+                        event = await asyncio.wait_for(anext(stream), keepalive)
+                    except TimeoutError:
+                        yield ": keepalive\n\n"  # an edge keeps an idle stream open
+                        continue
+                    except StopAsyncIteration:
+                        return
+                    yield event.sse()
+            finally:
+                await stream.aclose()
+                release(who)
+
+        return StreamingResponse(body(), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-store",
+                                          "X-Accel-Buffering": "no"})
 
     @router.post("/runs/{run_id}/stop", response_model=StopAnswer,
                  responses={409: {"description": "the run ended or has not started"}})

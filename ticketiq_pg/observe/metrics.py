@@ -322,6 +322,29 @@ class DatabaseCollector(Collector):
             gauge = GaugeMetricFamily(name, what)
             gauge.add_metric([], figures[key])
             yield gauge
+        vendor_labels = ["vendor", "scope"]
+        for name, column, what, kind in (
+                ("ticketiq_database_vendor_tokens_taken", 2,
+                 "Vendor tokens taken (calls let through), by vendor and bucket.", "counter"),
+                ("ticketiq_database_vendor_waits", 3,
+                 "Takes that had to wait for a vendor's token.", "counter"),
+                ("ticketiq_database_vendor_slowdowns", 4,
+                 "429/503 with Retry-After that slowed every process's calls.", "counter"),
+                ("ticketiq_database_vendor_calls_in_flight", 5,
+                 "Calls in flight under a vendor's concurrency.", "gauge"),
+                ("ticketiq_database_vendor_tokens", 6,
+                 "Tokens in a vendor's bucket now.", "gauge")):
+            family = (CounterMetricFamily(name, what, labels=vendor_labels) if kind == "counter"
+                      else GaugeMetricFamily(name, what, labels=vendor_labels))
+            for row in figures["vendors"]:
+                family.add_metric([row[0], row[1]], row[column])
+            yield family
+        waiting = GaugeMetricFamily("ticketiq_database_runs_waiting_to_start",
+                                    "Entries waiting to start, by owner and priority.",
+                                    labels=["owner", "priority"])
+        for owner, priority, count in figures["waiting_to_start"]:
+            waiting.add_metric([owner, priority], count)
+        yield waiting
         buckets, total, count = figures["resume_seconds"]
         histogram = HistogramMetricFamily(
             "ticketiq_database_resume_seconds",

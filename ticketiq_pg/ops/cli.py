@@ -58,6 +58,8 @@ from ticketiq_pg.ops.args import (
 from ticketiq_pg.ops.inspect_cmd import add_parser as add_inspect_parser
 from ticketiq_pg.ops.keys import add_parser as add_key_parser
 from ticketiq_pg.ops.keys import cmd_api_key
+from ticketiq_pg.ops.limits import add_parser as add_limits_parser
+from ticketiq_pg.ops.limits import cmd_limits
 from ticketiq_pg.ops.manage import add_parsers as add_manage_parsers
 from ticketiq_pg.ops.serve import load_app, serve
 from ticketiq_pg.printable import say
@@ -450,6 +452,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_key_parser(sub, lambda q: q.add_argument("--database-url", help=f"default: ${ENV_URL}"))
     sub.choices["api-key"].set_defaults(func=lambda opts: cmd_api_key(opts, str(_url(opts))))
+    add_limits_parser(sub, lambda q: q.add_argument("--database-url", help=f"default: ${ENV_URL}"))
+    sub.choices["limits"].set_defaults(func=lambda opts: cmd_limits(opts, str(_url(opts))))
 
     p = sub.add_parser("seal-key", help="print a fresh seal key for TICKETIQ_SEAL_KEYS (and "
                        "how to rotate keys)", description=SEAL_KEY_HELP,

@@ -17,7 +17,7 @@ from ticketiq_pg.db.keys import create_api_key
 from ticketiq_pg.printable import say
 
 
-async def _with_db(url: str, work: Callable[[TicketIQ], Any]) -> Any:
+async def with_db(url: str, work: Callable[[TicketIQ], Any]) -> Any:
     db = await TicketIQ.connect(url, group_commit=False)
     try:
         return await work(db)
@@ -27,14 +27,14 @@ async def _with_db(url: str, work: Callable[[TicketIQ], Any]) -> Any:
 
 def cmd_api_key(opts: argparse.Namespace, url: str) -> int:
     if opts.key_command == "create":
-        text, key = asyncio.run(_with_db(url, lambda db: create_api_key(
+        text, key = asyncio.run(with_db(url, lambda db: create_api_key(
             db, opts.identity, opts.run_as or (), opts.scope or ())))
         say(json.dumps({"key": text, "key_id": key.key_id, "identity": key.identity,
                           "run_as": key.run_as, "scopes": key.scopes}) if opts.json else
               f"{text}\n(key id {key.key_id} for {key.identity}: shown once, store it now)")
         return 0
     if opts.key_command == "list":
-        keys = asyncio.run(_with_db(url, lambda db: db.keys.list_api_keys()))
+        keys = asyncio.run(with_db(url, lambda db: db.keys.list_api_keys()))
         rows = [{"key_id": k.key_id, "identity": k.identity, "run_as": k.run_as,
                  "scopes": k.scopes, "created_at": k.created_at.isoformat(),
                  "revoked_at": k.revoked_at.isoformat() if k.revoked_at else None,
@@ -49,7 +49,7 @@ def cmd_api_key(opts: argparse.Namespace, url: str) -> int:
                       f"  scopes={','.join(r['scopes']) or '-'}  {state}"
                       f"  last used {r['last_used_at'] or 'never'}")
         return 0
-    revoked = asyncio.run(_with_db(url, lambda db: db.keys.revoke_api_key(opts.key_id)))
+    revoked = asyncio.run(with_db(url, lambda db: db.keys.revoke_api_key(opts.key_id)))
     say(json.dumps({"key_id": opts.key_id, "revoked": revoked}) if opts.json else
           (f"revoked {opts.key_id}" if revoked else f"{opts.key_id}: unknown or revoked already"))
     return 0 if revoked else 1

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from ticketiq_pg.agent import AnswerDelivery, Delivery, Gates, Model, Tools
+from ticketiq_pg.agent import AnswerDelivery, Delivery, Gates, Model, Tools, VendorLimit
 from ticketiq_pg.retries import RetryPolicy
 from ticketiq_pg.runtime.entries import EntryKind, builtin_kinds
 from ticketiq_pg.runtime.jobs import Handler
@@ -54,6 +54,8 @@ class App:
     kinds: dict[str, EntryKind] = field(default_factory=builtin_kinds)
     #: The app's workflows (:meth:`workflow` registers one and its entry kind).
     workflows: list[Workflow] = field(default_factory=list)
+    #: Limits by vendor (``Tool.vendor``), written to the database when a worker starts.
+    vendor_limits: dict[str, VendorLimit] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for name, kind in self.kinds.items():

@@ -31,7 +31,14 @@ import psycopg
 
 from ticketiq_pg.agent import CallContext, Tool, ToolCall, Verdict, is_changing
 from ticketiq_pg.errors import NotOwner, TicketIQError, TransientError
-from ticketiq_pg.retries import RetryPolicy, describe, failure_result, not_applied
+from ticketiq_pg.retries import (
+    RetryPolicy,
+    describe,
+    failure_result,
+    not_applied,
+    retry_after,
+    status_of,
+)
 from ticketiq_pg.runtime import call_fence, call_rows
 from ticketiq_pg.runtime import step_keys as keys
 from ticketiq_pg.runtime import workflow_engine as flows
@@ -63,9 +70,9 @@ class _Judged:
 
     @property
     def alone(self) -> bool:
-        """Made by itself, after the calls before it: held for a person, a child run, or
-        a tool that must not overlap."""
-        return self.verdict.needs_approval or self.tool.subagent or self.tool.serial
+        """Made by itself, after the calls before it: held for a person, or a tool that
+        must not overlap.  Child runs go together: each has its own delegation key."""
+        return self.verdict.needs_approval or self.tool.serial
 
 
 class CallExecutor:
@@ -253,11 +260,21 @@ class CallExecutor:
             await self._audit_downgrade(state, tool, call,
                                         context.step_key if approval_id else call.get("step_key"))
         await setup.leases.ready(state.run_id, state.epoch)
+        if not changing:
+            # A changing call's start and end are durable events (its mark, its outcome
+            # row); a read's are told live only.
+            setup.live.emit(state.run_id, "call_started", step_no, state.epoch,
+                            {"call_id": call["call_id"], "tool": call["tool"],
+                             "classification": classification})
         result, ended = await self.call_tool(state, tool, context)
         setup.faults.reach("after_call", step_no)
         if changing and not tool.subagent:
             setup.leases.check(state.run_id, state.epoch)
             await call_rows.record(setup.db, setup.sealer, state, step_no, call, result, ended)
+        elif not changing:
+            setup.live.emit(state.run_id, "call_settled", step_no, state.epoch,
+                            {"call_id": call["call_id"], "tool": call["tool"],
+                             "settlement": ended, "outcome": result})
         return result, ended
 
     @staticmethod
@@ -496,6 +513,29 @@ class _RunAttempt:
         setup = self.executor.setup
         return await call_fence.settle_fenced(setup.leases, setup.db, self.state, context, exc)
 
+    async def take(self, vendor: str, context: CallContext) -> bool:
+        """Wait for a token of the vendor's limit (the lease checked while waiting: a
+        wait is neither a failure nor a retry); whether the call counts in flight."""
+        setup, state = self.executor.setup, self.state
+        while True:
+            setup.leases.check(state.run_id, state.epoch)
+            granted, wait, counted = await setup.db.take_vendor_token(
+                vendor, state.run_id, state.epoch, context.call_id, state.info.owner)
+            if granted:
+                return counted
+            # Short sleeps: the lease is checked, and a token freed early is taken soon.
+            await asyncio.sleep(min(max(wait, 0.005), 1.0))
+            await self.ready()
+
+    async def give(self, context: CallContext) -> None:
+        await self.executor.setup.db.give_vendor_token(self.state.run_id, context.call_id)
+
+    async def slow(self, vendor: str, exc: BaseException) -> None:
+        """The vendor answered 429 or 503: every process waits what it asked (1 s when
+        it did not say)."""
+        seconds = min(max(retry_after(exc) or 1.0, 0.0), 3600.0)
+        await self.executor.setup.db.slow_vendor(vendor, self.state.info.owner, seconds)
+
 
 async def attempt(
     tool: Tool, context: CallContext, policy: RetryPolicy, run: _RunAttempt | None = None
@@ -516,8 +556,10 @@ async def attempt(
     """
     changing = is_changing(context.classification)
     failed = 0
+    limited = tool.vendor if run is not None else None
     while True:
         assert tool.invoke is not None
+        counted = await run.take(limited, context) if limited and run is not None else False
         try:
             return await bounded(tool.invoke(context), policy.timeout), "made"
         except (NotOwner, Drained, Suspended):
@@ -532,6 +574,11 @@ async def attempt(
                 # a newer attempt of the run called the vendor
                 return await run.fenced(context, exc)
             error = exc
+        finally:
+            if counted and run is not None:
+                await run.give(context)
+        if limited and run is not None and status_of(error) in (429, 503):
+            await run.slow(limited, error)
         transient = policy.transient(error)
         resend = run is not None and (tool.resend_safe or not_applied(error))
         retry = transient and (not changing or resend)

@@ -12,8 +12,8 @@ checkpoint could not hold fails the run now; malformed arguments are counted
 (:mod:`ticketiq_pg.runtime.malformed`).
 
 :class:`WorkflowDecider` runs the workflow's code (:mod:`ticketiq_pg.runtime.workflow_engine`)
-until it acts or ends: its action is the step's one call, keyed by the run id, the step
-id and the steps executed.
+until it acts or ends: its action is the step's call (an ``all``: its calls), keyed by the
+run id, the step id and the steps executed.
 """
 
 from __future__ import annotations
@@ -113,6 +113,9 @@ class ModelDecider:
         failed = 0
         first_failure: float | None = None
         setup.faults.reach("before_model", step_no)
+        live = setup.live
+        live.emit(state.run_id, "step_started", step_no, state.epoch)
+        setup.progress(state.info, state.input)
         while True:
             await setup.leases.ready(state.run_id, state.epoch)  # the model is a call too
             request = StepRequest(
@@ -121,12 +124,17 @@ class ModelDecider:
                 # A copy of the list: the model reads it, it must not change it.
                 conversation=list(state.conversation),
                 input=state.input,
+                on_text=live.text_sink(state.run_id, step_no, state.epoch),
             )
             try:
                 answer = await bounded(setup.model.step(request), policy.timeout)
             except (NotOwner, Drained, Suspended, StopRequested, RunFailed):
                 raise
             except Exception as exc:  # noqa: BLE001 - judged below: transient or not
+                if request.on_text is not None:
+                    # What the failed try streamed is void: the step is asked again.
+                    live.text_done(state.run_id, step_no, state.epoch)
+                    live.emit(state.run_id, "text_discarded", step_no, state.epoch)
                 reason = describe(exc)
                 if not policy.transient(exc):
                     raise RunFailed(f"the model failed: {reason}") from exc
@@ -145,6 +153,8 @@ class ModelDecider:
                             state.run_id, step_no, reason, wait)
                 await asyncio.sleep(wait)
                 continue
+            if request.on_text is not None:
+                live.text_done(state.run_id, step_no, state.epoch)
             check_answer(answer)
             await malformed.note(setup, state, step_no, answer, self.max_malformed)
             await self.recovery.recovered()
@@ -152,7 +162,7 @@ class ModelDecider:
 
 
 class WorkflowDecider:
-    """The workflow's code decides: it runs until it acts (one call) or ends."""
+    """The workflow's code decides: it runs until it acts (a call, or an ``all``) or ends."""
 
     def __init__(self, setup: EngineSetup) -> None:
         self.setup = setup
@@ -160,13 +170,16 @@ class WorkflowDecider:
     async def decide(self, state: RunState, step_no: int) -> Decision:
         assert state.workflow is not None
         self.setup.faults.reach("before_model", step_no)
+        self.setup.live.emit(state.run_id, "step_started", step_no, state.epoch)
+        self.setup.progress(state.info, state.input)
         next_ = await flows.decide(state.workflow, state, step_no)
         if isinstance(next_, flows.End):
             return Decision(text=next_.text)
-        call = {"call_id": next_.call_id, "tool": next_.tool, "arguments": next_.arguments,
-                "classification": self.setup.tools.classify(next_.tool),
-                "step_key": next_.step_key}
-        return Decision(calls=[call])
+        acts = next_.acts if isinstance(next_, flows.ActAll) else (next_,)
+        return Decision(calls=[
+            {"call_id": act.call_id, "tool": act.tool, "arguments": act.arguments,
+             "classification": self.setup.tools.classify(act.tool), "step_key": act.step_key}
+            for act in acts])
 
 
 def within_limits(state: RunState, step_no: int) -> None:

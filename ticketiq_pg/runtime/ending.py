@@ -3,9 +3,10 @@ or the run failed or stopped, each in one statement that releases its lease."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from ticketiq_pg.agent import AnswerDelivery, Delivery, RunInfo
@@ -19,6 +20,9 @@ from ticketiq_pg.vendors import fencing
 
 log = logging.getLogger(__name__)
 
+#: Seconds a delivery's progress (a Teams typing activity) may take before it is dropped.
+PROGRESS_TIMEOUT = 5.0
+
 
 class Ending:
     """Seals and hands on a run's answer, delivers it to its entry point; fails or stops a run."""
@@ -30,6 +34,27 @@ class Ending:
         self.answer_retention = answer_retention
         self.deliver = deliver
         self.deliveries = dict(deliveries or {})
+        self._progressing: set[asyncio.Task[None]] = set()
+
+    def progress(self, info: RunInfo, request: Any) -> None:
+        """A step starts: the entry point's delivery shows the person waiting that the run
+        works (``AnswerDelivery.progress``), in a task of its own so the step never waits
+        for it."""
+        delivery = self.deliveries.get(info.entry_point)
+        if delivery is None or delivery.progress is None:
+            return
+        task = asyncio.create_task(self._show_progress(delivery.progress, info, request))
+        self._progressing.add(task)  # held until done: a task only weakly held may vanish
+        task.add_done_callback(self._progressing.discard)
+
+    @staticmethod
+    async def _show_progress(show: Callable[[RunInfo, Any], Awaitable[None]], info: RunInfo,
+                             request: Any) -> None:
+        try:
+            async with asyncio.timeout(PROGRESS_TIMEOUT):
+                await show(info, request)
+        except Exception:  # noqa: BLE001 - a hint to a person: never the run's failure
+            log.debug("run %s: progress not shown", info.run_id, exc_info=True)
 
     async def finish(self, state: RunState, step_no: int, step: Step) -> RunOutcome:
         """Seal the run's answer (the final step ``step_no``) and hand it on."""

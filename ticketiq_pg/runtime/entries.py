@@ -89,8 +89,11 @@ class EntryPump:
         crash_resume_entries: bool = True,
         fire_crons: bool = True,
         claim_delay: float = 0.0,
+        owner_limit: int | None = None,
     ) -> None:
         self.db = db
+        #: Runs in flight an owner may have before its next waits (None: no limit).
+        self.owner_limit = owner_limit
         self.runner = runner
         self.leases = leases
         self.spawn = spawn
@@ -122,7 +125,8 @@ class EntryPump:
             return 0
         sent = self.leases.sent_at()
         entries = await self.db.entries.claim_entries(
-            self.leases.holder, self.leases.ttl, room, min_age=self.claim_delay
+            self.leases.holder, self.leases.ttl, room, min_age=self.claim_delay,
+            owner_limit=self.owner_limit,
         )
         for entry in entries:
             self.leases.hold(entry.run_id, entry.epoch, sent)
@@ -148,7 +152,8 @@ class EntryPump:
 
 
 def teams_delivery(teams: Any) -> AnswerDelivery:
-    """Post a Teams turn's reply, with its cards, exactly once.
+    """Post a Teams turn's reply, with its cards, exactly once; while the run
+    works, a typing activity as each step starts (best effort).
 
     The reply carries the delivery key in its channelData; a process that
     replaces a dead one reads the conversation back before posting.
@@ -169,4 +174,10 @@ def teams_delivery(teams: Any) -> AnswerDelivery:
     async def read_back(run: RunInfo, request: Any, key: str) -> bool:
         return await teams.find_reply(conversation(request), key) is not None
 
-    return AnswerDelivery(send=send, read_back=read_back)
+    async def typing(run: RunInfo, request: Any) -> None:
+        # In reply to the person's message: Teams shows them the bot typing.
+        activity = str((request or {}).get("id") or "")
+        if conversation(request) and activity:
+            await teams.typing(conversation(request), activity)
+
+    return AnswerDelivery(send=send, read_back=read_back, progress=typing)

@@ -133,6 +133,7 @@ class Runner:
         # The parts, each calling only those below it.
         self.ending = Ending(self.setup, answer_retention=answer_retention, deliver=deliver,
                              deliveries=deliveries)
+        self.setup.progress = self.ending.progress
         self.calls = CallExecutor(self.setup, Waits(self.setup, children=self))
         self.resumer = Resumer(self.setup, self.calls, self.workflows)
         self.model_decider = ModelDecider(self.setup)

@@ -18,14 +18,15 @@ graceful shutdown sets :attr:`EngineSetup.draining`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
-from ticketiq_pg.agent import Gates, Model, Tools
+from ticketiq_pg.agent import Gates, Model, RunInfo, Tools
 from ticketiq_pg.retries import MODEL_RETRY, TOOL_RETRY, RetryPolicy
 from ticketiq_pg.runtime.faults import FaultPoints
 from ticketiq_pg.runtime.leases import LeaseKeeper
+from ticketiq_pg.runtime.live import LiveEvents
 from ticketiq_pg.runtime.run_state import RunState
 from ticketiq_pg.runtime.store import RunStore
 from ticketiq_pg.seal import Sealer
@@ -60,6 +61,12 @@ class EngineSetup:
     #: Set by the process at graceful shutdown: each run is released at its next step
     #: boundary, with the results it already has.
     draining: bool = False
+    #: The live half of the runs' event streams (text as it is generated; nothing sent
+    #: unless a client watches, :mod:`ticketiq_pg.runtime.live`).
+    live: LiveEvents = field(default_factory=LiveEvents)
+    #: Called as each step starts (the run's info, its request): the entry point's
+    #: delivery shows progress (:meth:`ticketiq_pg.runtime.ending.Ending.progress`).
+    progress: Callable[[RunInfo, Any], None] = field(default=lambda info, request: None)
 
     @property
     def holder(self) -> str:

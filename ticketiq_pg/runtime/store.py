@@ -281,3 +281,23 @@ class RunStore(Protocol):
         released).  ``reason`` is cut to 2,000 characters.
         """
         ...
+
+    # -- a vendor's limits (ticketiq_pg.agent.VendorLimit) ---------------------
+
+    async def take_vendor_token(
+        self, vendor: str, run_id: uuid.UUID, epoch: int, call_id: str, owner: str | None,
+    ) -> tuple[bool, float, bool]:
+        """``ticketiq.take_vendor_token``: A vendor token for one call now (True, 0), or the
+        seconds to wait (False, seconds); whether it counts in flight.  Fenced.
+        """
+        ...
+
+    async def give_vendor_token(self, run_id: uuid.UUID, call_id: str) -> bool:
+        """``ticketiq.give_vendor_token``: The call ended: no longer in flight."""
+        ...
+
+    async def slow_vendor(self, vendor: str, owner: str | None, seconds: float) -> bool:
+        """``ticketiq.slow_vendor``: The vendor asked to wait (429/503 with Retry-After):
+        every process waits until then.
+        """
+        ...

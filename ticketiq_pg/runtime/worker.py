@@ -46,6 +46,7 @@ from ticketiq_pg.agent import AllowAll
 from ticketiq_pg.background import Background, poll_forever
 from ticketiq_pg.config import Settings
 from ticketiq_pg.db.driver import ENTRY_CHANNEL, LEADER_CHANNEL, RESUME_CHANNEL, TicketIQ
+from ticketiq_pg.db.events import WATCH_CHANNEL
 from ticketiq_pg.db.jobs import JOB_CHANNEL, JobStore
 from ticketiq_pg.db.listener import Listener, Wakeup
 from ticketiq_pg.db.sessions import OwnSession
@@ -56,6 +57,7 @@ from ticketiq_pg.runtime.entries import EntryPump
 from ticketiq_pg.runtime.faults import FaultPoints
 from ticketiq_pg.runtime.jobs import JobWorker
 from ticketiq_pg.runtime.leases import LeaseKeeper
+from ticketiq_pg.runtime.live import LiveEvents
 from ticketiq_pg.runtime.liveness import Liveness
 from ticketiq_pg.runtime.runner import Runner, RunOutcome
 
@@ -148,7 +150,10 @@ class Worker:
         self.max_jobs = max_jobs
         self.pump: EntryPump | None = None
         self.jobs: JobWorker | None = None
-        self.wakeup = Wakeup([RESUME_CHANNEL, LEADER_CHANNEL, ENTRY_CHANNEL, JOB_CHANNEL])
+        #: The live half of the run event streams; the runner sends through it once up.
+        self.live = LiveEvents(None)
+        self.wakeup = Wakeup([RESUME_CHANNEL, LEADER_CHANNEL, ENTRY_CHANNEL, JOB_CHANNEL],
+                             handlers={WATCH_CHANNEL: lambda p: self.live.watched_by(p)})
         #: The process's own sessions (liveness, renewal, adoption, LISTEN) need real
         #: sessions: behind a transaction-mode pooler, their own URL.  A pooler there
         #: once answered an adoption with another statement's result (``SET``) after
@@ -193,6 +198,10 @@ class Worker:
             group_commit=s.group_commit > 0, group_size=max(2, s.group_commit),
             prepared=s.prepared_statements)
         await self.db.processes.register_process(self.process_id, socket.gethostname(), os.getpid())
+        for vendor, limit in self.app.vendor_limits.items():
+            # The app's limits; an operator's (ticketiq-pg limits set) stay over them.
+            await self.db.set_vendor_limit(vendor, limit.rate, limit.burst, limit.concurrency,
+                                           limit.per, "app")
         self.leases = LeaseKeeper(
             self.db, self.process_id, ttl=s.lease_ttl, renew_interval=s.renew_interval,
             margin=s.self_fence_margin, conninfo=s.sessions_url or s.database_url,
@@ -219,11 +228,14 @@ class Worker:
                 s.run_deadline or None), workflows=self.app.workflows,
             calls_at_once=s.calls_at_once,
         )
+        self.live = LiveEvents(self.db, mode=s.live_events, interval=s.live_text_interval)
+        self.runner.setup.live = self.live
         observe.attach(self)  # metrics and traces: its statements, its model's calls
         self.pump = EntryPump(
             self.db, self.runner, self.leases, self._spawn,
             crash_resume_entries=s.crash_resume_entries,
             claim_delay=s.entry_claim_delay,
+            owner_limit=s.owner_max_runs or None,
         )
         self.leases.start()
         if s.liveness_interval > 0:
@@ -320,6 +332,7 @@ class Worker:
                 await asyncio.gather(*pending, return_exceptions=True)
         if self.jobs is not None:
             await self.jobs.stop(drain_timeout=drain_timeout)
+        await self.live.close()
         await self.listener.stop()
         await self._adopt_session.drop()
         if self.liveness is not None:

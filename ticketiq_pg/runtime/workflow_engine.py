@@ -4,7 +4,8 @@ An agent run's next step is the model's answer; a workflow run's is its code's
 (:mod:`ticketiq_pg.workflow`), decided by :func:`decide` from the run's typed
 :class:`WorkflowState`.  A decision runs the workflow's code steps from where the run is
 until one acts (a call, a wait, a child run) or ends, and says so as an :class:`Act` or an
-:class:`End`; :class:`~ticketiq_pg.runtime.deciders.WorkflowDecider` makes the step of it
+:class:`End` (several calls at once: an :class:`ActAll`);
+:class:`~ticketiq_pg.runtime.deciders.WorkflowDecider` makes the step of it
 that the engine writes ahead and makes, as for any run.  The state rides in the run's
 sealed checkpoints (``counters["workflow"]``, the JSON of :class:`WorkflowState`: the
 definition's name and version, the step, the steps executed, ``vars``, results), so a
@@ -135,6 +136,8 @@ class WorkflowState:
     #: The call id of the action in flight, and the step the code goes on to after it.
     call_id: str | None = None
     then: str | None = None
+    #: The call ids of the actions of an ``all`` in flight (their results: a list).
+    fan: list[str] | None = None
     vars: dict[str, Any] = field(default_factory=dict)
     results: dict[str, Any] = field(default_factory=dict)
     #: Set when the code ended: the run's answer.
@@ -155,7 +158,7 @@ class WorkflowState:
         wf = copy.deepcopy(wf)
         return cls(name=wf["name"], version=wf.get("version"), at=wf.get("at"),
                    executed=int(wf.get("executed") or 0), call_id=wf.get("call_id"),
-                   then=wf.get("then"), vars=wf.get("vars") or {},
+                   then=wf.get("then"), fan=wf.get("fan"), vars=wf.get("vars") or {},
                    results=wf.get("results") or {}, ended="answer" in wf,
                    answer=wf.get("answer"))
 
@@ -163,6 +166,8 @@ class WorkflowState:
         out = {"name": self.name, "version": self.version, "at": self.at,
                "executed": self.executed, "call_id": self.call_id, "then": self.then,
                "vars": self.vars, "results": self.results}
+        if self.fan:
+            out["fan"] = self.fan
         if self.ended:
             out["answer"] = self.answer
         return out
@@ -176,6 +181,13 @@ class Act:
     tool: str
     arguments: dict[str, Any]
     step_key: str
+
+
+@dataclass(frozen=True, slots=True)
+class ActAll:
+    """The code acts at once: several calls and child runs, their results a list."""
+
+    acts: tuple[Act, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,19 +214,20 @@ def check_resumable(flow: Workflow, state: RunState) -> None:
                 "old steps until the runs that use them drain", STEP_MISSING)
 
 
-async def decide(flow: Workflow, state: RunState, step_no: int) -> Act | End:
+async def decide(flow: Workflow, state: RunState, step_no: int) -> Act | ActAll | End:
     """Run the workflow's code from where the run is until it acts or ends.
 
     The state it leaves in ``state.counters["workflow"]`` rides in the checkpoint the
     engine writes before the action, so a resume never runs this code again.
     """
     wf = WorkflowState.of(state) or WorkflowState.first(flow)
-    if wf.call_id:
+    if wf.call_id or wf.fan:
         # The action of the last step was made (or settled): its result, then go on.
         assert wf.at is not None
-        wf.results[wf.at] = state.last_results.get(wf.call_id)
+        wf.results[wf.at] = ([state.last_results.get(call_id) for call_id in wf.fan]
+                             if wf.fan else state.last_results.get(wf.call_id))
         wf.executed += 1
-        wf.at, wf.call_id, wf.then = wf.then, None, None
+        wf.at, wf.call_id, wf.then, wf.fan = wf.then, None, None, None
     for _ in range(flow.max_code_steps):
         step_id = wf.at
         if step_id not in flow.steps:
@@ -234,11 +247,24 @@ async def decide(flow: Workflow, state: RunState, step_no: int) -> Act | End:
             wf.ended, wf.answer = True, nxt.answer
             state.counters["workflow"] = wf.to_json()
             return End(nxt.answer)
+        if nxt.then is None:
+            raise RunFailed(f"workflow {flow.name}: step {step_id!r} returned a {nxt.kind} "
+                            "with no then= (only an action inside ctx.all may leave it out)",
+                            STEP_MISSING)
         if nxt.then not in flow.steps:
             raise RunFailed(f"workflow {flow.name}: step {step_id!r} goes on to {nxt.then!r}, "
                             "which it does not define", STEP_MISSING)
-        wf.call_id = f"{step_id}#{wf.executed}"
         wf.then = nxt.then
+        if nxt.kind == "all":
+            # Each part keyed by the run id, the step id, its place and the steps executed.
+            acts = tuple(
+                Act(f"{step_id}#{wf.executed}.{i}", str(part.tool), part.arguments,
+                    keys.workflow_step_key(str(state.run_id), f"{step_id}.{i}", wf.executed))
+                for i, part in enumerate(nxt.parts))
+            wf.fan = [act.call_id for act in acts]
+            state.counters["workflow"] = wf.to_json()
+            return ActAll(acts)
+        wf.call_id = f"{step_id}#{wf.executed}"
         state.counters["workflow"] = wf.to_json()
         assert nxt.tool is not None
         # keyed by the run id, the step id and the steps executed

@@ -282,6 +282,19 @@ class Teams(VendorClient):
         )
 
 
+    async def typing(self, conversation_id: str, reply_to_id: str) -> dict[str, Any]:
+        """POST /v3/conversations/{id}/activities/{reply_to_id} a ``typing`` activity: the
+        person who wrote ``reply_to_id`` sees the bot typing for a few seconds.  Nothing is
+        kept in the conversation (``find_reply`` never finds one)."""
+        return await self._request(
+            "typing",
+            "POST",
+            f"/v3/conversations/{quote(conversation_id, safe='')}/activities/"
+            f"{quote(reply_to_id, safe='')}",
+            json_body={"type": "typing", "replyToId": reply_to_id},
+        )
+
+
 class Discord(VendorClient):
     """Discord API v10: with a nonce, ``enforce_nonce`` dedupes for a few minutes only."""
 

@@ -3,7 +3,7 @@
 -- pending rows with their seals, meta.forked_from; audited on both runs;
 -- adopt_run then takes it from that step.
 begin;
-select plan(8);
+select plan(9);
 
 select tiq_test.use_fake_clock('2030-01-01 00:00:00+00');
 select tiq_test.new_run('p1', 8, tiq_test.rid(1));
@@ -54,6 +54,12 @@ select is(
             and a.detail ->> 'fork_run_id' = tiq_test.rid(7)::text
         )),
     2::bigint, 'audited on the fork and on the source'
+);
+select results_eq(
+    $$select e.kind, e.step, e.body -> 'forked_from' ->> 'step' from ticketiq.run_events as e
+      where e.run_id = tiq_test.rid(7)$$,
+    $$values ('started'::text, 2, '2'::text)$$,
+    'its event stream starts at the step, naming the source'
 );
 select results_eq(
     $$select f.run_id, f.created from ticketiq.fork_run(

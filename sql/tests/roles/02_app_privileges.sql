@@ -1,7 +1,7 @@
 -- roles: ticketiq_app holds USAGE on the schema, EXECUTE on the API
 -- functions (the entry-point functions of version 3 among them), nothing on
 -- the internal functions (_finish_entry and _wake among them) and no table
--- privilege; schema 19's list_runs, stop_runs, restart_run, fork_source and fork_run.
+-- privilege; schema 23's list_runs, stop_runs, restart_run, fork_source and fork_run.
 begin;
 select plan(89);
 
@@ -60,9 +60,12 @@ from (values
     ('wake_runs', array['text']::name[]),
     (
         'accept_entry',
-        array['text', 'text', 'jsonb', 'text', 'text', 'text', 'boolean', 'boolean']::name[]
+        array['text', 'text', 'jsonb', 'text', 'text', 'text', 'boolean', 'boolean', 'integer']::name[]
     ),
-    ('claim_entries', array['text', 'double precision', 'integer', 'double precision']::name[]),
+    (
+        'claim_entries',
+        array['text', 'double precision', 'integer', 'double precision', 'integer']::name[]
+    ),
     ('get_entry', array['text', 'text', 'text']::name[]),
     ('get_entry_by_run', array['uuid']::name[]),
     ('create_api_key', array['text', 'bytea', 'text', 'text[]', 'text[]']::name[]),

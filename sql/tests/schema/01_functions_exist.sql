@@ -8,9 +8,12 @@
 -- with suspend_run; schema version 18: the internal _require_bytes, _wake
 -- with the run it may wake, record_trace_context with the owner;
 -- mark_calls_in_doubt, the marks of a step's calls made at once; schema
--- version 19: list_runs, stop_runs, restart_run, fork_source and fork_run).
+-- version 19: run_events_after and the internal _step_event, a run's event stream;
+-- schema version 21: the vendor limits set_vendor_limit, take_vendor_token,
+-- give_vendor_token, slow_vendor and vendor_limit_figures; schema version 23:
+-- list_runs, stop_runs, restart_run, fork_source and fork_run).
 begin;
-select plan(73);
+select plan(80);
 
 select has_schema('ticketiq');
 select functions_are(
@@ -32,7 +35,8 @@ select functions_are(
         'hold_liveness', 'release_liveness', 'watch_processes', 'record_attempt', 'audit_once',
         'get_entry_by_run', 'create_api_key', 'find_api_key', 'list_api_keys', 'revoke_api_key',
         'note_api_key_use', 'audit_inspector_call', 'record_trace_context', 'run_trace_context', 'run_losses',
-        'wait_run', 'fire_due_timers', 'send_signal', '_suspend',
+        'wait_run', 'fire_due_timers', 'send_signal', '_suspend', 'run_events_after', '_step_event',
+        'set_vendor_limit', 'take_vendor_token', 'give_vendor_token', 'slow_vendor', 'vendor_limit_figures',
         'list_runs', 'stop_runs', 'restart_run', 'fork_source', 'fork_run'
     ],
     'ticketiq has the documented functions and no others'
@@ -122,9 +126,12 @@ select has_function('ticketiq', '_require_kind', array['text']);
 select has_function('ticketiq', '_validate_checkpoint', array['jsonb']);
 select has_function('ticketiq', 'answers_write_once', array[]::name[]);
 select has_function(
-    'ticketiq', 'accept_entry', array['text', 'text', 'jsonb', 'text', 'text', 'text', 'boolean', 'boolean']
+    'ticketiq', 'accept_entry',
+    array['text', 'text', 'jsonb', 'text', 'text', 'text', 'boolean', 'boolean', 'integer']
 );
-select has_function('ticketiq', 'claim_entries', array['text', 'double precision', 'integer', 'double precision']);
+select has_function(
+    'ticketiq', 'claim_entries', array['text', 'double precision', 'integer', 'double precision', 'integer']
+);
 select has_function('ticketiq', 'get_entry', array['text', 'text', 'text']);
 select has_function('ticketiq', 'get_entry_by_run', array['uuid']);
 select has_function('ticketiq', 'create_api_key', array['text', 'bytea', 'text', 'text[]', 'text[]']);
@@ -143,6 +150,15 @@ select has_function('ticketiq', 'wake_runs', array['text']);
 select has_function('ticketiq', 'mark_delivery', array['uuid', 'bigint']);
 select has_function('ticketiq', 'get_run', array['uuid']);
 select has_function('ticketiq', 'run_transcript', array['uuid']);
+select has_function('ticketiq', 'run_events_after', array['uuid', 'bigint', 'integer']);
+select has_function('ticketiq', '_step_event', array['jsonb']);
+select has_function(
+    'ticketiq', 'set_vendor_limit', array['text', 'double precision', 'integer', 'integer', 'text', 'text']
+);
+select has_function('ticketiq', 'take_vendor_token', array['text', 'uuid', 'bigint', 'text', 'text']);
+select has_function('ticketiq', 'give_vendor_token', array['uuid', 'text']);
+select has_function('ticketiq', 'slow_vendor', array['text', 'text', 'double precision']);
+select has_function('ticketiq', 'vendor_limit_figures', array[]::name[]);
 select has_function('ticketiq', '_finish_entry', array['uuid', 'text', 'jsonb', 'timestamp with time zone']);
 select has_function('ticketiq', '_wake', array['text', 'timestamp with time zone', 'uuid']);
 select function_returns('ticketiq', 'wake_runs', array['text'], 'integer');

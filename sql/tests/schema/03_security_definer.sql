@@ -50,9 +50,12 @@ select is_definer(
     'ticketiq', 'take_over_child', array['uuid', 'bigint', 'uuid', 'text', 'double precision', 'integer']
 );
 select is_definer(
-    'ticketiq', 'accept_entry', array['text', 'text', 'jsonb', 'text', 'text', 'text', 'boolean', 'boolean']
+    'ticketiq', 'accept_entry',
+    array['text', 'text', 'jsonb', 'text', 'text', 'text', 'boolean', 'boolean', 'integer']
 );
-select is_definer('ticketiq', 'claim_entries', array['text', 'double precision', 'integer', 'double precision']);
+select is_definer(
+    'ticketiq', 'claim_entries', array['text', 'double precision', 'integer', 'double precision', 'integer']
+);
 select is_definer('ticketiq', 'get_entry', array['text', 'text', 'text']);
 select is_definer('ticketiq', 'get_entry_by_run', array['uuid']);
 select is_definer('ticketiq', 'create_api_key', array['text', 'bytea', 'text', 'text[]', 'text[]']);

@@ -3,7 +3,7 @@
 -- one-resume-per-epoch rule, waiting approvals, child runs, suspended runs,
 -- pending entries, due cron schedules and answers past their retention
 -- (schema 10) have their indexes too; the list of runs pages by its keyset
--- indexes (schema 19).
+-- indexes (schema 23).
 begin;
 select plan(25);
 

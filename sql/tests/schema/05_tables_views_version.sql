@@ -14,7 +14,10 @@
 -- workflow_timers and workflow_signals; 16 (resume_audit_lookup) only an index;
 -- 17 (one_lease_machine) only functions' signatures; 18 (owner_keys_and_limits)
 -- trace_contexts.owner, an index and the columns' declared text limits; 19
--- (operating_runs) only the two keyset indexes of list_runs.
+-- (run_events) the table run_events, a run's event stream; 21 (vendor_limits)
+-- the tables vendor_limits, vendor_buckets and vendor_calls; 22 (fair_shares)
+-- entries.priority and an index; 23 (operating_runs) only the two keyset
+-- indexes of list_runs.
 begin;
 select plan(29);
 
@@ -24,7 +27,7 @@ select tables_are(
         'schema_migrations', 'config', 'processes', 'runs', 'checkpoints', 'calls', 'answers',
         'transcript_entries', 'audit', 'leader_leases', 'approval_requests', 'entries', 'cron_schedules',
         'jobs', 'attempts', 'audit_once_keys', 'api_keys', 'trace_contexts', 'workflow_timers',
-        'workflow_signals'
+        'workflow_signals', 'run_events', 'vendor_limits', 'vendor_buckets', 'vendor_calls'
     ]
 );
 select views_are(
@@ -32,15 +35,16 @@ select views_are(
         'runs_in_flight', 'calls_in_doubt', 'resume_audit', 'approvals_waiting', 'entries_open', 'jobs_open'
     ]
 );
-select is(ticketiq.schema_version(), 19, 'schema_version() is 19');
+select is(ticketiq.schema_version(), 23, 'schema_version() is 23');
 select results_eq(
     $$select m.version, m.name from ticketiq.schema_migrations as m order by m.version$$,
     $$values (1, 'core'::text), (2, 'approvals_delegation'), (3, 'entry_points'), (4, 'jobs'), (5, 'fast_steps'),
         (6, 'liveness'), (7, 'group_commit'), (8, 'lean_steps'), (9, 'failures'), (10, 'hardening'),
         (11, 'front_auth'), (12, 'chained_seals'), (13, 'front_owners'), (14, 'trace_context'),
         (15, 'workflows'), (16, 'resume_audit_lookup'), (17, 'one_lease_machine'),
-        (18, 'owner_keys_and_limits'), (19, 'operating_runs')$$,
-    'migrations 1 to 19 are recorded'
+        (18, 'owner_keys_and_limits'), (19, 'run_events'), (21, 'vendor_limits'),
+        (22, 'fair_shares'), (23, 'operating_runs')$$,
+    'migrations 1 to 19 and 21 to 23 are recorded'
 );
 select is(
     (select c.reloptions from pg_catalog.pg_class as c where c.oid = 'ticketiq.runs'::regclass),

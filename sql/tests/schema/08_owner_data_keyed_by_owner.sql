@@ -22,7 +22,11 @@ from (values
     ('processes_pkey'),
     -- keys the library draws: entry:<entry id> for an entry's run, a delegation's key
     -- for a child run (ticketiq.start_run); no owner's sender chooses one
-    ('runs_idempotency_key_key')
+    ('runs_idempotency_key_key'),
+    -- a vendor's limits are the app's (named by its code or an operator), and its buckets'
+    -- scope is the owner itself where the limit is per owner
+    ('vendor_limits_pkey'),
+    ('vendor_buckets_pkey')
 ) as v (index_name);
 
 create temporary table text_keys as

@@ -1,4 +1,4 @@
--- Migration 0019: operating runs (issue 42): a list of runs an operator pages
+-- Migration 0023: operating runs (issue 42): a list of runs an operator pages
 -- through, a restart by a person's decision and a fork from a step.
 --
 --   * runs_created_idx and runs_owner_created_idx: ticketiq.list_runs pages
@@ -22,4 +22,4 @@ create index runs_owner_created_idx on ticketiq.runs (owner, created_at, run_id)
 comment on index ticketiq.runs_owner_created_idx is
 'ticketiq.list_runs pages through one owner''s runs newest first by this keyset (owner, created_at, run_id).';
 
-insert into ticketiq.schema_migrations (version, name) values (19, 'operating_runs');
+insert into ticketiq.schema_migrations (version, name) values (23, 'operating_runs');
