@@ -132,6 +132,18 @@ ticketiq.fire_due_timers(integer),
 ticketiq.send_signal(uuid, text, jsonb, text, text)
 to ticketiq_app;
 
+-- Operating runs (schema 23): the list, a Stop by filter, a restart, a fork from a step.
+grant execute on function
+ticketiq.list_runs(
+    text, text[], text, text, timestamptz, timestamptz, timestamptz, timestamptz, text, timestamptz, uuid,
+    integer
+),
+ticketiq.stop_runs(text, text, text, text[], text, text, timestamptz, timestamptz, integer),
+ticketiq.restart_run(uuid, text, text),
+ticketiq.fork_source(uuid, integer),
+ticketiq.fork_run(uuid, integer, uuid, text, text, jsonb, text, jsonb, text)
+to ticketiq_app;
+
 grant execute on function
 ticketiq.now(),
 ticketiq.schema_version(),

@@ -156,6 +156,12 @@ def baseline(fn: str, arg: str, ids: dict[str, Any]) -> Any:
         "p_traceparent": "00-" + "1" * 32 + "-" + "2" * 16 + "-01", "p_after": 0,
         "p_vendor": "jira", "p_rate": 1.0, "p_burst": 1, "p_concurrency": None, "p_per": "all",
         "p_set_by": "app", "p_priority": 0, "p_owner_limit": None,
+        # operating runs (schema 23): the list's filters, a fork's source and copies
+        "p_statuses": None, "p_kind": None, "p_workflow": None, "p_created_from": None,
+        "p_created_to": None, "p_ended_from": None, "p_ended_to": None, "p_failure": None,
+        "p_after_created": None, "p_after_run_id": None, "p_source_run_id": R1,
+        "p_checkpoints": [{"step": 1, "body": body(), "seal": "f1", "seal_key_id": "k"}],
+        "p_source_seal": "s1",
     }
     return common[arg]
 

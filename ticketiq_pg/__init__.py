@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from ticketiq_pg.db.driver import TicketIQ
     from ticketiq_pg.db.events import EventFeed, RunEvent, RunText, watch_run
     from ticketiq_pg.db.keys import create_api_key
+    from ticketiq_pg.db.manage import RunFilter
     from ticketiq_pg.db.migrate import install, install_sync
     from ticketiq_pg.errors import (
         AnswerSealed,
@@ -74,6 +75,7 @@ if TYPE_CHECKING:
     from ticketiq_pg.retries import RetryPolicy, is_transient
     from ticketiq_pg.runtime.app import App, AppFactory, Hook
     from ticketiq_pg.runtime.entries import EntryKind
+    from ticketiq_pg.runtime.fork import fork_run
     from ticketiq_pg.runtime.inspector import INSPECTOR
     from ticketiq_pg.runtime.jobs import Handler as JobHandler
     from ticketiq_pg.runtime.jobs import JobContext
@@ -107,6 +109,8 @@ __all__ = [
     # the driver and the HTTP front
     "TicketIQ", "create_front", "FrontSettings", "worker_lifespan", "create_api_key",
     "sign_webhook", "EntryKind",
+    # operating runs: the list's filter, a fork from a step
+    "RunFilter", "fork_run",
     # errors
     "TicketIQError", "NotOwner", "Fenced", "LeaseLapsed", "LeaseLost", "RunNotRunning",
     "UnknownRun", "UnknownCall", "UnknownApproval", "UnknownJob", "UnknownProcess",
@@ -124,6 +128,8 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "ModelSettings": ("ticketiq_pg.adapters.base", "ModelSettings"),
     "OpenAIChatModel": ("ticketiq_pg.adapters.openai_chat", "OpenAIChatModel"),
     "ToolNames": ("ticketiq_pg.adapters.names", "ToolNames"),
+    "RunFilter": ("ticketiq_pg.db.manage", "RunFilter"),
+    "fork_run": ("ticketiq_pg.runtime.fork", "fork_run"),
     "CLASSIFICATIONS": ("ticketiq_pg.agent", "CLASSIFICATIONS"),
     "VendorLimit": ("ticketiq_pg.agent", "VendorLimit"),
     "AllowAll": ("ticketiq_pg.agent", "AllowAll"),

@@ -6,6 +6,9 @@
     python client.py tickets --count 3 --prefix B --no-runs   # tickets only, no ticket event
     python client.py backlog B-1 B-2 B-3                      # a job (TICKETIQ_DATABASE_URL)
     python client.py check                                    # exit 1 unless one comment each
+    python client.py failed --front http://127.0.0.1:8081    # the failed runs, page by page
+    python client.py restart RUN_ID --front ...               # give a failed run another go
+    python client.py fork RUN_ID --step 2 --front ...         # a new run from its step 2
 
 ``tickets`` creates sample tickets at the ticket service (``TRIAGE_SERVICE_URL``) and
 sends one ticket event per ticket to the workers' HTTP fronts in turn; each event
@@ -119,6 +122,48 @@ def cmd_check(opts: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
+def _front(opts: argparse.Namespace) -> tuple[str, dict[str, str]]:
+    key = opts.api_key or os.environ.get("TRIAGE_API_KEY")
+    if not key:
+        raise SystemExit(f"client.py {opts.command}: pass --api-key or set TRIAGE_API_KEY")
+    return (opts.front or ["http://127.0.0.1:8081"])[0], {"Authorization": f"Bearer {key}"}
+
+
+def cmd_failed(opts: argparse.Namespace) -> int:
+    """The caller's failed runs, newest first, following the cursor page by page."""
+    front, auth = _front(opts)
+    params: dict[str, Any] = {"status": "failed", "limit": 50}
+    with httpx.Client(base_url=front, headers=auth) as http:
+        while True:
+            page = http.get("/runs", params=params).raise_for_status().json()
+            for run in page["runs"]:
+                print(f"{run['run_id']}  {run['kind']}  step {run['last_step']}  "
+                      f"{run['failure_reason']}")
+            if not page["next_cursor"]:
+                return 0
+            params["cursor"] = page["next_cursor"]
+
+
+def cmd_restart(opts: argparse.Namespace) -> int:
+    front, auth = _front(opts)
+    got = httpx.post(f"{front}/runs/{opts.run_id}/restart", headers=auth,
+                     json={"reason": opts.reason})
+    print(got.status_code, got.json())
+    return 0 if got.status_code == 200 else 1
+
+
+def cmd_fork(opts: argparse.Namespace) -> int:
+    front, auth = _front(opts)
+    body: dict[str, Any] = {"step": opts.step, "reason": opts.reason}
+    if opts.input:
+        body["input"] = json.loads(opts.input)
+    # the same key again answers the same fork: a retried click makes one
+    got = httpx.post(f"{front}/runs/{opts.run_id}/fork", json=body, headers={
+        **auth, "Idempotency-Key": opts.key or f"fork-{opts.run_id}-{opts.step}"})
+    print(got.status_code, got.json())
+    return 0 if got.status_code in (200, 202) else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--service", default=SERVICE_URL, help="the ticket service")
@@ -137,6 +182,20 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=cmd_backlog)
     p = sub.add_parser("check", help="what landed on each ticket, from the service's record")
     p.set_defaults(func=cmd_check)
+    for name, what, func in (("failed", "the failed runs, page by page", cmd_failed),
+                             ("restart", "restart a failed or stopped run", cmd_restart),
+                             ("fork", "fork a run from a step into a new run", cmd_fork)):
+        p = sub.add_parser(name, help=what)
+        p.add_argument("--front", action="append", help="a worker's HTTP front")
+        p.add_argument("--api-key", help="the fronts' API key (default: $TRIAGE_API_KEY)")
+        if name != "failed":
+            p.add_argument("run_id")
+            p.add_argument("--reason", help="why (audited)")
+        if name == "fork":
+            p.add_argument("--step", type=int, required=True)
+            p.add_argument("--input", help="the fork's input, a JSON object")
+            p.add_argument("--key", help="the fork's idempotency key")
+        p.set_defaults(func=func)
     opts = parser.parse_args(argv)
     if opts.command == "backlog" and not opts.database_url:
         parser.error("backlog needs TICKETIQ_DATABASE_URL or --database-url")

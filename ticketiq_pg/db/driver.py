@@ -39,6 +39,7 @@ from ticketiq_pg.db.entries import EntryFunctions
 from ticketiq_pg.db.group_commit import DEFAULT_GROUP, CheckpointBatcher
 from ticketiq_pg.db.jobs import JobStore
 from ticketiq_pg.db.keys import KeyFunctions
+from ticketiq_pg.db.manage import ManageFunctions
 from ticketiq_pg.db.processes import ProcessFunctions
 from ticketiq_pg.db.recognisers import BY_FUNCTION
 from ticketiq_pg.db.transport import (
@@ -52,7 +53,7 @@ from ticketiq_pg.db.waits import WaitFunctions
 from ticketiq_pg.seal import JsonText
 
 #: Schema versions this driver knows how to talk to.
-KNOWN_SCHEMA_VERSIONS = frozenset({22})
+KNOWN_SCHEMA_VERSIONS = frozenset({23})
 
 #: NOTIFY channels the functions use.
 RESUME_CHANNEL = "ticketiq_resume"
@@ -101,6 +102,8 @@ class TicketIQ(Transport):
         self.entries = EntryFunctions(self)
         self.keys = KeyFunctions(self)
         self.audit = AuditFunctions(self)
+        #: A person's acts on runs as a whole: the list, a Stop by filter, restart, fork.
+        self.manage = ManageFunctions(self)
         #: The job functions: ``await tq.jobs.enqueue("backlog", {...}, resumable=True,
         #: idempotency_key=key)`` queues a job; ``await tq.jobs.get(job_id)`` reads one.
         self.jobs = JobStore(self)

@@ -115,6 +115,8 @@ RULES: dict[str, Rule] = {
     "get_job": Rule(R, "reads a job"),
     "run_losses": Rule(R, "reads a run's losses"),
     "run_trace_context": Rule(R, "reads the traceparent a run's entry arrived with"),
+    "list_runs": Rule(R, "reads a page of runs"),
+    "fork_source": Rule(R, "reads a run's checkpoints for a fork"),
     "record_trace_context": Rule(
         P, "the first record of an entry wins: a repeat changes nothing (returns false)"),
     # -- the step loop -------------------------------------------------------
@@ -212,6 +214,15 @@ RULES: dict[str, Rule] = {
     # -- approvals, stops, waits -----------------------------------------------
     "decide_approval": Rule(P, "deciding the same way again returns the stored decision"),
     "request_stop": Rule(P, "asking twice keeps the first request"),
+    "stop_runs": Rule(
+        P, "each run is asked once: a repeat leaves out the runs asked already (their first "
+        "request kept) and asks only runs that match since"),
+    "restart_run": Rule(
+        N, "a repeat would find the run claimed or running (TQ006); the person reads the run "
+        "and decides again"),
+    "fork_run": Rule(
+        K, "with an idempotency key a repeat finds the fork (created = false); without one it "
+        "finds the fork's run id taken (TQ007) and the caller reads that run", key_arg=6),
     "wake_runs": Rule(P, "waking again finds nothing suspended on the key (returns 0)"),
     # -- workflow waits (schema 15) -------------------------------------------------
     "wait_run": Rule(

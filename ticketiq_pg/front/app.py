@@ -310,14 +310,16 @@ def create_app(db: TicketIQ | None = None, *, worker: Worker | None = None,
 
     app.include_router(runs_router(store, kinds, caller, waiter, resume_entries,
                                    route_class=app.router.route_class,
-                                   max_waits=settings.max_waits, feed=feed))
+                                   max_waits=settings.max_waits, feed=feed,
+                                   sealer=_sealer_of(worker)))
     app.include_router(metrics_router(worker, waiter.conninfo, caller,
                                       route_class=app.router.route_class))
     inspector = _inspector_of(worker)
     app.include_router(inspector_router(inspector, caller,
                                         route_class=app.router.route_class))
     # Its own login and cookie (admins only): outside the API's credential check.
-    app.mount("/console", _CountForbidden(console_app(auth, store, waiter.conninfo, inspector)))
+    app.mount("/console", _CountForbidden(console_app(auth, store, waiter.conninfo, inspector,
+                                                      _sealer_of(worker))))
     if settings.docs:
         _serve_docs(app)
     door.require_door(app.routes)
@@ -401,6 +403,16 @@ class _CountForbidden:
             await send(message)
 
         await self.app(scope, receive, counted)
+
+
+def _sealer_of(worker: Worker | None) -> Callable[[], Any]:
+    """The worker's seal keys once it is started (None without a worker): a fork is
+    sealed with them."""
+
+    def sealer() -> Any:
+        setup = getattr(getattr(worker, "runner", None), "setup", None)
+        return getattr(setup, "sealer", None)
+    return sealer
 
 
 def _inspector_of(worker: Worker | None) -> Callable[[], Inspector | None]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import uuid
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -127,9 +128,11 @@ def _refused(request: Request, exc: door.Refused, who: Identity | None = None) -
 
 
 def console_app(auth: Authenticator, store: Any, conninfo: Callable[[], str | None],
-                inspector: Callable[[], Inspector | None] | None = None) -> Starlette:
+                inspector: Callable[[], Inspector | None] | None = None,
+                sealer: Callable[[], Any] | None = None) -> Starlette:
     """The console's ASGI app, over the front's authenticator and driver (and the
-    worker's :class:`~ticketiq_pg.runtime.inspector.Inspector`, for a run's page)."""
+    worker's :class:`~ticketiq_pg.runtime.inspector.Inspector`, for a run's page, and its
+    seal keys, to fork a run)."""
 
     async def read(query: Callable[[Any], Any]) -> Any:
         url = conninfo()
@@ -190,8 +193,14 @@ def console_app(auth: Authenticator, store: Any, conninfo: Callable[[], str | No
         found = inspector() if inspector is not None else None
         tools = found.tools() if found is not None else []
         form = form or {}
+        run = report["run"]
+        keys = sealer() if sealer is not None else None
         return _render(request, "run.html", f"Run {run_id}", status_code, who,
-                       run_id=run_id, ended=report["run"]["status"] in ENDED,
+                       run_id=run_id, ended=run["status"] in ENDED,
+                       restartable=run["status"] in ("failed", "stopped"),
+                       last_step=int(run.get("last_step") or 0),
+                       forkable=keys is not None and int(run.get("last_step") or 0) >= 1,
+                       fork_key=uuid.uuid4().hex,
                        report_text=render_show(report), tools=tools, call=call,
                        chosen=form.get("tool", ""), arguments=form.get("arguments", "{}"),
                        message=message)
@@ -239,6 +248,50 @@ def console_app(auth: Authenticator, store: Any, conninfo: Callable[[], str | No
         return await act(request, who, store.request_stop(run_id, who.subject,
                                                           "from the console"), f"/runs/{run_id}")
 
+    async def restart_run(request: Request, who: Identity) -> Response:
+        run_id = request.path_params["run_id"]
+        reason = door.form(await request.body()).get("reason") or "from the console"
+        return await act(request, who, store.manage.restart_run(run_id, who.subject,
+                                                                reason[:2000]),
+                         f"/runs/{run_id}")
+
+    async def fork(request: Request, who: Identity) -> Response:
+        """A fork of the run from a step it wrote; on to the fork's page."""
+        from ticketiq_pg.errors import SealMismatch
+        from ticketiq_pg.runtime.fork import fork_key, fork_run
+
+        run_id = request.path_params["run_id"]
+        keys = sealer() if sealer is not None else None
+        if keys is None:
+            return _page(request, "Not here", "This front has no seal keys to fork with.",
+                         503, who)
+        form = door.form(await request.body())
+        try:
+            step = int(form.get("step", ""))
+            raw = (form.get("input") or "").strip()
+            value = door.loads(raw, "body", "input") if raw else None
+        except door.Refused as exc:
+            return _refused(request, exc, who)
+        except ValueError as exc:
+            return _page(request, "Bad request", f"step is a number, input a JSON object: "
+                         f"{exc}", 422, who)
+        if step < 1 or (value is not None and not isinstance(value, dict)):
+            return _page(request, "Bad request", "step is 1 or more, input a JSON object",
+                         422, who)
+        key = (form.get("key") or "")[:200] or uuid.uuid4().hex
+        try:
+            made = await fork_run(store, keys, run_id, step, who.subject,
+                                  reason=(form.get("reason") or "from the console")[:2000],
+                                  input=value, input_given=value is not None,
+                                  idempotency_key=fork_key(who.subject, key))
+        except UnknownRun:
+            return _page(request, "Not found", "No such run.", 404, who)
+        except SealMismatch as exc:
+            return _page(request, "Not forked", str(exc), 409, who)
+        except TicketIQError as exc:
+            return _page(request, "Not forked", str(exc), 422, who)
+        return RedirectResponse(f"{_base(request)}/runs/{made['run_id']}", 303)
+
     async def decide(request: Request, who: Identity) -> Response:
         decision = door.form(await request.body()).get("decision", "")
         if decision not in ("approve", "reject"):
@@ -278,6 +331,8 @@ def console_app(auth: Authenticator, store: Any, conninfo: Callable[[], str | No
         # A path that is no UUID matches nothing: 404 before any credential is looked at.
         Route("/runs/{run_id:uuid}", admin_only(run_page)),
         Route("/runs/{run_id:uuid}/stop", admin_only(stop_run), methods=["POST"]),
+        Route("/runs/{run_id:uuid}/restart", admin_only(restart_run), methods=["POST"]),
+        Route("/runs/{run_id:uuid}/fork", admin_only(fork), methods=["POST"]),
         Route("/runs/{run_id:uuid}/inspect", admin_only(inspect), methods=["POST"]),
         Route("/approvals/{approval_id:uuid}", admin_only(decide), methods=["POST"]),
         Route("/login", door.guarded(login, _refused), methods=["GET", "POST"]),

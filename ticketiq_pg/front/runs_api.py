@@ -9,7 +9,10 @@ answered at once (202); an entry pump starts the run under that id.  The body's 
 is the run's input as it is (``StepRequest.input``), not wrapped.
 
 Keys are the caller's own: ``GET /runs?key=`` finds only the caller's run of a key (an
-admin names the owner with ``owner=``), so no answer names another owner's run.  One
+admin names the owner with ``owner=``), so no answer names another owner's run; without
+``kind`` it looks at every kind the app has (``run`` first), and a key that two kinds hold
+is a 409 that names them.  ``GET /runs`` without ``key`` lists the caller's runs, and the
+acts on runs as a whole (a Stop by filter, restart, fork) are :mod:`.manage_api`'s.  One
 identity holds at most ``TICKETIQ_HTTP_MAX_WAITS`` long polls at once on one front
 (429 past it).
 """
@@ -19,6 +22,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
+from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Path, Query
@@ -28,6 +33,7 @@ from pydantic import BaseModel, Field
 
 from ticketiq_pg.db.driver import TicketIQ
 from ticketiq_pg.db.events import EventFeed
+from ticketiq_pg.db.manage import MAX_PAGE
 from ticketiq_pg.errors import (
     InvalidPayload,
     KeyConflict,
@@ -35,10 +41,12 @@ from ticketiq_pg.errors import (
     RunNotRunning,
     UnknownRun,
 )
+from ticketiq_pg.front import manage_api
 from ticketiq_pg.front.auth import Identity
 from ticketiq_pg.front.refusals import note_refusal
 from ticketiq_pg.front.waiter import RunWaiter
 from ticketiq_pg.runtime.entries import EntryKind
+from ticketiq_pg.seal import Sealer
 
 RUN_KIND = "run"
 ENDED = frozenset({"completed", "failed", "stopped"})
@@ -106,8 +114,10 @@ class SignalAnswer(BaseModel):
 def runs_router(db: TicketIQ, kinds: dict[str, EntryKind], caller: Any,
                 waiter: RunWaiter, crash_resume_entries: bool = True,
                 route_class: type = APIRoute, max_waits: int = 8,
-                feed: EventFeed | None = None, keepalive: float = 15.0) -> APIRouter:
-    """The routes, over the driver, the app's kinds and the caller dependency."""
+                feed: EventFeed | None = None, keepalive: float = 15.0,
+                sealer: Callable[[], Sealer | None] = lambda: None) -> APIRouter:
+    """The routes, over the driver, the app's kinds and the caller dependency (and the
+    seal keys a fork is sealed with, when this front has them)."""
     router = APIRouter(tags=["runs"], route_class=route_class)
     waits: dict[str, int] = {}  # long polls and event streams held, by identity
     feed = feed or EventFeed(db, waiter.conninfo)
@@ -205,23 +215,57 @@ def runs_router(db: TicketIQ, kinds: dict[str, EntryKind], caller: Any,
         return JSONResponse(RunStarted(run_id=entry.run_id, entry_id=entry.entry_id,
                                        state=entry.state, created=False).model_dump(mode="json"))
 
-    @router.get("/runs", response_model=RunStatus)
-    async def find(key: str = Query(min_length=1, max_length=200),
-                   kind: str = Query(default=RUN_KIND, min_length=1, max_length=64),
+    @router.get("/runs", response_model=RunStatus | manage_api.RunPage,
+                responses={409: {"description": "the key is held by runs of two kinds: "
+                                 "name one with kind="}})
+    async def find(key: str | None = Query(default=None, min_length=1, max_length=200,
+                                           description="an idempotency key: its run (else "
+                                           "a page of runs)"),
+                   kind: str | None = Query(default=None, min_length=1, max_length=64,
+                                            description="the key's kind, or the listed "
+                                            "runs' kind (default: any)"),
                    owner: str | None = Query(default=None, min_length=1, max_length=512,
-                                             description="whose key (admins only; "
-                                             "default: the caller's)"),
-                   who: Identity = Depends(caller)) -> RunStatus:
-        """The caller's run of an idempotency key (or of an event id, with ``kind``)."""
+                                             description="whose key or runs (admins only; "
+                                             "default: the caller's; for an admin's list, "
+                                             "everyone's)"),
+                   status: list[str] | None = Query(default=None, max_length=6),
+                   workflow: str | None = Query(default=None, min_length=1, max_length=200),
+                   created_from: datetime | None = Query(default=None),
+                   created_to: datetime | None = Query(default=None),
+                   ended_from: datetime | None = Query(default=None),
+                   ended_to: datetime | None = Query(default=None),
+                   failure: str | None = Query(default=None, min_length=1, max_length=200,
+                                               description="text the failure reason holds"),
+                   cursor: str | None = Query(default=None, min_length=1, max_length=200),
+                   limit: int = Query(default=50, ge=1, le=MAX_PAGE),
+                   who: Identity = Depends(caller)) -> Any:
+        """The caller's run of an idempotency key (of any kind, or of ``kind``); without
+        ``key``, a page of the caller's runs, newest first, filtered."""
+        if key is None:
+            return await manage_api.list_page(
+                db, who, status=status, kind=kind, owner=owner, workflow=workflow,
+                created_from=created_from, created_to=created_to, ended_from=ended_from,
+                ended_to=ended_to, failure=failure, cursor=cursor, limit=limit)
         if owner is not None and owner != who.subject and not who.admin:
             note_refusal("not_yours", f"{who.subject} asked for a key of another owner")
             raise HTTPException(status_code=403, detail="owner= is for admins")
         # Keys are per owner: another owner's same key is not looked at, so a 404 is all
         # a caller learns of it.
-        entry = await db.entries.get_entry(kind, key, owner=owner or who.subject)
-        if entry is None or entry.run_id is None:
-            raise HTTPException(status_code=404, detail=f"no run for key {key!r}")
-        return await visible(entry.run_id, who)
+        looked = [kind] if kind is not None else [RUN_KIND, *sorted(set(kinds) - {RUN_KIND})]
+        found = []
+        for name in looked:
+            entry = await db.entries.get_entry(name, key, owner=owner or who.subject)
+            if entry is not None and entry.run_id is not None:
+                found.append(entry)
+        if not found:
+            hint = (f"of kind {kind!r}" if kind is not None
+                    else f"of any kind (looked at: {', '.join(looked)})")
+            raise HTTPException(status_code=404, detail=f"no run for key {key!r} {hint}")
+        if len(found) > 1:
+            raise HTTPException(status_code=409, detail=(
+                f"key {key!r} names runs of kinds {', '.join(e.kind for e in found)}: name "
+                "one with kind="))
+        return await visible(found[0].run_id, who)
 
     @router.get("/runs/{run_id}", response_model=RunStatus,
                 responses={429: {"description": "too many long polls of this caller"}})
@@ -353,4 +397,6 @@ def runs_router(db: TicketIQ, kinds: dict[str, EntryKind], caller: Any,
         return JSONResponse(answer.model_dump(mode="json"), status_code=202 if sent.created
                             else 200)
 
+    router.include_router(manage_api.manage_router(db, caller, visible, sealer,
+                                                   route_class=route_class))
     return router

@@ -60,6 +60,7 @@ from ticketiq_pg.ops.keys import add_parser as add_key_parser
 from ticketiq_pg.ops.keys import cmd_api_key
 from ticketiq_pg.ops.limits import add_parser as add_limits_parser
 from ticketiq_pg.ops.limits import cmd_limits
+from ticketiq_pg.ops.manage import add_parsers as add_manage_parsers
 from ticketiq_pg.ops.serve import load_app, serve
 from ticketiq_pg.printable import say
 
@@ -431,6 +432,8 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--database-url", help=f"default: ${ENV_URL}")
         p.add_argument("--json", action="store_true", help="JSON for scripts")
         p.set_defaults(func=func)
+
+    add_manage_parsers(sub)
 
     p = sub.add_parser("purge", help="retention: sealed answers past retain_until, then the "
                        "history of runs finished --older-than ago (audit rows that old too)")

@@ -1,9 +1,9 @@
 -- roles: ticketiq_app holds USAGE on the schema, EXECUTE on the API
 -- functions (the entry-point functions of version 3 among them), nothing on
 -- the internal functions (_finish_entry and _wake among them) and no table
--- privilege.
+-- privilege; schema 23's list_runs, stop_runs, restart_run, fork_source and fork_run.
 begin;
-select plan(84);
+select plan(89);
 
 select schema_privs_are('ticketiq', 'ticketiq_app', array['USAGE']);
 
@@ -88,7 +88,25 @@ from (values
     ('get_run', array['uuid']::name[]),
     ('run_transcript', array['uuid']::name[]),
     ('record_attempt', array['uuid', 'bigint', 'integer', 'text', 'text']::name[]),
-    ('audit_once', array['uuid', 'bigint', 'text', 'text', 'jsonb']::name[])
+    ('audit_once', array['uuid', 'bigint', 'text', 'text', 'jsonb']::name[]),
+    (
+        'list_runs',
+        array[
+            'text', 'text[]', 'text', 'text', 'timestamp with time zone', 'timestamp with time zone',
+            'timestamp with time zone', 'timestamp with time zone', 'text', 'timestamp with time zone', 'uuid',
+            'integer'
+        ]::name[]
+    ),
+    (
+        'stop_runs',
+        array[
+            'text', 'text', 'text', 'text[]', 'text', 'text', 'timestamp with time zone',
+            'timestamp with time zone', 'integer'
+        ]::name[]
+    ),
+    ('restart_run', array['uuid', 'text', 'text']::name[]),
+    ('fork_source', array['uuid', 'integer']::name[]),
+    ('fork_run', array['uuid', 'integer', 'uuid', 'text', 'text', 'jsonb', 'text', 'jsonb', 'text']::name[])
 ) as f (name, args);
 
 select function_privs_are('ticketiq', f.name, f.args, 'ticketiq_app', array[]::name[])

@@ -10,9 +10,10 @@
 -- mark_calls_in_doubt, the marks of a step's calls made at once; schema
 -- version 19: run_events_after and the internal _step_event, a run's event stream;
 -- schema version 21: the vendor limits set_vendor_limit, take_vendor_token,
--- give_vendor_token, slow_vendor and vendor_limit_figures).
+-- give_vendor_token, slow_vendor and vendor_limit_figures; schema version 23:
+-- list_runs, stop_runs, restart_run, fork_source and fork_run).
 begin;
-select plan(75);
+select plan(80);
 
 select has_schema('ticketiq');
 select functions_are(
@@ -35,7 +36,8 @@ select functions_are(
         'get_entry_by_run', 'create_api_key', 'find_api_key', 'list_api_keys', 'revoke_api_key',
         'note_api_key_use', 'audit_inspector_call', 'record_trace_context', 'run_trace_context', 'run_losses',
         'wait_run', 'fire_due_timers', 'send_signal', '_suspend', 'run_events_after', '_step_event',
-        'set_vendor_limit', 'take_vendor_token', 'give_vendor_token', 'slow_vendor', 'vendor_limit_figures'
+        'set_vendor_limit', 'take_vendor_token', 'give_vendor_token', 'slow_vendor', 'vendor_limit_figures',
+        'list_runs', 'stop_runs', 'restart_run', 'fork_source', 'fork_run'
     ],
     'ticketiq has the documented functions and no others'
 );
@@ -162,6 +164,27 @@ select has_function('ticketiq', '_wake', array['text', 'timestamp with time zone
 select function_returns('ticketiq', 'wake_runs', array['text'], 'integer');
 select has_function('ticketiq', 'record_attempt', array['uuid', 'bigint', 'integer', 'text', 'text']);
 select has_function('ticketiq', 'audit_once', array['uuid', 'bigint', 'text', 'text', 'jsonb']);
+
+select has_function(
+    'ticketiq', 'list_runs',
+    array[
+        'text', 'text[]', 'text', 'text', 'timestamp with time zone', 'timestamp with time zone',
+        'timestamp with time zone', 'timestamp with time zone', 'text', 'timestamp with time zone', 'uuid',
+        'integer'
+    ]
+);
+select has_function(
+    'ticketiq', 'stop_runs',
+    array[
+        'text', 'text', 'text', 'text[]', 'text', 'text', 'timestamp with time zone',
+        'timestamp with time zone', 'integer'
+    ]
+);
+select has_function('ticketiq', 'restart_run', array['uuid', 'text', 'text']);
+select has_function('ticketiq', 'fork_source', array['uuid', 'integer']);
+select has_function(
+    'ticketiq', 'fork_run', array['uuid', 'integer', 'uuid', 'text', 'text', 'jsonb', 'text', 'jsonb', 'text']
+);
 
 select * from finish();
 rollback;

@@ -2,9 +2,10 @@
 -- cost does not grow with the finished runs kept; renewal, adoption, the
 -- one-resume-per-epoch rule, waiting approvals, child runs, suspended runs,
 -- pending entries, due cron schedules and answers past their retention
--- (schema 10) have their indexes too.
+-- (schema 10) have their indexes too; the list of runs pages by its keyset
+-- indexes (schema 23).
 begin;
-select plan(23);
+select plan(25);
 
 select has_index('ticketiq', 'runs', 'runs_running_lease_idx', 'lease_expires_at');
 select is(
@@ -111,6 +112,9 @@ select matches(
     'runs_running_lease_idx',
     'the sweep''s lookup can use runs_running_lease_idx'
 );
+
+select has_index('ticketiq', 'runs', 'runs_created_idx', array['created_at', 'run_id']);
+select has_index('ticketiq', 'runs', 'runs_owner_created_idx', array['owner', 'created_at', 'run_id']);
 
 select * from finish();
 rollback;

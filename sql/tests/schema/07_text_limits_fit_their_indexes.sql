@@ -12,7 +12,8 @@ select plan(3);
 -- runs takes no CHECK more, since every CHECK of runs costs each checkpoint's
 -- update of the row (migration 8).
 create temporary table allowed as
-select '{"runs.lease_holder": 512, "runs.wait_key": 512, "runs.idempotency_key": 600}'::jsonb as limits;
+select '{"runs.lease_holder": 512, "runs.wait_key": 512, "runs.idempotency_key": 600,
+    "runs.owner": 512}'::jsonb as limits;
 
 select is_empty(
     $$select b.index_name, b.undeclared from tiq_test.index_row_bounds((select a.limits from allowed as a)) as b
