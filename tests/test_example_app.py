@@ -284,7 +284,8 @@ def test_guide_code_is_quoted_from_the_example() -> None:
     for block in blocks:
         first, *lines = block.rstrip("\n").split("\n")
         assert first.startswith(("# examples/triage/", "# examples/pydantic_ai/",
-                                 "# examples/stream/", "// examples/stream/")), first
+                                 "# examples/stream/", "// examples/stream/",
+                                 "# examples/openai_agents/")), first
         source = (ROOT / first.split(" ", 1)[1]).read_text().split("\n")
         chunks: list[list[str]] = [[]]
         for line in lines:

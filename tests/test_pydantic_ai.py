@@ -49,6 +49,7 @@ from pydantic_ai.toolsets import (  # noqa: E402
 )
 from pydantic_ai.usage import UsageLimits  # noqa: E402
 
+from ticketiq_pg.agent import StepRequest, user_message  # noqa: E402
 from ticketiq_pg.integrations.pydantic_ai import (  # noqa: E402
     AgentModel,
     agent_app,
@@ -434,12 +435,39 @@ async def test_5_toolsets_wrapping_function_tools_are_carried(db_url: str) -> No
     assert outcome.status == "completed" and made == ["T-1", "T-1"], (outcome, made)
 
 
+async def test_5_a_step_streams_its_text_to_the_runs_events(db_url: str) -> None:
+    """With the run watched (``StepRequest.on_text``), a step is asked through Pydantic
+    AI's streaming API and each piece of its text handed on as it comes; a model that
+    only streams (a FunctionModel with only a stream function) runs as Pydantic AI runs
+    it, watched or not."""
+    async def stream(messages: list[ModelMessage], info: AgentInfo) -> Any:
+        for piece in ("the ", "ticket ", "is ", "fixed"):
+            yield piece
+
+    agent = Agent(FunctionModel(stream_function=stream))
+    async with agent.run_stream("T-1") as streamed:  # plain Pydantic AI streams it so
+        assert await streamed.get_output() == "the ticket is fixed"
+    app = agent_app(agent)
+    pieces: list[str] = []
+    answer = await app.model.step(StepRequest(uuid.uuid4(), 1, [user_message("T-1")], "T-1",
+                                              on_text=pieces.append))
+    assert pieces == ["the ", "ticket ", "is ", "fixed"] and answer.text == "the ticket is fixed"
+    outcome = await run(db_url, app, "T-1")
+    assert outcome.status == "completed" and outcome.answer["text"] == "the ticket is fixed"
+
+
 def test_5_what_cannot_be_carried_is_refused_with_why() -> None:
     async def stream(messages: list[ModelMessage], info: AgentInfo) -> Any:
         yield "streamed"
 
-    with pytest.raises(ValueError, match="streaming is not carried over yet"):
-        agent_app(Agent(FunctionModel(stream_function=stream)))
+    async def handler(ctx: Any, events: Any) -> None:
+        async for _ in events:
+            pass
+
+    handled = Agent(FunctionModel(stream_function=stream))
+    handled._event_stream_handler = handler  # noqa: SLF001 - how Pydantic AI keeps it
+    with pytest.raises(ValueError, match="event_stream_handler"):
+        agent_app(handled)
     with pytest.raises(ValueError, match="end_strategy='exhaustive'"):
         agent_app(Agent(TestModel(), end_strategy="exhaustive"))
     external = ExternalToolset([ToolDefinition(name="ask_human")])

@@ -34,11 +34,16 @@ What Pydantic AI decides, it decides here too, by its own code:
 * ``UsageLimits``: ``request_limit`` is the run's step limit, ``tool_calls_limit`` and
   ``per_request_input_tokens_limit`` are checked as Pydantic AI checks them.
 
+* streaming: while a client watches the run (``StepRequest.on_text``), each step is
+  asked through Pydantic AI's streaming API and its text handed to the run's event
+  stream as it comes; a model that only streams (a FunctionModel with only a stream
+  function) is always asked so.
+
 What cannot be carried over is refused by :func:`agent_app` with the reason (the guide
-lists it): streaming (``run_stream``, an event stream handler, a model with only a stream
-function), toolsets other than function tools and their wrappers (MCP servers, external
-and dynamic toolsets, tools that need approval), ``end_strategy='exhaustive'`` and
-cumulative token and cost limits.
+lists it): an event stream handler (the run's event stream is the way to watch),
+toolsets other than function tools and their wrappers (MCP servers, external and dynamic
+toolsets, tools that need approval), ``end_strategy='exhaustive'`` and cumulative token
+and cost limits.
 """
 
 from __future__ import annotations
@@ -57,7 +62,7 @@ from typing import Any
 
 from pydantic_ai import Agent, ModelRetry, RunContext
 from pydantic_ai import messages as pydantic_ai_messages
-from pydantic_ai.direct import model_request
+from pydantic_ai.direct import model_request, model_request_stream
 from pydantic_ai.exceptions import (
     ModelConnectionError,
     ModelRateLimitError,
@@ -72,8 +77,11 @@ from pydantic_ai.messages import (
     ModelMessagesTypeAdapter,
     ModelRequest,
     ModelResponse,
+    PartDeltaEvent,
+    PartStartEvent,
     RetryInfo,
     TextPart,
+    TextPartDelta,
     ToolCallPart,
     ToolReturnPart,
     UserPromptPart,
@@ -490,10 +498,13 @@ class AgentModel:
         shown = await self._shown(request)
         self._spent_tool_retries(request.conversation)
         messages = self._messages(request, shown)
+        model = self._bridge.model
         try:
-            response = await model_request(self._bridge.model, messages,
-                                           model_settings=shown.settings,
-                                           model_request_parameters=shown.parameters)
+            if request.on_text is not None and _streams(model) or _streams_only(model):
+                response = await _streamed(model, messages, shown, request.on_text)
+            else:
+                response = await model_request(model, messages, model_settings=shown.settings,
+                                               model_request_parameters=shown.parameters)
         except _TRANSIENT as exc:
             cause = exc.__cause__ or exc
             raise TransientError(f"{type(exc).__name__}: {exc}", status=status_of(exc),
@@ -530,14 +541,39 @@ class AgentModel:
                                                                       mode="json"))
 
 
+def _streams_only(model: Any) -> bool:
+    """A FunctionModel with only a stream function: every step is asked as a stream."""
+    return isinstance(model, FunctionModel) and model.function is None
+
+
+def _streams(model: Any) -> bool:
+    """Whether the model can answer a step as a stream (a FunctionModel only with a
+    stream function; Pydantic AI's provider models all can)."""
+    return not isinstance(model, FunctionModel) or model.stream_function is not None
+
+
+async def _streamed(model: Any, messages: list[ModelMessage], shown: _Shown,
+                    on_text: Any) -> ModelResponse:
+    """One step asked through Pydantic AI's streaming API (``model_request_stream``),
+    each piece of its text handed to ``on_text`` as it arrives (the run's event stream);
+    the whole response, as a plain request's."""
+    async with model_request_stream(model, messages, model_settings=shown.settings,
+                                    model_request_parameters=shown.parameters) as stream:
+        async for event in stream:
+            if on_text is None:
+                continue
+            if isinstance(event, PartStartEvent) and isinstance(event.part, TextPart):
+                if event.part.content:
+                    on_text(event.part.content)
+            elif isinstance(event, PartDeltaEvent) and isinstance(event.delta, TextPartDelta):
+                if event.delta.content_delta:
+                    on_text(event.delta.content_delta)
+        return stream.get()
+
+
 def _refuse_what_is_not_carried(agent: Agent[Any, Any], model: Any,
                                 usage_limits: UsageLimits | None) -> None:
     """Raise, with why, where the agent asks for what a durable run cannot carry."""
-    given = model if model is not None else agent.model
-    if isinstance(given, FunctionModel) and given.function is None:
-        raise ValueError("the agent's model streams only (a FunctionModel with only a "
-                         "stream_function): streaming is not carried over yet, each step "
-                         "is asked with one request; give it a function")
     if agent.event_stream_handler is not None:
         raise ValueError("the agent has an event_stream_handler: streaming is not carried "
                          "over yet (ticketiq-pg's run events will carry it)")
