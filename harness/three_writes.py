@@ -12,8 +12,8 @@ waits until its run's writes are marked on the victim and lands a random share o
 hold later (:func:`wait_in_flight`): some of the step's writes landed, some not yet.
 
 Judged (:func:`judge`), besides the trials' own verdicts (no loss, no duplicate by what
-landed): every call the victim left in doubt (the resume's settlements but ``made``: a
-call it had recorded) is settled on resume by its route
+landed): every call the victim left in doubt (the resume's settlements but
+``already_made``: a call it had recorded) is settled on resume by its route
 (:data:`BY_ROUTE`: the keyed incident sent again with its key, the comment read back, the
 reply reported unknown and not sent again), and no write of the run landed twice.
 """
@@ -74,6 +74,10 @@ def wait_in_flight(query: Query, trial: Trial, victim: str, share: float,
     return False
 
 
+#: How a resume names a call the lost attempt had made and recorded (not in doubt).
+RECORDED_BEFORE = frozenset({"already_made", "made"})
+
+
 def judge(query: Query, trials: list[Trial], writes: list[dict[str, Any]]) -> list[str]:
     """What is wrong with the round's three-writes trials (nothing: an empty list); fills
     each trial's ``settlements``."""
@@ -89,8 +93,9 @@ def judge(query: Query, trials: list[Trial], writes: list[dict[str, Any]]) -> li
             for item in (detail or {}).get("settlements", []):
                 tool = tools.get(item.get("call_id"), "?")
                 trial.settlements.append(f"{tool}:{item.get('settlement')}")
-                # "made": recorded by the victim before the fault, not in doubt
-                if item.get("settlement") != "made" \
+                # "already_made" ("made" before issue 44): recorded by the victim before
+                # the fault, not in doubt
+                if item.get("settlement") not in RECORDED_BEFORE \
                         and BY_ROUTE.get(tool) not in (None, item.get("settlement")):
                     problems.append(f"round {trial.round} three: {tool} call "
                                     f"{item.get('call_id')} settled {item.get('settlement')}"

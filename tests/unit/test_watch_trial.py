@@ -54,11 +54,12 @@ def write(call: str, effect: str = "created", step: int = 2) -> dict[str, Any]:
 def test_each_call_in_doubt_must_be_settled_by_its_route() -> None:
     tools = {"a": "incident.create", "b": "jira.comment", "c": "teams.reply"}
     trial = Trial(0, "three", "k", 0.0, run_id=RUN, writes_in_flight=2)
-    good = [{"call_id": "a", "settlement": "made"}, {"call_id": "b", "settlement": "read_back"},
+    good = [{"call_id": "a", "settlement": "already_made"},
+            {"call_id": "b", "settlement": "read_back"},
             {"call_id": "c", "settlement": "unknown"}]
     assert three_writes.judge(fake_query(good, tools), [trial],
                               [write("a"), write("b"), write("c")]) == []
-    assert trial.settlements == ["incident.create:made", "jira.comment:read_back",
+    assert trial.settlements == ["incident.create:already_made", "jira.comment:read_back",
                                  "teams.reply:unknown"]
     assert trial.writes_landed == 3
     # A keyless, readerless reply sent again (its route says: reported unknown).
