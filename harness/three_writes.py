@@ -33,6 +33,9 @@ from harness.trial_timing import THREE_HOLD
 #: How each of the three writes is settled on resume, by its route.
 BY_ROUTE = {"incident.create": "resent_same_key", "jira.comment": "read_back",
             "teams.reply": "unknown"}
+#: What else a route may end in where the vendor fails on purpose (the flaky trials): a
+#: reader that failed leaves its call unknown, never sent again.
+ALSO_WHEN_FLAKY = {"read_back": {"unknown"}}
 
 Query = Callable[..., list[tuple[Any, ...]]]
 
@@ -78,7 +81,8 @@ def wait_in_flight(query: Query, trial: Trial, victim: str, share: float,
 RECORDED_BEFORE = frozenset({"already_made", "made"})
 
 
-def judge(query: Query, trials: list[Trial], writes: list[dict[str, Any]]) -> list[str]:
+def judge(query: Query, trials: list[Trial], writes: list[dict[str, Any]],
+          flaky: bool = False) -> list[str]:
     """What is wrong with the round's three-writes trials (nothing: an empty list); fills
     each trial's ``settlements``."""
     problems = []
@@ -95,8 +99,10 @@ def judge(query: Query, trials: list[Trial], writes: list[dict[str, Any]]) -> li
                 trial.settlements.append(f"{tool}:{item.get('settlement')}")
                 # "already_made" ("made" before issue 44): recorded by the victim before
                 # the fault, not in doubt
-                if item.get("settlement") not in RECORDED_BEFORE \
-                        and BY_ROUTE.get(tool) not in (None, item.get("settlement")):
+                route = BY_ROUTE.get(tool)
+                settled = item.get("settlement")
+                if settled not in RECORDED_BEFORE and route is not None and settled != route \
+                        and not (flaky and settled in ALSO_WHEN_FLAKY.get(route, ())):
                     problems.append(f"round {trial.round} three: {tool} call "
                                     f"{item.get('call_id')} settled {item.get('settlement')}"
                                     f", its route says {BY_ROUTE[tool]}")

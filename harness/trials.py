@@ -272,7 +272,8 @@ class Arena:
         if self.watching is not None:
             self.watching.judge(report)
         if any(t.kind == "three" for t in trials):
-            report.problems.extend(three_writes.judge(self.query, trials, self.writes()))
+            report.problems.extend(three_writes.judge(self.query, trials, self.writes(),
+                                                      flaky=self.flaky is not None))
         for trial in trials:
             # A run the survivor held at the fault: the fault did not hit its process.
             trial.loss_allowed = int(trial.in_flight and trial.at_fault != "survivor")

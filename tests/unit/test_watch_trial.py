@@ -67,6 +67,13 @@ def test_each_call_in_doubt_must_be_settled_by_its_route() -> None:
     found = three_writes.judge(fake_query(resent, tools),
                                [Trial(1, "three", "k", 0.0, run_id=RUN)], [])
     assert len(found) == 1 and "teams.reply" in found[0]
+    # A comment whose reader failed stays unknown: right only where the vendor fails on
+    # purpose (the flaky trials), a missed read-back otherwise.
+    unread = [{"call_id": "b", "settlement": "unknown"}]
+    assert three_writes.judge(fake_query(unread, tools), [Trial(2, "three", "k", 0.0, run_id=RUN)],
+                              [], flaky=True) == []
+    assert len(three_writes.judge(fake_query(unread, tools),
+                                  [Trial(3, "three", "k", 0.0, run_id=RUN)], [])) == 1
 
 
 def test_a_write_that_landed_twice_is_found_and_a_deduplicated_one_is_not() -> None:
