@@ -7,17 +7,21 @@
 -- asked for, each by call id, tool and classification (their arguments stay
 -- in the checkpoint).  Called by ticketiq.write_checkpoint and
 -- ticketiq.write_checkpoints, after ticketiq._checkpoint_ok has passed the
--- body: the calls are an array of objects.
+-- body: the calls are an array of objects.  PL/pgSQL, not SQL: a SQL
+-- function with a pinned search_path is planned again at every call (never
+-- inlined), which cost a checkpoint about 190 us; PL/pgSQL keeps its plan
+-- (about 55 us with the row's insert, bench/ and docs/performance.md).
 -- Limits:
 --   p_body  a checkpoint body that passed ticketiq._checkpoint_ok
 -- SQLSTATEs: none.
 create or replace function ticketiq._step_event(p_body jsonb)
 returns jsonb
-language sql
+language plpgsql
 immutable
 set search_path = pg_catalog, pg_temp
 as $$
-    select jsonb_build_object(
+begin
+    return jsonb_build_object(
         'text', case when jsonb_typeof(p_body -> 'conversation' -> -1 -> 'content') = 'string'
             then p_body -> 'conversation' -> -1 -> 'content' else to_jsonb(''::text) end,
         'calls', coalesce((
@@ -29,6 +33,7 @@ as $$
             from jsonb_array_elements(p_body -> 'calls') with ordinality as c
         ), '[]'::jsonb)
     );
+end;
 $$;
 
 comment on function ticketiq._step_event(jsonb) is
