@@ -382,7 +382,9 @@ async def test_the_text_is_handed_while_the_rest_of_the_stream_is_still_to_come(
         reply.release.set()
 
     step = await model.step(request(1, [user_message("x")], on_text=on_text))
-    assert seen[0] == ("one ", reply.hold_after)
+    # handed while the server still held the rest: no event past the hold was sent yet
+    # (the server counts an event once it is written, so the count may lag the bytes)
+    assert seen[0][0] == "one " and seen[0][1] <= reply.hold_after, seen
     assert [piece for piece, _ in seen] == text_pieces(step.text) == ["one ", "two ", "three ",
                                                                       "four"]
     assert sim.requests(p.name)[0].events > reply.hold_after + 3

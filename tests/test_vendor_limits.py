@@ -61,8 +61,9 @@ def test_two_processes_keep_together_under_a_vendors_rate(stack: Stack) -> None:
 
 def test_a_429_one_process_meets_slows_every_process(stack: Stack) -> None:
     stack.vendor.fault("jira", "throttle", seconds=2.0, count=1)
+    # steps with a model's time between them: requests before and well after the 429
     runners = [stack.spawn("--start", "3", "--exit-after", "3", "--seed", str(seed),
-                           "--steps", "2", "--plan", "reads",
+                           "--steps", "4", "--plan", "reads", "--model-delay", "0.4",
                            TICKETIQ_SCRIPT_VENDOR_LIMITS=json.dumps(
                                {"jira": {"rate": 100, "burst": 100}}))
                for seed in (300, 400)]
