@@ -46,11 +46,11 @@ def test_one_owners_backlog_does_not_hold_another_owners_runs(stack: Stack) -> N
     waits = {owner: sorted(float(w) for _, o, w, _ in rows if o == owner)
              for owner in ("alice", "bob")}
     rank = {sender: int(r) for sender, _, _, r in rows}
-    # bob's five and the urgent one start in the first claim (11 runs: alice's 6, bob's 5),
-    # not after alice's 150
+    # bob's five and the urgent one start in the two workers' first claims (however the
+    # two claims split the entries between them), not after alice's 150
     first = sorted(rank.items(), key=lambda x: x[1])[:20]
-    assert max(rank[f"b-{i}"] for i in range(5)) == 1, first
-    assert rank["urgent"] == 1, first
+    earliest = sorted(set(rank.values()))[:2]
+    assert {rank[f"b-{i}"] for i in range(5)} | {rank["urgent"]} <= set(earliest), first
     print(f"waits: bob p50 {statistics.median(waits['bob']):.2f}s max {max(waits['bob']):.2f}s; "
           f"alice p50 {statistics.median(waits['alice']):.2f}s "
           f"p99 {waits['alice'][int(len(waits['alice']) * 0.99) - 1]:.2f}s")
