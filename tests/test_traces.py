@@ -85,16 +85,17 @@ def test_a_resumed_runs_spans_share_its_trace_across_a_kill(
                 entries = conn.execute("select run_id, sender_id from ticketiq.entries "
                                        "where kind = 'ticket_event'").fetchall()
                 entries = [(r, s.removeprefix("created:")) for r, s in entries]
-                stepped = {r for (r,) in conn.execute(
-                    "select distinct k.run_id from ticketiq.checkpoints as k inner join "
+                stepped = dict(conn.execute(
+                    "select k.run_id, count(*) from ticketiq.checkpoints as k inner join "
                     "ticketiq.audit as a on a.run_id = k.run_id and a.event = "
-                    "'agent.run.crash_resumed' and k.epoch < a.epoch").fetchall()}
+                    "'agent.run.crash_resumed' and k.epoch < a.epoch group by 1").fetchall())
     finally:
         service.close()
 
     before, after = spans(files["victim"]), spans(files["survivor"])
     assert resumed and before and after and len(stepped) >= 2
     ticket_of = {str(r): t for r, t in entries}
+    checkpoint_spans = 0
     for run_id, settlements, _ in resumed:
         # A ticket event that came with a traceparent: the caller's trace; else the run's.
         sent = traceparents.get(ticket_of[str(run_id)])
@@ -102,9 +103,14 @@ def test_a_resumed_runs_spans_share_its_trace_across_a_kill(
         mine = [s for s in before if s["trace_id"] == trace_id]
         theirs = [s for s in after if s["trace_id"] == trace_id]
         if run_id in stepped:
-            # Steps the victim finished (a model call, a checkpoint) before the kill...
-            assert {"checkpoint write"} <= {s["name"] for s in mine}, run_id
-            assert any(s["name"].startswith("chat ") for s in mine), run_id
+            # Steps the victim finished (a model call, a checkpoint) before the kill.  The
+            # SIGKILL may fall between a checkpoint's commit and its span's end: the last
+            # checkpoint's span may be missing, never an earlier one, nor a model call's.
+            names_before = [s["name"] for s in mine]
+            assert names_before.count("checkpoint write") >= stepped[run_id] - 1, run_id
+            assert len([n for n in names_before if n.startswith("chat ")]) >= stepped[
+                run_id], run_id
+            checkpoint_spans += names_before.count("checkpoint write")
         # ...and the survivor's resume and later steps, in the same trace.
         names = {s["name"] for s in theirs}
         assert {"resume", "run ticket_event"} <= names, (run_id, names)
@@ -124,6 +130,9 @@ def test_a_resumed_runs_spans_share_its_trace_across_a_kill(
         assert len(roots) == 1
         if sent:
             assert roots == {sent.split("-")[2]}  # the caller's span is the parent
+    # The kill came once a second run had written its first step: the first had had a
+    # poll's time at least to end its checkpoint's span.
+    assert checkpoint_spans >= 1
     assert any(settlements for _, settlements, _ in resumed)
     assert any(traceparents.get(ticket_of[str(r)]) for r, _, _ in resumed)
     (attempt,) = [s for s in before if s["name"] == "run run"]
