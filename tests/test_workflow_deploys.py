@@ -110,6 +110,7 @@ def test_a_rolling_deploy_leaves_each_run_to_a_worker_that_can_run_it(stack: Sta
     assert waiting["count"] == 2
     assert {(r["run_id"], r["workflow"], r["workflow_version"], r["status"])
             for r in waiting["rows"]} == {(r, "onboard", "1", "claimed") for r in asleep}
+    assert "workflow runs no live worker can run: 2" in status_text(stack.db_url)
     # a worker that starts now says so
     late, _ = deploy_worker(stack, "late", "2")
     assert "2 waiting run(s) of workflow onboard version 1: no live worker can run them" \
@@ -141,3 +142,28 @@ def test_a_rolling_deploy_leaves_each_run_to_a_worker_that_can_run_it(stack: Sta
     assert per_run == {r: 2 for r in runs}
     for proc in (new, late, back):
         assert proc.terminate() == 0, proc.stderr_text()
+
+
+def test_past_the_operators_limit_a_run_no_worker_can_run_fails_with_its_reason(
+        stack: Stack) -> None:
+    """``TICKETIQ_WORKFLOW_WAIT_LIMIT``: a woken run of a version no live worker runs waits
+    that long, then the sweep leader fails it, naming the version; a sleeping one waits."""
+    old, old_url = deploy_worker(stack, "old", "1")
+    woken, asleep = (start(old_url, f"nap-{i}", {"seed": i, "sleep": 3600}) for i in range(2))
+    wait_for("the runs to sleep", lambda: all_in(stack, [woken, asleep], "suspended"), 60)
+    assert old.terminate() == 0, old.stderr_text()
+    new, _ = deploy_worker(stack, "new", "2", TICKETIQ_WORKFLOW_WAIT_LIMIT="0.5")
+    stack.query("update ticketiq.workflow_timers set due_at = now() - interval '1 second' "
+                "where run_id = %s and state = 'set'", woken)
+    wait_for("the woken run to fail", lambda: all_in(stack, [woken], "failed"), 60)
+    ((reason,),) = stack.query("select failure_reason from ticketiq.runs where run_id = %s",
+                               woken)
+    assert reason.startswith("no live worker can run workflow onboard version 1: waited "
+                             "more than 0.5 s"), reason
+    ((actor,),) = stack.query(
+        "select actor from ticketiq.audit where run_id = %s "
+        "and event = 'agent.run.workflow_version_unavailable'", woken)
+    assert actor == "new"
+    assert statuses(stack, [asleep])[asleep][0] == "suspended"
+    assert f"failed run {woken}: no live worker can run" in new.stderr_text()
+    assert new.terminate() == 0, new.stderr_text()
