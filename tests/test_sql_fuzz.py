@@ -163,6 +163,7 @@ def baseline(fn: str, arg: str, ids: dict[str, Any]) -> Any:
         "p_checkpoints": [{"step": 1, "body": body(), "seal": "f1", "seal_key_id": "k"}],
         "p_source_seal": "s1",
         # workflows across deploys (schema 24): a process's declaration
+        "p_status": None,
         "p_workflows": [{"name": "flow", "version": "1", "kind": "flow", "runs": ["1"],
                          "signals": ["go"]}],
     }

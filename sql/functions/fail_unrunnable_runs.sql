@@ -43,8 +43,8 @@ begin
     end if;
     for v_row in
         select u.run_id, u.workflow, u.workflow_version
-        from ticketiq.unrunnable_runs(1000) as u
-        where u.status = 'claimed' and u.waiting_since <= v_now - v_age
+        from ticketiq.unrunnable_runs(1000, 'claimed') as u
+        where u.waiting_since <= v_now - v_age
         limit p_limit
     loop
         -- Locked and checked again: adopted (running) or woken anew meanwhile, it stays.

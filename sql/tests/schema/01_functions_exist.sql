@@ -188,7 +188,7 @@ select has_function(
     'ticketiq', 'fork_run', array['uuid', 'integer', 'uuid', 'text', 'text', 'jsonb', 'text', 'jsonb', 'text']
 );
 select has_function('ticketiq', 'declare_workflows', array['text', 'jsonb']);
-select has_function('ticketiq', 'unrunnable_runs', array['integer']);
+select has_function('ticketiq', 'unrunnable_runs', array['integer', 'text']);
 select has_function('ticketiq', 'fail_unrunnable_runs', array['text', 'double precision', 'integer']);
 
 select * from finish();

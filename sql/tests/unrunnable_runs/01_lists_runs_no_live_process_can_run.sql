@@ -2,7 +2,7 @@
 -- live process can run; none while a live process declared nothing; a
 -- stopped process's declaration does not count.
 begin;
-select plan(5);
+select plan(6);
 
 select tiq_test.use_fake_clock('2030-01-01 00:00:00+00');
 select tiq_test.workflow_run(tiq_test.rid(1), 'flow', '1');
@@ -35,6 +35,8 @@ update ticketiq.processes set stopped_at = ticketiq.now() where process_id = 'ol
 select is((select count(*)::integer from ticketiq.unrunnable_runs()), 2,
     'a stopped process does not count');
 select is((select count(*)::integer from ticketiq.unrunnable_runs(1)), 1, 'at most p_limit rows');
+select is((select u.run_id from ticketiq.unrunnable_runs(10, 'claimed') as u), tiq_test.rid(1),
+    'only the claimed ones, asked for');
 
 select * from finish();
 rollback;
