@@ -190,8 +190,8 @@ def iso(text: str) -> datetime:
 
 STATUS_KEYS = [
     "now", "schema_version", "processes", "leaders", "leases_lapsing", "runs_in_flight",
-    "runs_suspended", "workflow_runs_unrunnable", "runs_retrying", "calls_in_doubt", "approvals_waiting", "entries_open",
-    "jobs_open",
+    "runs_suspended", "workflow_runs_unrunnable", "runs_retrying", "calls_in_doubt",
+    "approvals_waiting", "entries_open", "jobs_open",
 ]
 
 
