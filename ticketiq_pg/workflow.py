@@ -212,10 +212,12 @@ class Workflow:
     def __init__(self, name: str, version: str = "1", *, kind: str | None = None,
                  max_code_steps: int = 1000, signals: Iterable[str] | None = None,
                  compatible: Iterable[str] = ()) -> None:
-        if not isinstance(name, str) or not STEP_ID.match(name) or len(name) > 100:
+        if not isinstance(name, str) or not STEP_ID.match(name):
             raise ValueError(f"a workflow name is a step id (letters, digits, _ . -): {name!r}")
         if not _version_ok(version):
             raise ValueError("a workflow version is a string of 1 to 100 characters")
+        if isinstance(compatible, str):
+            raise ValueError("compatible: a list of versions, not one string")
         compatible = tuple(dict.fromkeys(compatible))
         if len(compatible) > 99 or not all(_version_ok(v) for v in compatible):
             raise ValueError("compatible: at most 99 versions, each of 1 to 100 characters")
