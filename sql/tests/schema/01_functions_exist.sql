@@ -11,9 +11,10 @@
 -- version 19: run_events_after and the internal _step_event, a run's event stream;
 -- schema version 21: the vendor limits set_vendor_limit, take_vendor_token,
 -- give_vendor_token, slow_vendor and vendor_limit_figures; schema version 23:
--- list_runs, stop_runs, restart_run, fork_source and fork_run).
+-- list_runs, stop_runs, restart_run, fork_source and fork_run; schema version
+-- 24: declare_workflows, unrunnable_runs and fail_unrunnable_runs).
 begin;
-select plan(80);
+select plan(83);
 
 select has_schema('ticketiq');
 select functions_are(
@@ -37,7 +38,8 @@ select functions_are(
         'note_api_key_use', 'audit_inspector_call', 'record_trace_context', 'run_trace_context', 'run_losses',
         'wait_run', 'fire_due_timers', 'send_signal', '_suspend', 'run_events_after', '_step_event',
         'set_vendor_limit', 'take_vendor_token', 'give_vendor_token', 'slow_vendor', 'vendor_limit_figures',
-        'list_runs', 'stop_runs', 'restart_run', 'fork_source', 'fork_run'
+        'list_runs', 'stop_runs', 'restart_run', 'fork_source', 'fork_run',
+        'declare_workflows', 'unrunnable_runs', 'fail_unrunnable_runs'
     ],
     'ticketiq has the documented functions and no others'
 );
@@ -185,6 +187,9 @@ select has_function('ticketiq', 'fork_source', array['uuid', 'integer']);
 select has_function(
     'ticketiq', 'fork_run', array['uuid', 'integer', 'uuid', 'text', 'text', 'jsonb', 'text', 'jsonb', 'text']
 );
+select has_function('ticketiq', 'declare_workflows', array['text', 'jsonb']);
+select has_function('ticketiq', 'unrunnable_runs', array['integer', 'text']);
+select has_function('ticketiq', 'fail_unrunnable_runs', array['text', 'double precision', 'integer']);
 
 select * from finish();
 rollback;
