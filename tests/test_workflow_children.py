@@ -28,33 +28,39 @@ pytestmark = pytest.mark.slow
 #: The parent's step of the fan-out (read, incident, comment, sleep, then the ``all``)
 #: and the steps its code executed when it acted.
 FAN_STEP, FAN_EXECUTED = 5, 5
-SPEC = {"loops": 1, "sleep": 0.1, "flows": 3}
+#: The children think 0.2 s before each call, so the three are in flight together.
+SPEC = {"loops": 1, "sleep": 0.1, "flows": 3, "child_delay": 0.2}
 
-# (fault point, what the kill leaves)
+# (fault point, what the kill leaves, children started and answers sealed when it came:
+# at least, at most)
 BOUNDARIES = [
     # the fan-out's checkpoint is written: no child started yet
-    (f"after_checkpoint@{FAN_STEP}", "before the children start"),
+    (f"after_checkpoint@{FAN_STEP}", "before the children start", (0, 0), (0, 0)),
     # the second checkpoint of a step 1 in the process: the first child's (the parent's
     # own step 1 was the first)
-    ("after_checkpoint@1.2", "after the first child started"),
+    ("after_checkpoint@1.2", "after the first child started", (1, 3), (0, 0)),
     # the fourth call returned at a step 1: the third child's keyed write landed, its
     # outcome not recorded (the parent's read was the first)
-    ("after_call@1.4", "while the children's writes are in doubt"),
-    # a child's answer is sealed, not handed on
-    ("after_seal@3.1", "after a child ended, before it was handed on"),
+    ("after_call@1.4", "while the children's writes are in doubt", (3, 3), (0, 0)),
+    # a child's answer is sealed (steps: its write, its comment, its answer), not handed on
+    ("after_seal@3.1", "after a child ended, before it was handed on", (3, 3), (1, 3)),
     # every child ended; the parent is about to go on from their results
-    (f"before_model@{FAN_STEP + 1}", "after the children ended, before the parent goes on"),
+    (f"before_model@{FAN_STEP + 1}", "after the children ended, before the parent goes on",
+     (3, 3), (3, 3)),
 ]
 
 
 def finish(stack: Stack, run_id: str, timeout: float = 60.0) -> dict[str, Any]:
-    """A second process takes the run over and drives it to its end; its output."""
+    """A second process takes the run over and drives it and its children to their end
+    (a child whose answer was sealed but not handed on when the victim died gives the
+    parent its answer, and is handed on once the parent no longer holds it); the run's
+    output."""
     survivor = stack.spawn()
     survivor.read_event("ready")
     try:
-        wait_for(f"run {run_id} to end", lambda: stack.query(
-            "select 1 from ticketiq.runs where run_id = %s and status in "
-            "('completed', 'failed', 'stopped')", run_id), timeout)
+        wait_for(f"run {run_id} and its children to end", lambda: stack.query(
+            "select count(*) = 4 and bool_and(finished_at is not null) from ticketiq.runs "
+            "where run_id = %s or parent_run_id = %s", run_id, run_id)[0][0], timeout)
     finally:
         survivor.signal(signal.SIGTERM)
         survivor.wait(30)
@@ -87,7 +93,10 @@ def check_each_child_once(stack: Stack, run_id: str, output: dict[str, Any]) -> 
 
 
 def victim(stack: Stack, spec: dict[str, Any], faults: str | None = None) -> tuple[Proc, str]:
-    proc = stack.spawn("--start", "1", "--workflow", json.dumps(spec), faults=faults)
+    # the children at once, also under a fault point (which counts them in the order
+    # they reach it)
+    proc = stack.spawn("--start", "1", "--workflow", json.dumps(spec), faults=faults,
+                       TICKETIQ_CALLS_AT_ONCE="8")
     return proc, proc.read_event("started")["run_id"]
 
 
@@ -104,12 +113,20 @@ def test_a_workflow_starts_three_child_workflows_and_waits_for_all(stack: Stack)
     check_each_child_once(stack, run_id, output)
 
 
-@pytest.mark.parametrize(("fault", "what"), BOUNDARIES, ids=[b[0] for b in BOUNDARIES])
+@pytest.mark.parametrize(("fault", "what", "started", "sealed"), BOUNDARIES,
+                         ids=[b[0] for b in BOUNDARIES])
 def test_a_fan_out_of_child_workflows_killed_at_a_boundary_runs_each_child_once(
-    stack: Stack, fault: str, what: str,
+    stack: Stack, fault: str, what: str, started: tuple[int, int], sealed: tuple[int, int],
 ) -> None:
     proc, run_id = victim(stack, SPEC, faults=fault)
     assert proc.wait(60) == KILLED, what
+    ((children, answers, parent),) = stack.query(
+        "select count(c.run_id), count(a.run_id), (select status from ticketiq.runs "
+        "where run_id = %s) from ticketiq.runs as c left join ticketiq.answers as a "
+        "using (run_id) where c.parent_run_id = %s", run_id, run_id)
+    # the kill came where it says: so many children started, so many answers sealed
+    assert started[0] <= children <= started[1] and sealed[0] <= answers <= sealed[1], what
+    assert parent == "running"
     stack.sweep_as_if_later()
     check_each_child_once(stack, run_id, finish(stack, run_id))
 
