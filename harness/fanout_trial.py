@@ -1,13 +1,14 @@
 """The fan-out kind of the kill trials: a workflow that starts three child workflow runs
 at once and waits for all (``ctx.all(ctx.workflow(...), ...)``).
 
-A round begins one (the scripted workflow with ``flows: 3``: its read, a keyed incident,
-a Jira comment and a durable sleep, then three runs of ``scripted_child``, each a keyed
-write and a write with a reader), so its fault lands anywhere from before the children
-start to after they end; ``LIYAGENT_KILL_TARGET=fanout`` times every round's fault from
-it.  Judged besides what every trial is (answered, nothing landed twice): its run has
-exactly three child runs, one per delegation key, each completed, and its answer holds
-the three children's outputs.  What the children had done when the fault came (started,
+A round begins one (the scripted workflow with ``flows: 3``: its read, a keyed incident
+and a Jira comment, no sleep, so it stays on the process that started it, then three runs
+of ``scripted_child``, each a keyed write and a write with a reader, run by that process
+at once), so its fault lands anywhere from before the children start to after they end;
+``LIYAGENT_KILL_TARGET=fanout`` times every round's fault from it.  Judged besides what
+every trial is (answered, nothing landed twice): its run has exactly three child runs,
+one per delegation key, each completed, and its answer holds the three children's
+outputs.  What the children had done when the fault came (started,
 ended) is tallied in the report.
 """
 
@@ -32,7 +33,7 @@ def draw_script(rng: random.Random) -> dict[str, Any]:
     for :func:`~harness.trial_timing.script_span`: its three calls and the children's
     two, each after a think."""
     think = round(rng.uniform(*THINK), 2)
-    return {"loops": 1, "sleep": round(rng.uniform(0.1, 0.3), 2), "think": think,
+    return {"loops": 1, "sleep": 0, "think": think,
             "flows": CHILDREN, "child_delay": think, "steps": 5, "model_delay": think}
 
 
@@ -95,3 +96,21 @@ def summary(trials: list[Trial]) -> dict[str, Any]:
         phases[phase] = phases.get(phase, 0) + 1
     return {"trials": len(fan), "child_runs": sum(t.children for t in fan),
             "at_the_fault": phases}
+
+
+def wait_phase(query: Query, trial: Trial, share: float, timeout: float = 15.0) -> bool:
+    """Time the fault from the children when the trial is the round's target: a fifth of
+    the shares land before they start (a share of the parent's own steps), the rest a
+    share of the children's span after the first one started, so faults fall before,
+    among and after the children's steps.  False if no child was seen in time."""
+    think = float(trial.script.get("child_delay", 0.0))
+    if share < 0.2:
+        time.sleep(share / 0.2 * 3 * think)
+        return True
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if at_fault(query, trial)[0]:
+            time.sleep((share - 0.2) / 0.8 * (2 * think + 0.2))
+            return True
+        time.sleep(0.02)
+    return False

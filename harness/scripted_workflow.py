@@ -3,9 +3,9 @@
 ``scripted_flow`` (entry kind ``scripted_flow``; from cron with ``{"workflow":
 "scripted_flow"}``) reads an issue, opens an incident (a keyed write its vendor dedupes:
 resent with the same key), then loops ``loops`` times over a Jira comment (a write with
-a reader: read back, never resent) and a durable sleep, optionally waits for the signal
-``go`` and hands a question to a child agent run, and ends with an answer made of what
-it saw.  Its input::
+a reader: read back, never resent) and a durable sleep (none at 0), optionally waits for
+the signal ``go`` and hands a question to a child agent run, and ends with an answer made
+of what it saw.  Its input::
 
     {"seed": 7, "loops": 2, "sleep": 0.5, "think": 0.0, "signal": false,
      "signal_timeout": null, "child": false, "fan": 0}
@@ -70,7 +70,9 @@ async def comment(ctx: WorkflowContext) -> WorkflowNext:
 
 @scripted_flow.step()
 def rest(ctx: WorkflowContext) -> WorkflowNext:
-    return ctx.sleep(float(_spec(ctx).get("sleep", 0.5)), then="check")
+    seconds = float(_spec(ctx).get("sleep", 0.5))
+    # no sleep at 0: the run stays on its process (a fan-out trial's children with it)
+    return ctx.sleep(seconds, then="check") if seconds > 0 else ctx.goto("check")
 
 
 @scripted_flow.step()

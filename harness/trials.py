@@ -236,7 +236,8 @@ class Arena:
             trial.detection = "lease" if lease_only else "session"
         seen = self._seen_running(target, name)
         delay = share * script_span(target.script)
-        timed = {"watch": "once its text streams", "three": "once its writes are in flight"}
+        timed = {"watch": "once its text streams", "three": "once its writes are in flight",
+                 "fanout": "before, among or after its children"}
         self.say(f"round {index + 1}: {name} is up; "
                  + (f"its {target.kind} run is running, {mode} "
                     + timed.get(target.kind, f"in {delay:.1f} s") if seen
@@ -246,6 +247,10 @@ class Arena:
             # cut mid-step, while a client sees its text stream
             if not self.watching.wait_for_text(rng):
                 self.say(f"round {index + 1}: no text of the drawn step seen, {mode} now")
+        elif seen and target.kind == "fanout":
+            # cut before, among or after the children's steps
+            if not fanout_trial.wait_phase(self.query, target, share):
+                self.say(f"round {index + 1}: its children not seen, {mode} now")
         elif seen and target.kind == "three":
             # cut while the step's writes are in flight
             if not three_writes.wait_in_flight(self.query, target, name, share):
