@@ -1,5 +1,6 @@
 """Child workflows: a workflow starting three child workflow runs at once
-(``ctx.all(ctx.workflow(...), ...)``) and waiting for all, SIGKILLed at each boundary.
+(``ctx.all(ctx.workflow(...), ...)``) and waiting for all, SIGKILLed at each boundary;
+and in one process, what a parent is given of a child that ends, fails or is unknown.
 
 Real processes (``python -m harness.scripted --workflow``): the scripted workflow's
 delegation step is an ``all`` of three runs of ``scripted_child`` (a keyed write its
@@ -15,15 +16,23 @@ from __future__ import annotations
 
 import json
 import signal
+import uuid
 from typing import Any
 
+import psycopg
 import pytest
 from procs import KILLED, Proc, Stack
 
+from ticketiq_pg import Tools
+from ticketiq_pg.agent import RunInfo
+from ticketiq_pg.config import parse_seal_keys
+from ticketiq_pg.db.driver import TicketIQ
+from ticketiq_pg.runtime.leases import LeaseKeeper
+from ticketiq_pg.runtime.runner import Runner
 from ticketiq_pg.runtime.step_keys import workflow_step_key
+from ticketiq_pg.seal import Sealer
 from ticketiq_pg.testing import wait_for
-
-pytestmark = pytest.mark.slow
+from ticketiq_pg.workflow import Workflow, WorkflowContext, WorkflowNext
 
 #: The parent's step of the fan-out (read, incident, comment, sleep, then the ``all``)
 #: and the steps its code executed when it acted.
@@ -100,6 +109,7 @@ def victim(stack: Stack, spec: dict[str, Any], faults: str | None = None) -> tup
     return proc, proc.read_event("started")["run_id"]
 
 
+@pytest.mark.slow
 def test_a_workflow_starts_three_child_workflows_and_waits_for_all(stack: Stack) -> None:
     proc, run_id = victim(stack, SPEC)
     wait_for("the run to end", lambda: stack.query(
@@ -113,6 +123,7 @@ def test_a_workflow_starts_three_child_workflows_and_waits_for_all(stack: Stack)
     check_each_child_once(stack, run_id, output)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("fault", "what", "started", "sealed"), BOUNDARIES,
                          ids=[b[0] for b in BOUNDARIES])
 def test_a_fan_out_of_child_workflows_killed_at_a_boundary_runs_each_child_once(
@@ -131,6 +142,7 @@ def test_a_fan_out_of_child_workflows_killed_at_a_boundary_runs_each_child_once(
     check_each_child_once(stack, run_id, finish(stack, run_id))
 
 
+@pytest.mark.slow
 def test_a_parent_waiting_on_sleeping_children_holds_nothing_and_survives_a_kill(
     stack: Stack,
 ) -> None:
@@ -149,3 +161,100 @@ def test_a_parent_waiting_on_sleeping_children_holds_nothing_and_survives_a_kill
     assert wait_key.startswith("child:") and holder is None
     proc.kill()
     check_each_child_once(stack, run_id, finish(stack, run_id))
+
+
+# -- in one process: what the parent is given ---------------------------------------------
+
+SEAL_KEYS = "k1:" + "ab" * 32
+
+
+class NoModel:
+    async def step(self, request: Any) -> Any:
+        raise AssertionError("a workflow run never asks the model")
+
+
+def family(child_name: str = "child") -> tuple[Workflow, Workflow]:
+    """A parent that starts ``child_name`` twice at once (one input fails it), and the
+    child workflow: it ends with its input doubled, or fails on a negative one."""
+    parent = Workflow("parent")
+    child = Workflow("child")
+
+    @parent.step(first=True)
+    def fan(ctx: WorkflowContext) -> WorkflowNext:
+        return ctx.all(ctx.workflow(child_name, {"n": 2}), ctx.workflow(child_name, {"n": -1}),
+                       then="done")
+
+    @parent.step()
+    def done(ctx: WorkflowContext) -> WorkflowNext:
+        return ctx.end(ctx.results["fan"])
+
+    @child.step(first=True)
+    def double(ctx: WorkflowContext) -> WorkflowNext:
+        if ctx.input["n"] < 0:
+            raise ValueError("a negative n")
+        return ctx.end({"doubled": ctx.input["n"] * 2})
+
+    return parent, child
+
+
+async def run_parent(db_url: str, parent: Workflow, child: Workflow) -> tuple[Any, list[Any]]:
+    delivered: list[Any] = []
+
+    async def deliver(info: RunInfo, answer: Any) -> None:
+        delivered.append(info.run_id)
+
+    db = await TicketIQ.connect(db_url)
+    try:
+        leases = LeaseKeeper(db, "proc-a", ttl=30, renew_interval=5, margin=1)
+        run = Runner(db, leases, Sealer(parse_seal_keys(SEAL_KEYS)), NoModel(), Tools(),
+                     workflows=[parent, child], deliver=deliver)
+        outcome = await run.start_and_run(owner="alice", run_as="alice", channel="test",
+                                          entry_point=parent.kind, input={})
+    finally:
+        await db.close()
+    return outcome, delivered
+
+
+async def test_a_child_workflow_gives_its_output_and_a_failed_one_its_reason(
+    db_url: str,
+) -> None:
+    outcome, delivered = await run_parent(db_url, *family())
+    assert outcome.status == "completed", outcome.reason
+    ok, failed = outcome.answer["output"]
+    assert ok["status"] == "completed" and ok["output"] == {"doubled": 4}
+    assert failed["status"] == "failed" and "a negative n" in failed["reason"]
+    assert "output" not in failed
+    async with await psycopg.AsyncConnection.connect(db_url, autocommit=True) as conn:
+        rows = await (await conn.execute(
+            "select run_id, entry_point, status, parent_run_id from ticketiq.runs "
+            "where parent_run_id is not null order by idempotency_key")).fetchall()
+    assert sorted((r[1], r[2]) for r in rows) == [("child", "completed"), ("child", "failed")]
+    assert {r[3] for r in rows} == {outcome.run_id}
+    assert {uuid.UUID(ok["child_run_id"]), uuid.UUID(failed["child_run_id"])} == {
+        r[0] for r in rows}
+    # a child's answer is its parent's result: only the parent's is delivered
+    assert delivered == [outcome.run_id]
+
+
+async def test_a_step_starting_a_workflow_the_process_lacks_fails_the_run(db_url: str) -> None:
+    outcome, _ = await run_parent(db_url, *family("nowhere"))
+    assert outcome.status == "failed" and "'nowhere'" in outcome.reason
+    async with await psycopg.AsyncConnection.connect(db_url, autocommit=True) as conn:
+        rows = await (await conn.execute(
+            "select count(*) filter (where parent_run_id is not null), "
+            "(select count(*) from ticketiq.audit where event = 'agent.run.workflow_unknown') "
+            "from ticketiq.runs")).fetchall()
+    assert rows == [(0, 1)]  # no child started, the failure audited for what it is
+
+
+def test_a_child_workflow_action_is_checked_as_it_is_built() -> None:
+    ctx = WorkflowContext(run=None, input=None, step_id="a", steps_executed=0,  # type: ignore[arg-type]
+                          vars={}, results={})
+    with pytest.raises(ValueError, match="workflow"):
+        ctx.workflow("not a name", {})
+    action = ctx.workflow("child", {"n": 1}, then="a")
+    assert (action.kind, action.tool, action.arguments) == (
+        "workflow", "workflow.child", {"workflow": "child", "input": {"n": 1}})
+    assert len(ctx.all(action, ctx.agent({}), ctx.call("t"), then="a").parts) == 3
+    with pytest.raises(ValueError, match="not made at once"):
+        ctx.all(action, ctx.sleep(1, then="a"), then="a")
