@@ -258,3 +258,25 @@ def test_a_child_workflow_action_is_checked_as_it_is_built() -> None:
     assert len(ctx.all(action, ctx.agent({}), ctx.call("t"), then="a").parts) == 3
     with pytest.raises(ValueError, match="not made at once"):
         ctx.all(action, ctx.sleep(1, then="a"), then="a")
+
+
+@pytest.mark.slow
+def test_children_that_sleep_are_waited_for_without_a_loss(stack: Stack) -> None:
+    """The children sleep durably, one process: the parent suspends on one child after
+    another (never holding its lease while they sleep), is woken by each end, and ends
+    with nothing lost or counted lost."""
+    proc, run_id = victim(stack, {**SPEC, "child_sleep": 0.5})
+    wait_for("the run and its children to end", lambda: stack.query(
+        "select count(*) = 4 and bool_and(finished_at is not null) from ticketiq.runs "
+        "where run_id = %s or parent_run_id = %s", run_id, run_id)[0][0], 60)
+    proc.signal(signal.SIGTERM)
+    assert proc.wait(30) == 0
+    rows = stack.query("select status, loss_count from ticketiq.runs where run_id = %s "
+                       "or parent_run_id = %s", run_id, run_id)
+    assert rows == [("completed", 0)] * 4
+    suspended = stack.query("select detail ->> 'wait_key' from ticketiq.audit where run_id = %s "
+                            "and event = 'agent.run.suspended'", run_id)
+    assert any(key.startswith("child:") for (key,) in suspended), suspended
+    ((output,),) = stack.query("select body -> 'output' from ticketiq.answers "
+                               "where run_id = %s", run_id)
+    check_each_child_once(stack, run_id, output)
