@@ -400,7 +400,7 @@ def app() -> Any:
         if vendor in limits and tool is not None:
             tools.add(dataclasses.replace(tool, vendor=vendor))
     from harness.scripted_jobs import scripted_handlers
-    from harness.scripted_workflow import scripted_flow
+    from harness.scripted_workflow import scripted_child, scripted_flow
     from ticketiq_pg.runtime.entries import teams_delivery
     from ticketiq_pg.vendors.clients import VendorClients
 
@@ -414,7 +414,7 @@ def app() -> Any:
             {"scripted": scripted_tools.answer_delivery(clients)}
             if os.environ.get("TICKETIQ_SCRIPT_DELIVER") else {})},
         jobs=scripted_handlers(clients),
-        workflows=[scripted_flow],
+        workflows=[scripted_flow, scripted_child],
         vendor_limits=limits,
     )
 

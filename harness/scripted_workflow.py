@@ -3,15 +3,17 @@
 ``scripted_flow`` (entry kind ``scripted_flow``; from cron with ``{"workflow":
 "scripted_flow"}``) reads an issue, opens an incident (a keyed write its vendor dedupes:
 resent with the same key), then loops ``loops`` times over a Jira comment (a write with
-a reader: read back, never resent) and a durable sleep, optionally waits for the signal
-``go`` and hands a question to a child agent run, and ends with an answer made of what
-it saw.  Its input::
+a reader: read back, never resent) and a durable sleep (none at 0), optionally waits for
+the signal ``go`` and hands a question to a child agent run, and ends with an answer made
+of what it saw.  Its input::
 
     {"seed": 7, "loops": 2, "sleep": 0.5, "think": 0.0, "signal": false,
      "signal_timeout": null, "child": false, "fan": 0}
 
 ``fan`` (N > 0) makes the delegation step an ``all``: a read, a keyed write and N child
-agent runs at once.
+agent runs at once.  ``flows`` (N > 0) makes it an ``all`` of N child workflow runs of
+``scripted_child`` (a keyed write, a durable sleep of ``child_sleep`` seconds when more
+than 0, a write with a reader), waiting for all.
 
 ``think`` is the seconds of plain code before each call (the run holds its lease
 meanwhile), so a kill trial catches it running as well as sleeping.
@@ -68,7 +70,9 @@ async def comment(ctx: WorkflowContext) -> WorkflowNext:
 
 @scripted_flow.step()
 def rest(ctx: WorkflowContext) -> WorkflowNext:
-    return ctx.sleep(float(_spec(ctx).get("sleep", 0.5)), then="check")
+    seconds = float(_spec(ctx).get("sleep", 0.5))
+    # no sleep at 0: the run stays on its process (a fan-out trial's children with it)
+    return ctx.sleep(seconds, then="check") if seconds > 0 else ctx.goto("check")
 
 
 @scripted_flow.step()
@@ -89,6 +93,14 @@ def await_go(ctx: WorkflowContext) -> WorkflowNext:
 @scripted_flow.step()
 def delegate(ctx: WorkflowContext) -> WorkflowNext:
     fan = int(_spec(ctx).get("fan", 0))
+    flows = int(_spec(ctx).get("flows", 0))
+    if flows:
+        # At once: ``flows`` child workflow runs, each keyed by its own place in the all.
+        seed = int(_spec(ctx).get("seed", 1))
+        return ctx.all(*(ctx.workflow("scripted_child", {
+            "seed": seed, "index": i, "sleep": float(_spec(ctx).get("child_sleep", 0.0)),
+            "think": float(_spec(ctx).get("child_delay", 0.0))}) for i in range(flows)),
+            then="finish")
     if not _spec(ctx).get("child") and not fan:
         return ctx.goto("finish")
     child = {"seed": int(_spec(ctx).get("seed", 1)), "steps": 2, "plan": "mixed",
@@ -115,4 +127,42 @@ def finish(ctx: WorkflowContext) -> WorkflowNext:
                     "child": child.get("status") if isinstance(child, dict) else None,
                     "fan": [r.get("status", "made") if isinstance(r, dict) else r
                             for r in fanned] if fanned is not None else None,
+                    "flows": [r.get("output") if isinstance(r, dict) else r
+                              for r in fanned] if fanned is not None else None,
                     "steps_executed": ctx.steps_executed})
+
+
+#: The child workflow of ``flows``: what one child of a fan-out does.
+scripted_child = Workflow("scripted_child", version="1")
+
+
+def _child(ctx: WorkflowContext) -> str:
+    return f"{_spec(ctx).get('seed', 1)}.{_spec(ctx).get('index', 0)}"
+
+
+@scripted_child.step(first=True)
+async def child_open(ctx: WorkflowContext) -> WorkflowNext:
+    await _think(ctx)
+    return ctx.call("incident.create", {"name": f"child {_child(ctx)}",
+                                        "summary": "opened by a child workflow"},
+                    then="child_rest")
+
+
+@scripted_child.step()
+def child_rest(ctx: WorkflowContext) -> WorkflowNext:
+    seconds = float(_spec(ctx).get("sleep", 0.0))
+    return ctx.sleep(seconds, then="child_comment") if seconds > 0 else ctx.goto(
+        "child_comment")
+
+
+@scripted_child.step()
+async def child_comment(ctx: WorkflowContext) -> WorkflowNext:
+    await _think(ctx)
+    return ctx.call("jira.comment", {"issue_key": "OPS-1", "text": f"child {_child(ctx)}"},
+                    then="child_done")
+
+
+@scripted_child.step()
+def child_done(ctx: WorkflowContext) -> WorkflowNext:
+    return ctx.end({"child": _child(ctx),
+                    "incident": (ctx.results.get("child_open") or {}).get("status")})

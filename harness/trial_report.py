@@ -14,7 +14,8 @@ from typing import Any
 from harness import landed, stalled_calls
 
 #: The inbox entry kind of a trial kind whose entry is named otherwise.
-ENTRY_KINDS = {"long": "webhook", "workflow": "scripted_flow", "three": "run", "watch": "run"}
+ENTRY_KINDS = {"long": "webhook", "workflow": "scripted_flow", "three": "run", "watch": "run",
+               "fanout": "scripted_flow"}
 
 
 @dataclass
@@ -58,6 +59,10 @@ class Trial:
     writes_in_flight: int | None = None
     settlements: list[str] = field(default_factory=list)
     writes_landed: int = 0
+    # The fan-out kind (harness.fanout_trial): its children started and ended at the
+    # fault (None: not looked), and its child runs in the end.
+    children_at_fault: tuple[int, int] | None = None
+    children: int = 0
 
     @property
     def judged_seconds(self) -> float | None:
@@ -69,7 +74,7 @@ class Trial:
         holds its own durable sleeps."""
         if self.kind == "long":
             return self.resume_seconds
-        if self.kind == "workflow" and self.resume_seconds is not None:
+        if self.kind in ("workflow", "fanout") and self.resume_seconds is not None:
             # its durable sleeps and the code between its calls are its own time
             return self.resume_seconds
         if (self.model_errors or self.vendor_errors) and self.resume_seconds is not None:
@@ -119,6 +124,7 @@ class Report:
     problems: list[str] = field(default_factory=list)
     watch: dict[str, Any] | None = None
     three: dict[str, Any] | None = None
+    fanout: dict[str, Any] | None = None
 
     @property
     def lost(self) -> int:
@@ -219,6 +225,7 @@ class Report:
             "problems": self.problems,
             **({"watch": self.watch} if self.watch is not None else {}),
             **({"three": self.three} if self.three is not None else {}),
+            **({"fanout": self.fanout} if self.fanout is not None else {}),
             "recovery_seconds": self.recovery_seconds,
             "trials": [asdict(t) for t in self.trials],
             "write_log": self.writes,

@@ -87,7 +87,7 @@ import httpx
 import psycopg
 from psycopg.types.json import Jsonb
 
-from harness import landed, stalled_calls, three_writes
+from harness import fanout_trial, landed, stalled_calls, three_writes
 from harness.flaky import ENV as FLAKY_ENV
 from harness.flaky import Flaky, injected_at_vendor, note_errors, vendor_faults
 from harness.trial_proc import Proc
@@ -107,7 +107,8 @@ from ticketiq_pg.db.keys import create_api_key_sync
 
 MODES = ("kill", "stop", "backend", "restart", "failover", "watch")
 #: The modes whose rounds begin a three-writes trial too (:mod:`~harness.three_writes`):
-#: the SIGKILLs, which it is built to catch with its writes in flight.
+#: the SIGKILLs, which it is built to catch with its writes in flight; and a fan-out of
+#: child workflows (:mod:`~harness.fanout_trial`).
 THREE_MODES = ("kill", "watch")
 SEAL_KEYS = "trials:" + base64.b64encode(b"ticketiq-kill-trials-seal-key-01").decode()
 
@@ -235,7 +236,8 @@ class Arena:
             trial.detection = "lease" if lease_only else "session"
         seen = self._seen_running(target, name)
         delay = share * script_span(target.script)
-        timed = {"watch": "once its text streams", "three": "once its writes are in flight"}
+        timed = {"watch": "once its text streams", "three": "once its writes are in flight",
+                 "fanout": "before, among or after its children"}
         self.say(f"round {index + 1}: {name} is up; "
                  + (f"its {target.kind} run is running, {mode} "
                     + timed.get(target.kind, f"in {delay:.1f} s") if seen
@@ -245,6 +247,10 @@ class Arena:
             # cut mid-step, while a client sees its text stream
             if not self.watching.wait_for_text(rng):
                 self.say(f"round {index + 1}: no text of the drawn step seen, {mode} now")
+        elif seen and target.kind == "fanout":
+            # cut before, among or after the children's steps
+            if not fanout_trial.wait_phase(self.query, target, share):
+                self.say(f"round {index + 1}: its children not seen, {mode} now")
         elif seen and target.kind == "three":
             # cut while the step's writes are in flight
             if not three_writes.wait_in_flight(self.query, target, name, share):
@@ -254,6 +260,8 @@ class Arena:
         for trial in trials:
             if trial.kind == "three":
                 trial.writes_in_flight = three_writes.in_doubt(self.query, trial, name)
+            if trial.kind == "fanout":
+                trial.children_at_fault = fanout_trial.at_fault(self.query, trial)
         fault_at = time.time()
         at_fault = self._snapshot(trials, name)
         takeover_at = self._fault(mode, victim, name)
@@ -274,6 +282,7 @@ class Arena:
         if any(t.kind == "three" for t in trials):
             report.problems.extend(three_writes.judge(self.query, trials, self.writes(),
                                                       flaky=self.flaky is not None))
+        report.problems.extend(fanout_trial.judge(self.query, trials))
         for trial in trials:
             # A run the survivor held at the fault: the fault did not hit its process.
             trial.loss_allowed = int(trial.in_flight and trial.at_fault != "survivor")
@@ -328,6 +337,9 @@ class Arena:
         # in flight at the vendor: in the SIGKILL modes.
         three = Trial(index, "three", f"trial-three-{tag}", 0.0,
                       script={**draw_three_script(rng), "seed": seed + 5})
+        # A workflow starting three child workflows at once, waiting for all.
+        fanout = Trial(index, "fanout", f"trial-fanout-{tag}", 0.0,
+                       script={**fanout_trial.draw_script(rng), "seed": seed + 6})
         begun = [cron, teams, webhook, run, long, workflow]
         extra: list[tuple[Trial, str, dict[str, Any]]] = []
         if mode in THREE_MODES:
@@ -336,6 +348,10 @@ class Arena:
             begun.append(three)
             extra.append((three, "/runs", {"json": {"input": three.script},
                                            "headers": {"Idempotency-Key": three.sender_id}}))
+            begun.append(fanout)
+            extra.append((fanout, "/runs", {
+                "json": {"kind": "scripted_flow", "input": fanout.script},
+                "headers": {"Idempotency-Key": fanout.sender_id}}))
         for trial, path, kwargs in (
             (teams, "/teams/messages", {"json": {
                 "type": "message", "id": f"act-{tag}", "conversation": {"id": f"conv-{tag}"},
@@ -565,6 +581,8 @@ def run_trials(
             report.watch = arena.watching.summary()
         if any(t.kind == "three" for t in report.trials):
             report.three = three_writes.summary(report.trials)
+        if any(t.kind == "fanout" for t in report.trials):
+            report.fanout = fanout_trial.summary(report.trials)
         if arena.flaky is not None and arena.vendor is not None:
             report.model_errors = sum(
                 1 for e in arena.flaky.entries() if e.get("source") == "model")

@@ -106,6 +106,8 @@ class RunInfo:
     correlation_id: str
     loss_count: int = 0
     resumed: bool = False
+    #: The run that started this one as its child (a delegation, ``ctx.workflow``).
+    parent_run_id: uuid.UUID | None = None
 
 
 @dataclass(frozen=True, slots=True)

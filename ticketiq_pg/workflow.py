@@ -5,8 +5,9 @@ A :class:`Workflow` is a set of named steps.  Each step is a function of a
 step (:meth:`~WorkflowContext.goto`: a sequence, a branch, a loop back) or ends the run
 with an answer (:meth:`~WorkflowContext.end`); a step that acts calls one of the app's
 tools (:meth:`~WorkflowContext.call`), sleeps (:meth:`~WorkflowContext.sleep`), waits
-for a signal (:meth:`~WorkflowContext.wait_signal`) or hands a question to an agent run
-(:meth:`~WorkflowContext.agent`), or several calls and child runs at once
+for a signal (:meth:`~WorkflowContext.wait_signal`), hands a question to an agent run
+(:meth:`~WorkflowContext.agent`) or starts a child workflow run
+(:meth:`~WorkflowContext.workflow`), or several calls and child runs at once
 (:meth:`~WorkflowContext.all`), then goes on to the step it names.  A call of a tool
 is the tool's in every way: its classification, gates (a hold waits for a person),
 step key, reader and settlement.
@@ -43,7 +44,7 @@ class WorkflowNext:
     """What a step returns: the next step, or the action to take before it.
 
     Built by the :class:`WorkflowContext` methods; ``kind`` is ``goto``, ``end``,
-    ``call``, ``sleep``, ``signal``, ``agent`` or ``all``.
+    ``call``, ``sleep``, ``signal``, ``agent``, ``workflow`` or ``all``.
     """
 
     kind: str
@@ -154,13 +155,31 @@ class WorkflowContext:
         return WorkflowNext("agent", then=_then(then), tool=AGENT_TOOL,
                             arguments={"input": input})
 
+    def workflow(self, name: str, input: Any = None, *, then: str | None = None
+                 ) -> WorkflowNext:
+        """Start a child run of the app's workflow ``name`` with ``input`` and wait for it
+        to end, then go on to ``then`` (left out only inside :meth:`all`).
+
+        As :meth:`agent`: the child's delegation key is this step's key, so a resumed
+        workflow finds the child it started (ended, running, or left by a lost process:
+        taken over once), never starts a second one; a parent that may wait holds no
+        lease while the child runs.  The result is ``{"child_run_id", "status",
+        "output"}``: ``output`` is what the child's code ended with (``ctx.end``); a
+        child that failed or was stopped gives ``status`` ``failed`` or ``stopped`` and
+        its ``reason``, no ``output``.
+        """
+        if not isinstance(name, str) or not STEP_ID.match(name):
+            raise ValueError(f"workflow: the name of one of the app's workflows: {name!r}")
+        return WorkflowNext("workflow", then=_then(then), tool=CHILD_WORKFLOW_TOOL,
+                            arguments={"workflow": name, "input": input})
+
     def all(self, *actions: WorkflowNext, then: str) -> WorkflowNext:
         """Make several calls and child runs at once and wait for all, then go on to
         ``then``.
 
-        Each action is built by :meth:`call` or :meth:`agent` (its own ``then`` is not
-        used); up to 64.  The result is the list of their results, in the order given:
-        ``results[<this step>][i]``.  Each keeps its own guarantees: the changing calls
+        Each action is built by :meth:`call`, :meth:`agent` or :meth:`workflow` (its own
+        ``then`` is not used); up to 64.  The result is the list of their results, in the
+        order given: ``results[<this step>][i]``.  Each keeps its own guarantees: the changing calls
         are marked in doubt together just before they are sent, each child run has its
         own delegation key (a resumed workflow finds each child it started), and a
         resume settles each one on its own.
@@ -168,9 +187,10 @@ class WorkflowContext:
         if not 1 <= len(actions) <= MAX_AT_ONCE:
             raise ValueError(f"all: 1 to {MAX_AT_ONCE} actions")
         for action in actions:
-            if not isinstance(action, WorkflowNext) or action.kind not in ("call", "agent"):
-                raise ValueError("all: each action is a ctx.call(...) or a ctx.agent(...); "
-                                 "sleep, wait_signal, goto and end are not made at once")
+            if not isinstance(action, WorkflowNext) or action.kind not in CHILD_OR_CALL:
+                raise ValueError("all: each action is a ctx.call(...), a ctx.agent(...) or "
+                                 "a ctx.workflow(...); sleep, wait_signal, goto and end are "
+                                 "not made at once")
         return WorkflowNext("all", then=_step_id(then), parts=tuple(actions))
 
 
@@ -178,6 +198,9 @@ class WorkflowContext:
 SLEEP_TOOL = "workflow.sleep"
 SIGNAL_TOOL = "workflow.signal"
 AGENT_TOOL = "workflow.agent"
+CHILD_WORKFLOW_TOOL = "workflow.child"
+#: The actions :meth:`WorkflowContext.all` makes at once.
+CHILD_OR_CALL = ("call", "agent", "workflow")
 #: The most actions one ``all`` makes at once.
 MAX_AT_ONCE = 64
 #: The most :meth:`WorkflowContext.patched` decisions one run records.

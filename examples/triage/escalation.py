@@ -14,6 +14,9 @@ loop back: a new comment, with a new key); once acknowledged, hand the ticket to
 triage agent (a child agent run) and end with what happened.  A process that dies at
 any point is replaced by the other: the run goes on from its last step, and no comment
 is posted twice.
+
+``{"kind": "escalation_batch", "input": {"ticket_ids": ["T-1", "T-2"]}}`` escalates
+several tickets at once: one child escalation run per ticket, waited for all together.
 """
 
 from __future__ import annotations
@@ -93,11 +96,33 @@ def done(ctx: WorkflowContext) -> WorkflowNext:
                     "title": ticket.get("title")})
 
 
+# A batch: one child escalation per ticket, all at once; it ends when every one has.
+escalation_batch = Workflow("escalation_batch", signals=[])
+
+
+@escalation_batch.step(first=True)
+def fan_out(ctx: WorkflowContext) -> WorkflowNext:
+    tickets = [str(t) for t in ctx.input["ticket_ids"]][:64]  # an all makes up to 64
+    # each child is keyed by this step's key and its place: a resumed batch finds the
+    # escalations it started, never starts a second one for a ticket
+    return ctx.all(*(ctx.workflow("escalation", {"ticket_id": t}) for t in tickets),
+                   then="summary")
+
+
+@escalation_batch.step()
+def summary(ctx: WorkflowContext) -> WorkflowNext:
+    # each child's result: {"child_run_id", "status", "output"} (its ctx.end answer)
+    return ctx.end({"escalations": [
+        {"run_id": child["child_run_id"], "status": child["status"], **(child.get("output") or {})}
+        for child in ctx.results["fan_out"]]})
+
+
 class EscalationGates:
-    """Escalations start from ``POST /runs``; their child runs are delegations."""
+    """Escalations start from ``POST /runs`` (alone or in a batch); the triage agent's runs
+    are delegations."""
 
     async def check_run(self, run: RunInfo) -> Verdict:
-        if run.entry_point not in ("escalation", "delegation"):
+        if run.entry_point not in ("escalation", "escalation_batch", "delegation"):
             return Verdict.deny(f"escalation runs start from POST /runs, not {run.entry_point}")
         return Verdict.allow()
 
@@ -106,5 +131,6 @@ class EscalationGates:
 
 
 # The triage app's model (its child runs are triage runs) and its client's hooks.
-app = App(model=triage_app.model, tools=tools, gates=EscalationGates(), workflows=[escalation],
+app = App(model=triage_app.model, tools=tools, gates=EscalationGates(),
+          workflows=[escalation, escalation_batch],
           on_startup=[open_client], on_shutdown=[close_client])

@@ -97,3 +97,60 @@ def test_a_sigkilled_worker_escalates_every_ticket_once(service: str, tmp_path) 
         comments = Counter(r["path"].split("/")[2] for r in record if r["method"] == "POST"
                            and r["path"].endswith("/comments") and r["effect"] == "created")
         assert comments == Counter({f"T-{n}": 2 for n in range(1, TICKETS + 1)})
+
+
+def test_a_batch_escalates_each_ticket_once_across_a_sigkill(service: str, tmp_path) -> None:  # noqa: F811
+    """``escalation_batch``: one child escalation per ticket, all at once.  The worker is
+    SIGKILLed while the children wait for their acknowledgements; the survivor's front
+    takes them, and the batch ends with each ticket escalated by one child, once."""
+    with fresh_database() as db:
+        key = make_api_key(db, "escalation-client")
+        auth = {"Authorization": f"Bearer {key}"}
+
+        def worker(name: str) -> WorkerProcess:
+            return WorkerProcess("escalation:app", db, seal_keys=SEAL_KEYS, name=name,
+                                 app_dir=HERE, http=True, log_dir=tmp_path,
+                                 env={"TRIAGE_SERVICE_URL": service,
+                                      "TRIAGE_THINK_SECONDS": "0.2",
+                                      "ESCALATION_ACK_SECONDS": "120"})
+
+        tickets = [f"B-{n}" for n in range(1, 4)]
+        for ticket in tickets:
+            httpx.post(f"{service}/tickets", json={
+                "id": ticket, "title": "Checkout is down", "body": "An outage."},
+            ).raise_for_status()
+
+        def children(batch: str) -> list[dict]:
+            return [r for r in runs(db) if str(r["parent_run_id"]) == batch]
+
+        with worker("victim") as victim:
+            started = httpx.post(f"{victim.url}/runs", headers={
+                **auth, "Idempotency-Key": "batch-1"},
+                json={"kind": "escalation_batch", "input": {"ticket_ids": tickets}})
+            started.raise_for_status()
+            batch = started.json()["run_id"]
+            # every child waits for its ack; the batch waits for them, holding nothing
+            wait_for("the three escalations to wait for their ack", lambda: len(
+                [c for c in children(batch) if c["status"] == "suspended"]) == 3, 30)
+            assert victim.kill() == -signal.SIGKILL
+
+        with worker("survivor") as survivor:
+            for child in children(batch):
+                httpx.post(f"{survivor.url}/runs/{child['run_id']}/signals/ack", headers={
+                    **auth, "Idempotency-Key": f"ack-{child['run_id']}"},
+                    json={"payload": "on-call"}).raise_for_status()
+            # the batch, its three escalations and their three triage runs
+            ended = wait_for_runs(db, 7, timeout=90)
+            assert {r["status"] for r in ended} == {"completed"}, ended
+            answer = httpx.get(f"{survivor.url}/runs/{batch}", headers=auth).json()
+            escalations = answer["answer"]["output"]["escalations"]
+            assert sorted(e["ticket_id"] for e in escalations) == tickets
+            assert {(e["status"], e["acked_by"]) for e in escalations} == {
+                ("completed", "on-call")}
+            assert len(children(batch)) == 3  # one child per ticket, never a second
+            assert survivor.stop() == 0
+
+        record = httpx.get(f"{service}/requests").json()["requests"]
+        comments = Counter(r["path"].split("/")[2] for r in record if r["method"] == "POST"
+                           and r["path"].endswith("/comments") and r["effect"] == "created")
+        assert comments == Counter({ticket: 2 for ticket in tickets})

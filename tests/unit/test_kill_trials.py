@@ -39,7 +39,11 @@ clients and events checked).  In ``kill`` and ``watch`` mode each round also beg
 run whose steps make three writes at once (:mod:`harness.three_writes`: judged, every
 call left in doubt settled by its route, none landed twice; ``three`` in the report);
 ``LIYAGENT_KILL_TARGET=three`` (any kind) times every round's fault from that kind,
-so every round kills the three writes in flight.
+so every round kills the three writes in flight.  Those modes also begin a fan-out
+(:mod:`harness.fanout_trial`: a workflow starting three child workflows at once and
+waiting for all; judged, one child run per delegation key, each completed;
+``fanout`` in the report tallies where its children were at the fault), and
+``LIYAGENT_KILL_TARGET=fanout`` times every round's fault from its children.
 ``LIYAGENT_KILL_REPORT`` names a file to write the result to as JSON;
 ``LIYAGENT_KILL_PLOT`` a PNG of the recovery time of every trial caught in
 flight, per round (needs matplotlib, the ``bench`` extra).

@@ -175,8 +175,10 @@ class ModelDecider:
 class WorkflowDecider:
     """The workflow's code decides: it runs until it acts (a call, or an ``all``) or ends."""
 
-    def __init__(self, setup: EngineSetup) -> None:
+    def __init__(self, setup: EngineSetup, workflows: flows.Workflows | None = None) -> None:
         self.setup = setup
+        #: The process's workflows: the children a step may start.
+        self.workflows = workflows if workflows is not None else flows.Workflows()
 
     async def decide(self, state: RunState, step_no: int) -> Decision:
         assert state.workflow is not None
@@ -187,6 +189,7 @@ class WorkflowDecider:
         if isinstance(next_, flows.End):
             return Decision(text=next_.text)
         acts = next_.acts if isinstance(next_, flows.ActAll) else (next_,)
+        self.workflows.check_children(state.workflow, acts)
         return Decision(calls=[
             {"call_id": act.call_id, "tool": act.tool, "arguments": act.arguments,
              "classification": self.setup.tools.classify(act.tool), "step_key": act.step_key}

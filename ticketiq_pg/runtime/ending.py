@@ -82,7 +82,9 @@ class Ending:
         Any other delivery is made after the hand-on: at most once.
         """
         setup = self.setup
-        delivery = self.deliveries.get(info.entry_point)
+        # a child's answer is its parent's result, never delivered on its own
+        delivery = None if info.parent_run_id is not None else self.deliveries.get(
+            info.entry_point)
         key = f"answer:{info.run_id}"
         marked = delivery is not None and delivery.read_back is not None
         if marked:
@@ -101,7 +103,7 @@ class Ending:
         handed = await setup.db.hand_on_answer(info.run_id, epoch)
         setup.leases.drop(info.run_id, epoch)
         setup.faults.reach("after_hand_on", step_no)
-        if marked or info.entry_point == "delegation":
+        if marked or info.entry_point == "delegation" or info.parent_run_id is not None:
             return RunOutcome(info.run_id, "completed", answer=handed.body)
         try:
             if delivery is not None:

@@ -20,6 +20,7 @@ calling back into it:
 from __future__ import annotations
 
 import logging
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,6 +84,7 @@ class Resumer:
             correlation_id=adopted.correlation_id,
             loss_count=adopted.loss_count,
             resumed=True,
+            parent_run_id=_parent(adopted.meta),
         )
         state = RunState(info=info, epoch=adopted.epoch, input=adopted.input)
 
@@ -143,3 +145,12 @@ class Resumer:
                 await setup.db.release_run(state.run_id, state.epoch, "shutdown", {})
                 raise
         return state
+
+
+def _parent(meta: Any) -> uuid.UUID | None:
+    """The parent a child run's start recorded in its meta (None: not a child, or a child
+    started before it was recorded)."""
+    try:
+        return uuid.UUID(str(meta["parent_run_id"])) if isinstance(meta, dict) else None
+    except (KeyError, ValueError):
+        return None

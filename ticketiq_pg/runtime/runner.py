@@ -137,7 +137,7 @@ class Runner:
         self.calls = CallExecutor(self.setup, Waits(self.setup, children=self))
         self.resumer = Resumer(self.setup, self.calls, self.workflows)
         self.model_decider = ModelDecider(self.setup)
-        self.workflow_decider = WorkflowDecider(self.setup)
+        self.workflow_decider = WorkflowDecider(self.setup, self.workflows)
 
     # The shared parts, by their old names: the app's model, tools and gates may be
     # wrapped after the engine is built (observability), draining is set at shutdown.
@@ -267,6 +267,7 @@ class Runner:
             entry_point=entry_point,
             may_wait=may_wait,
             correlation_id=started.correlation_id,
+            parent_run_id=parent_run_id,
         )
         return self.fresh_state(info, started.epoch, input, durable,
                                 max_steps=max_steps, deadline=deadline)

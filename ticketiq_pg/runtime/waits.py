@@ -35,13 +35,17 @@ from ticketiq_pg.runtime.run_state import (
     Suspended,
 )
 from ticketiq_pg.runtime.setup import EngineSetup
-from ticketiq_pg.workflow import SLEEP_TOOL
+from ticketiq_pg.runtime.workflow_engine import Workflows
+from ticketiq_pg.workflow import CHILD_WORKFLOW_TOOL, SLEEP_TOOL
 
 log = logging.getLogger(__name__)
 
 
 class ChildRuns(Protocol):
     """How a delegation runs its child: the engine's own entry points."""
+
+    #: The process's workflows: a child workflow run's kind.
+    workflows: Workflows
 
     async def start(self, **kwargs: Any) -> RunState | RunOutcome: ...
 
@@ -105,31 +109,43 @@ class Waits:
     # -- delegation -------------------------------------------------------
 
     async def delegate(self, state: RunState, tool: Tool, context: CallContext) -> Any:
-        """Run a child agent for a delegation, or find the one its key started.
+        """Run a child agent (or workflow) for a delegation, or find the one its key
+        started.
 
         The delegation key is the call's step key, so asking again (after a
         crash) finds the same child: its sealed answer, a child still alive
         (wait for it), or a child whose lease lapsed (take it over, once).
+        A child workflow's run is of its workflow's entry kind, so it is adopted,
+        listed and signalled as any run of that workflow.
         """
         key = context.step_key
         child_input = tool.child_input(context) if tool.child_input else context.arguments
+        entry_point = "delegation"
+        workflow = tool.name == CHILD_WORKFLOW_TOOL
+        if workflow:
+            flow = self.children.workflows.child(str(context.arguments.get("workflow")))
+            if flow is None:  # checked when the step was decided; a definition gone since
+                return {"error": f"no workflow {context.arguments.get('workflow')!r} here",
+                        "outcome": "not_applied"}
+            entry_point = flow.kind
         started = await self.children.start(
             owner=state.info.owner,
             run_as=state.info.run_as,
             channel=state.info.channel,
-            entry_point="delegation",
+            entry_point=entry_point,
             may_wait=state.info.may_wait,
             input=child_input,
             idempotency_key=key,
             correlation_id=f"{state.info.correlation_id}/{context.call_id}",
-            meta={"parent_call_id": context.call_id, "tool": tool.name},
+            meta={"parent_call_id": context.call_id, "tool": tool.name,
+                  "parent_run_id": str(state.run_id)},
             parent_run_id=state.run_id,
         )
         if isinstance(started, RunState):
             outcome = await self.children.run(started)
             if outcome.status in ("completed", "failed", "stopped"):
                 return _child_result(started.run_id, outcome.status, outcome.answer,
-                                     outcome.reason)
+                                     outcome.reason, workflow)
             # Released, lost or suspended: the child is not finished; its
             # answer is found by its key (and a lost parent stops here).
             self.setup.leases.check(state.run_id, state.epoch)
@@ -139,10 +155,10 @@ class Waits:
             # A positional call id gives no delegation key: nothing to ask again by.
             return {"error": "the child run did not finish here and has no delegation key",
                     "outcome": "unknown"}
-        return await self.await_child(state, key)
+        return await self.await_child(state, key, workflow)
 
 
-    async def await_child(self, state: RunState, key: str) -> Any:
+    async def await_child(self, state: RunState, key: str, workflow: bool = False) -> Any:
         while True:
             self.setup.leases.check(state.run_id, state.epoch)
             if self.setup.draining:
@@ -151,9 +167,10 @@ class Waits:
             if child is None:
                 return {"error": f"no child run for delegation key {key}", "outcome": "unknown"}
             if child.answer is not None:
-                return _child_result(child.run_id, "completed", child.answer, "")
+                return _child_result(child.run_id, "completed", child.answer, "", workflow)
             if child.status in ("failed", "stopped", "completed"):
-                return _child_result(child.run_id, child.status, None, child.failure_reason or "")
+                return _child_result(child.run_id, child.status, None,
+                                     child.failure_reason or "", workflow)
             if child.status == "claimed" or child.lease_lapsed:
                 sent = self.setup.leases.sent_at()
                 adopted = await self.setup.db.take_over_child(
@@ -164,7 +181,9 @@ class Waits:
                 if adopted is not None:
                     await self.children.resume(adopted, sent)
                     continue
-            elif state.info.may_wait and child.status == "running":
+            elif state.info.may_wait and child.status in ("running", "suspended"):
+                # A child that runs, or waits itself (a workflow's sleep, an approval):
+                # its end wakes the parent, which holds nothing meanwhile.
                 await self.before_suspend(state, state.step)
                 await self.setup.db.suspend_run(state.run_id, state.epoch, f"child:{child.run_id}",
                                           {"delegation_key": key})
@@ -204,9 +223,13 @@ class _Decision:
     reason: str | None
 
 
-def _child_result(run_id: uuid.UUID, status: str, answer: Any, reason: str) -> dict[str, Any]:
+def _child_result(run_id: uuid.UUID, status: str, answer: Any, reason: str,
+                  workflow: bool = False) -> dict[str, Any]:
     result: dict[str, Any] = {"child_run_id": str(run_id), "status": status}
-    if answer is not None:
+    if answer is not None and workflow:
+        # what the child's code ended with (its sealed answer's output)
+        result["output"] = answer.get("output") if isinstance(answer, dict) else None
+    elif answer is not None:
         result["answer"] = answer
     if reason:
         result["reason"] = reason

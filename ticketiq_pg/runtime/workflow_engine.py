@@ -26,6 +26,7 @@ from ticketiq_pg.runtime import step_keys as keys
 from ticketiq_pg.runtime.run_state import RunFailed, RunState
 from ticketiq_pg.workflow import (
     AGENT_TOOL,
+    CHILD_WORKFLOW_TOOL,
     SIGNAL_TOOL,
     SLEEP_TOOL,
     Workflow,
@@ -57,6 +58,8 @@ BUILTIN_TOOLS: dict[str, Tool] = {
     SIGNAL_TOOL: Tool(SIGNAL_TOOL, "read", invoke=_not_made),
     AGENT_TOOL: Tool(AGENT_TOOL, "delegation", subagent=True,
                      child_input=lambda call: call.arguments.get("input")),
+    CHILD_WORKFLOW_TOOL: Tool(CHILD_WORKFLOW_TOOL, "delegation", subagent=True,
+                              child_input=lambda call: call.arguments.get("input")),
 }
 WAITS = frozenset({SLEEP_TOOL, SIGNAL_TOOL})
 
@@ -108,6 +111,21 @@ class Workflows:
     def declaration(self) -> list[dict[str, Any]]:
         """What this process runs, as ``ticketiq.declare_workflows`` takes it."""
         return [flow.declaration() for flow in self.by_name.values()]
+
+    def child(self, name: str) -> Workflow | None:
+        """The workflow a ``ctx.workflow(name, ...)`` starts: by name, else by entry kind."""
+        return self.by_name.get(name) or self.by_kind.get(name)
+
+    def check_children(self, parent: Workflow, acts: Iterable[Act]) -> None:
+        """Fail a run whose code starts a child workflow this process does not define
+        (before anything is written: a bug in the code, not a result to go on with)."""
+        for act in acts:
+            if act.tool == CHILD_WORKFLOW_TOOL:
+                name = str(act.arguments.get("workflow"))
+                if self.child(name) is None:
+                    raise RunFailed(f"workflow {parent.name}: step {act.call_id} starts "
+                                    f"child workflow {name!r}, which this process does not "
+                                    "define", UNKNOWN_WORKFLOW)
 
     def for_run(self, info: RunInfo, input: Any) -> Workflow | None:
         """The workflow a new run of this entry point and input is, or None (an agent run)."""
