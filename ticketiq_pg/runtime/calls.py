@@ -163,6 +163,7 @@ class CallExecutor:
                 state.made.append((call, *outcome))
             return
         setup = self.setup
+        await self.first_tokens(state, step_no, [(call, judged.tool) for _, call, judged in batch])
         marked: dict[str, str] = {}
         to_mark = [(call, judged.current) for _, call, judged in batch
                    if state.durable and (is_changing(judged.recorded)
@@ -257,6 +258,10 @@ class CallExecutor:
                           "by": approval.decided_by, "reason": approval.reason}
                 return result, how if how != "made" else "skipped"
             approval_id = approval.approval_id
+        # A resume's settlement waits holding the lease: suspended again there, a woken
+        # run would spend its turn on the step's reads it makes again, never reaching
+        # the call it was woken for.
+        await self.first_tokens(state, step_no, [(call, judged.tool)], suspend=not resumed)
         classification = recorded
         if state.durable and (is_changing(recorded) or is_changing(current)):
             setup.leases.check(state.run_id, state.epoch)
@@ -299,6 +304,40 @@ class CallExecutor:
                             {"call_id": call["call_id"], "tool": call["tool"],
                              "settlement": ended, "outcome": result})
         return result, ended
+
+    async def first_tokens(
+        self, state: RunState, step_no: int, calls: list[tuple[dict[str, Any], Tool]],
+        suspend: bool = True,
+    ) -> None:
+        """Each limited call's first vendor token, taken before the call is marked.
+
+        Of a run that may suspend (written ahead; one that may wait, or a workflow's): a
+        wait past :attr:`EngineSetup.vendor_suspend_after` suspends it
+        (:meth:`suspend_for`) while its calls are still unmarked, so the attempt its turn
+        wakes makes them as new calls, never settles them as in doubt.  A later try's
+        token (a retry) is waited for holding the lease: the call may be in doubt then;
+        so is a resume's (``suspend`` False).
+        """
+        if not (state.durable and (state.info.may_wait or state.workflow is not None)):
+            return
+        run = _RunAttempt(self, state)
+        for call, tool in calls:
+            if tool.vendor and call["call_id"] not in state.tokens:
+                state.tokens[call["call_id"]] = await run.wait_token(
+                    tool.vendor, call["call_id"], step_no if suspend else None)
+
+    async def suspend_for(self, state: RunState, step_no: int, vendor: str,
+                          call_id: str) -> None:
+        """Give the lease up until the run's turn for a token of ``vendor`` (raises
+        Suspended); a timer wakes it on whichever process fires it."""
+        setup = self.setup
+        await self.waits.before_suspend(state, step_no)
+        setup.leases.check(state.run_id, state.epoch)
+        turn = await setup.db.suspend_for_vendor(vendor, state.run_id, state.epoch, call_id,
+                                                 state.info.owner)
+        log.info("run %s suspended for a token of %s until %s", state.run_id, vendor,
+                 turn["due_at"])
+        raise Suspended(f"waiting for a token of vendor {vendor}")
 
     @staticmethod
     def context(
@@ -544,17 +583,32 @@ class _RunAttempt:
         return await call_fence.settle_fenced(setup.leases, setup.db, self.state, context, exc)
 
     async def take(self, vendor: str, context: CallContext) -> bool:
+        """A try's token of the vendor's limit: the first try's, when the call took it
+        before its mark; else waited for holding the lease."""
+        taken = self.state.tokens.pop(context.call_id, None)
+        if taken is not None:
+            return taken
+        return await self.wait_token(vendor, context.call_id)
+
+    async def wait_token(self, vendor: str, call_id: str, step_no: int | None = None) -> bool:
         """Wait for a token of the vendor's limit (the lease checked while waiting: a
-        wait is neither a failure nor a retry); whether the call counts in flight."""
+        wait is neither a failure nor a retry); whether the call counts in flight.  With
+        ``step_no`` (a first token, before the mark) a wait that would pass the
+        threshold suspends the run instead."""
         setup, state = self.executor.setup, self.state
+        waited = 0.0
         while True:
             setup.leases.check(state.run_id, state.epoch)
             granted, wait, counted = await setup.db.take_vendor_token(
-                vendor, state.run_id, state.epoch, context.call_id, state.info.owner)
+                vendor, state.run_id, state.epoch, call_id, state.info.owner)
             if granted:
                 return counted
+            if step_no is not None and waited + wait > setup.vendor_suspend_after:
+                await self.executor.suspend_for(state, step_no, vendor, call_id)
             # Short sleeps: the lease is checked, and a token freed early is taken soon.
-            await asyncio.sleep(min(max(wait, 0.005), 1.0))
+            pause = min(max(wait, 0.005), 1.0)
+            await asyncio.sleep(pause)
+            waited += pause
             await self.ready()
 
     async def give(self, context: CallContext) -> None:

@@ -226,7 +226,7 @@ class Worker:
             max_steps=self.app.max_steps or s.max_steps,
             deadline=self.app.deadline if self.app.deadline is not None else (
                 s.run_deadline or None), workflows=self.app.workflows,
-            calls_at_once=s.calls_at_once,
+            calls_at_once=s.calls_at_once, vendor_suspend_after=s.vendor_suspend_after,
         )
         self.live = LiveEvents(self.db, mode=s.live_events, interval=s.live_text_interval)
         self.runner.setup.live = self.live

@@ -11,9 +11,10 @@
 -- version 19: run_events_after and the internal _step_event, a run's event stream;
 -- schema version 21: the vendor limits set_vendor_limit, take_vendor_token,
 -- give_vendor_token, slow_vendor and vendor_limit_figures; schema version 23:
--- list_runs, stop_runs, restart_run, fork_source and fork_run).
+-- list_runs, stop_runs, restart_run, fork_source and fork_run; schema version
+-- 25: suspend_for_vendor).
 begin;
-select plan(80);
+select plan(81);
 
 select has_schema('ticketiq');
 select functions_are(
@@ -37,7 +38,7 @@ select functions_are(
         'note_api_key_use', 'audit_inspector_call', 'record_trace_context', 'run_trace_context', 'run_losses',
         'wait_run', 'fire_due_timers', 'send_signal', '_suspend', 'run_events_after', '_step_event',
         'set_vendor_limit', 'take_vendor_token', 'give_vendor_token', 'slow_vendor', 'vendor_limit_figures',
-        'list_runs', 'stop_runs', 'restart_run', 'fork_source', 'fork_run'
+        'list_runs', 'stop_runs', 'restart_run', 'fork_source', 'fork_run', 'suspend_for_vendor'
     ],
     'ticketiq has the documented functions and no others'
 );
@@ -159,6 +160,7 @@ select has_function('ticketiq', 'take_vendor_token', array['text', 'uuid', 'bigi
 select has_function('ticketiq', 'give_vendor_token', array['uuid', 'text']);
 select has_function('ticketiq', 'slow_vendor', array['text', 'text', 'double precision']);
 select has_function('ticketiq', 'vendor_limit_figures', array[]::name[]);
+select has_function('ticketiq', 'suspend_for_vendor', array['text', 'uuid', 'bigint', 'text', 'text']);
 select has_function('ticketiq', '_finish_entry', array['uuid', 'text', 'jsonb', 'timestamp with time zone']);
 select has_function('ticketiq', '_wake', array['text', 'timestamp with time zone', 'uuid']);
 select function_returns('ticketiq', 'wake_runs', array['text'], 'integer');

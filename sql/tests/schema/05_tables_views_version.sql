@@ -17,7 +17,7 @@
 -- (run_events) the table run_events, a run's event stream; 21 (vendor_limits)
 -- the tables vendor_limits, vendor_buckets and vendor_calls; 22 (fair_shares)
 -- entries.priority and an index; 23 (operating_runs) only the two keyset
--- indexes of list_runs.
+-- indexes of list_runs; 25 (vendor_turns) two columns of vendor_buckets.
 begin;
 select plan(29);
 
@@ -35,7 +35,7 @@ select views_are(
         'runs_in_flight', 'calls_in_doubt', 'resume_audit', 'approvals_waiting', 'entries_open', 'jobs_open'
     ]
 );
-select is(ticketiq.schema_version(), 23, 'schema_version() is 23');
+select is(ticketiq.schema_version(), 25, 'schema_version() is 25');
 select results_eq(
     $$select m.version, m.name from ticketiq.schema_migrations as m order by m.version$$,
     $$values (1, 'core'::text), (2, 'approvals_delegation'), (3, 'entry_points'), (4, 'jobs'), (5, 'fast_steps'),
@@ -43,8 +43,8 @@ select results_eq(
         (11, 'front_auth'), (12, 'chained_seals'), (13, 'front_owners'), (14, 'trace_context'),
         (15, 'workflows'), (16, 'resume_audit_lookup'), (17, 'one_lease_machine'),
         (18, 'owner_keys_and_limits'), (19, 'run_events'), (21, 'vendor_limits'),
-        (22, 'fair_shares'), (23, 'operating_runs')$$,
-    'migrations 1 to 19 and 21 to 23 are recorded'
+        (22, 'fair_shares'), (23, 'operating_runs'), (25, 'vendor_turns')$$,
+    'migrations 1 to 19, 21 to 23 and 25 are recorded'
 );
 select is(
     (select c.reloptions from pg_catalog.pg_class as c where c.oid = 'ticketiq.runs'::regclass),

@@ -1,0 +1,108 @@
+-- ticketiq.suspend_for_vendor(vendor, run, epoch, call, owner): a run that
+-- has waited for a vendor's token long enough gives its lease up until its
+-- turn.
+--
+-- A call's wait for a token (ticketiq.take_vendor_token) past the process's
+-- threshold (TICKETIQ_VENDOR_SUSPEND_AFTER) would hold a lease and a task
+-- for nothing: the run becomes 'suspended' on the wait key vendor:<vendor>
+-- at epoch + 1 (ticketiq._suspend, audited vendor.waiting), with a timer
+-- (ticketiq.workflow_timers, key vendor:<call id>:<epoch>) that
+-- ticketiq.fire_due_timers fires at its turn and that wakes this run only.
+-- Its turn, by the database clock: when the vendor asked every process to
+-- wait until (ticketiq.slow_vendor), else when the bucket holds a token
+-- again, and never before the bucket's next turn; each suspension moves the
+-- next turn one token later (1 / rate), so the runs that suspended wake a
+-- token apart, in the order they suspended.  A vendor limited by its
+-- concurrency only looks again after half a second.  Nothing is taken and
+-- nothing counted against the call's retries.  Fenced (ticketiq._fence);
+-- the run must be written ahead (durable).
+-- Limits:
+--   p_vendor   a vendor with a limit (ticketiq.vendor_limits)
+--   p_run_id   the run
+--   p_epoch    the writer's epoch
+--   p_call_id  1..256
+--   p_owner    null, or 1..512 bytes of UTF-8
+-- SQLSTATEs: TQ004 (bad call id or owner, a vendor with no limit, a run not
+--   written ahead), TQ001, TQ002, TQ003, TQ006 (ticketiq._fence).
+create or replace function ticketiq.suspend_for_vendor(
+    p_vendor text,
+    p_run_id uuid,
+    p_epoch bigint,
+    p_call_id text,
+    p_owner text default null
+)
+returns table (
+    due_at timestamptz,
+    epoch bigint
+)
+language plpgsql
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+    v_now timestamptz := ticketiq.now();
+    v_run ticketiq.runs;
+    v_limit ticketiq.vendor_limits;
+    v_bucket ticketiq.vendor_buckets;
+    v_scope text;
+    v_tokens double precision;
+    v_due timestamptz;
+begin
+    perform ticketiq._require_text('call_id', p_call_id, 256);
+    if p_owner is not null then
+        perform ticketiq._require_bytes('owner', p_owner, 512);
+    end if;
+    select l.* into v_limit from ticketiq.vendor_limits as l where l.vendor = p_vendor;
+    if not found then
+        raise exception 'vendor % has no limit: nothing to wait for', p_vendor
+            using errcode = 'TQ004';
+    end if;
+    v_run := (ticketiq._fence('run', p_run_id, p_epoch, v_now)).run;
+    if not v_run.durable then
+        raise exception 'run % is not written ahead: it cannot wait durably', p_run_id
+            using errcode = 'TQ004';
+    end if;
+    v_scope := case when v_limit.per = 'owner' then coalesce(p_owner, '') else '' end;
+
+    insert into ticketiq.vendor_buckets (vendor, scope, tokens, refilled_at)
+    values (p_vendor, v_scope, v_limit.burst, v_now)
+    on conflict do nothing;
+    select b.* into v_bucket
+    from ticketiq.vendor_buckets as b
+    where b.vendor = p_vendor and b.scope = v_scope
+    for update;
+    v_now := greatest(v_now, ticketiq.now());
+
+    if v_bucket.slowed_until > v_now then
+        v_due := v_bucket.slowed_until;
+    elsif v_limit.rate is not null then
+        v_tokens := least(v_limit.burst::double precision,
+            v_bucket.tokens + v_limit.rate * greatest(extract(epoch from v_now - v_bucket.refilled_at), 0));
+        v_due := v_now + make_interval(secs => greatest(1 - v_tokens, 0) / v_limit.rate);
+    else
+        v_due := v_now + interval '0.5 seconds';
+    end if;
+    if v_limit.rate is not null then
+        v_due := greatest(v_due, v_bucket.next_turn);
+    end if;
+    update ticketiq.vendor_buckets as b
+    set next_turn = case when v_limit.rate is null then b.next_turn
+            else v_due + make_interval(secs => 1 / v_limit.rate) end,
+        suspended = b.suspended + 1
+    where b.vendor = p_vendor and b.scope = v_scope;
+
+    insert into ticketiq.workflow_timers (run_id, timer_key, wait_key, due_at, set_at)
+    values (p_run_id, 'vendor:' || p_call_id || ':' || p_epoch, 'vendor:' || p_vendor, v_due, v_now)
+    on conflict (run_id, timer_key) do update
+    set due_at = excluded.due_at, wait_key = excluded.wait_key, set_at = excluded.set_at,
+        state = 'set', fired_at = null;
+
+    return query select v_due,
+        ticketiq._suspend(v_run, 'vendor:' || p_vendor, 'vendor.waiting',
+            jsonb_build_object('vendor', p_vendor, 'call_id', p_call_id, 'due_at', v_due), v_now);
+end;
+$$;
+
+comment on function ticketiq.suspend_for_vendor(text, uuid, bigint, text, text) is
+'A run waiting for a vendor token gives its lease up until its turn (a timer wakes it; turns a token apart). Fenced.';

@@ -1,0 +1,50 @@
+-- suspend_for_vendor: at 2 a second with its one token taken, three runs
+-- that suspend for a token are given turns half a second apart, in the
+-- order they suspended; each is suspended on vendor:jira at epoch + 1 with
+-- no lease, and fire_due_timers wakes each at its turn, that run only.
+begin;
+select plan(6);
+
+select tiq_test.use_fake_clock('2030-01-01 00:00:00+00');
+select tiq_test.new_run('p1', 8, tiq_test.rid(1));
+select tiq_test.new_run('p1', 8, tiq_test.rid(2));
+select tiq_test.new_run('p2', 8, tiq_test.rid(3));
+select ticketiq.set_vendor_limit('jira', 2, 1, null);
+select ticketiq.take_vendor_token('jira', tiq_test.rid(1), 1, 'first');
+
+select results_eq(
+    $$select extract(epoch from s.due_at - ticketiq.now())::numeric(6, 3), s.epoch
+      from ticketiq.suspend_for_vendor('jira', tiq_test.rid(1), 1, 'a') as s
+      union all
+      select extract(epoch from s.due_at - ticketiq.now())::numeric(6, 3), s.epoch
+      from ticketiq.suspend_for_vendor('jira', tiq_test.rid(2), 1, 'b') as s
+      union all
+      select extract(epoch from s.due_at - ticketiq.now())::numeric(6, 3), s.epoch
+      from ticketiq.suspend_for_vendor('jira', tiq_test.rid(3), 1, 'c') as s$$,
+    $$values (0.5::numeric(6, 3), 2::bigint), (1.0, 2), (1.5, 2)$$,
+    'turns a token apart, in order'
+);
+select results_eq(
+    $$select r.status::text, r.wait_key, r.lease_holder from ticketiq.runs as r
+      where r.run_id = tiq_test.rid(2)$$,
+    $$values ('suspended'::text, 'vendor:jira'::text, null::text)$$, 'suspended on the vendor, no lease'
+);
+select tiq_test.advance(0.5);
+select results_eq(
+    $$select f.run_id, f.woken from ticketiq.fire_due_timers() as f$$,
+    $$values (tiq_test.rid(1), 1)$$, 'at the first turn only the first run is woken'
+);
+select is(
+    (select r.status::text from ticketiq.runs as r where r.run_id = tiq_test.rid(2)), 'suspended',
+    'the second still waits its turn'
+);
+select tiq_test.advance(1);
+select is((select count(*)::integer from ticketiq.fire_due_timers() as f where f.woken = 1), 2,
+    'the others at theirs');
+select results_eq(
+    $$select f.suspended, f.waiting from ticketiq.vendor_limit_figures() as f where f.vendor = 'jira'$$,
+    $$values (3::bigint, 0)$$, 'three suspended, none waiting now'
+);
+
+select * from finish();
+rollback;
