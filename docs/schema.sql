@@ -591,15 +591,12 @@ CREATE TABLE ticketiq.vendor_buckets (
     taken bigint DEFAULT 0 NOT NULL,
     waited bigint DEFAULT 0 NOT NULL,
     slowed bigint DEFAULT 0 NOT NULL,
-    next_turn timestamp with time zone,
     suspended bigint DEFAULT 0 NOT NULL,
     CONSTRAINT vendor_buckets_scope_check CHECK ((octet_length(scope) <= 512)),
     CONSTRAINT vendor_buckets_vendor_check CHECK ((octet_length(vendor) <= 64))
 );
 
 COMMENT ON TABLE ticketiq.vendor_buckets IS 'Each vendor bucket''s tokens, by the database clock, and the time a vendor asked every process to wait until.';
-
-COMMENT ON COLUMN ticketiq.vendor_buckets.next_turn IS 'When the next run that suspends for a token of this bucket is woken (ticketiq.suspend_for_vendor).';
 
 CREATE TABLE ticketiq.vendor_calls (
     run_id uuid NOT NULL,
@@ -634,6 +631,18 @@ CREATE TABLE ticketiq.vendor_limits (
 );
 
 COMMENT ON TABLE ticketiq.vendor_limits IS 'Per-vendor rate and concurrency limits shared by every process (issue 43); set by the app at start or by an operator.';
+
+CREATE TABLE ticketiq.vendor_turns (
+    run_id uuid NOT NULL,
+    call_id text NOT NULL,
+    vendor text NOT NULL,
+    due_at timestamp with time zone NOT NULL,
+    CONSTRAINT vendor_turns_call_id_check CHECK ((call_id <> ''::text)),
+    CONSTRAINT vendor_turns_call_id_check1 CHECK ((char_length(call_id) <= 256)),
+    CONSTRAINT vendor_turns_vendor_check CHECK ((octet_length(vendor) <= 64))
+);
+
+COMMENT ON TABLE ticketiq.vendor_turns IS 'A token given to a run that suspended for it (ticketiq.suspend_for_vendor), usable from due_at by its call''s next take.';
 
 CREATE TABLE ticketiq.workflow_signals (
     signal_id bigint NOT NULL,
@@ -813,6 +822,9 @@ ALTER TABLE ONLY ticketiq.vendor_calls
 ALTER TABLE ONLY ticketiq.vendor_limits
     ADD CONSTRAINT vendor_limits_pkey PRIMARY KEY (vendor);
 
+ALTER TABLE ONLY ticketiq.vendor_turns
+    ADD CONSTRAINT vendor_turns_pkey PRIMARY KEY (run_id, call_id);
+
 ALTER TABLE ticketiq.workflow_signals
     ADD CONSTRAINT workflow_signals_consumed_by_limit CHECK ((char_length(consumed_by) <= 512)) NOT VALID;
 
@@ -945,6 +957,12 @@ ALTER TABLE ONLY ticketiq.vendor_buckets
 
 ALTER TABLE ONLY ticketiq.vendor_calls
     ADD CONSTRAINT vendor_calls_vendor_scope_fkey FOREIGN KEY (vendor, scope) REFERENCES ticketiq.vendor_buckets(vendor, scope) ON DELETE CASCADE;
+
+ALTER TABLE ONLY ticketiq.vendor_turns
+    ADD CONSTRAINT vendor_turns_run_id_fkey FOREIGN KEY (run_id) REFERENCES ticketiq.runs(run_id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY ticketiq.vendor_turns
+    ADD CONSTRAINT vendor_turns_vendor_fkey FOREIGN KEY (vendor) REFERENCES ticketiq.vendor_limits(vendor) ON DELETE CASCADE;
 
 ALTER TABLE ONLY ticketiq.workflow_signals
     ADD CONSTRAINT workflow_signals_run_id_fkey FOREIGN KEY (run_id) REFERENCES ticketiq.runs(run_id) ON DELETE CASCADE;

@@ -5,17 +5,19 @@
 -- A call's wait for a token (ticketiq.take_vendor_token) past the process's
 -- threshold (TICKETIQ_VENDOR_SUSPEND_AFTER) would hold a lease and a task
 -- for nothing: the run becomes 'suspended' on the wait key vendor:<vendor>
--- at epoch + 1 (ticketiq._suspend, audited vendor.waiting), with a timer
+-- at epoch + 1 (ticketiq._suspend, audited vendor.waiting), given a turn.
+-- A vendor limited by a rate gives the turn a token now (taken from the
+-- bucket, which may then owe tokens: the calls after it wait longer), kept
+-- in ticketiq.vendor_turns until the bucket has paid it back: its turn, so
+-- runs that suspend are woken a token apart, in the order they suspended,
+-- and the woken call's next take is granted with that token.  Never before
+-- the time the vendor asked every process to wait until
+-- (ticketiq.slow_vendor).  A vendor limited by its concurrency only, no
+-- token to keep, looks again after half a second.  A timer
 -- (ticketiq.workflow_timers, key vendor:<call id>:<epoch>) that
--- ticketiq.fire_due_timers fires at its turn and that wakes this run only.
--- Its turn, by the database clock: when the vendor asked every process to
--- wait until (ticketiq.slow_vendor), else when the bucket holds a token
--- again, and never before the bucket's next turn; each suspension moves the
--- next turn one token later (1 / rate), so the runs that suspended wake a
--- token apart, in the order they suspended.  A vendor limited by its
--- concurrency only looks again after half a second.  Nothing is taken and
--- nothing counted against the call's retries.  Fenced (ticketiq._fence);
--- the run must be written ahead (durable).
+-- ticketiq.fire_due_timers fires at the turn wakes this run only.
+-- Nothing is counted against the call's retries.  Fenced
+-- (ticketiq._fence); the run must be written ahead (durable).
 -- Limits:
 --   p_vendor   a vendor with a limit (ticketiq.vendor_limits)
 --   p_run_id   the run
@@ -74,23 +76,27 @@ begin
     for update;
     v_now := greatest(v_now, ticketiq.now());
 
-    if v_bucket.slowed_until > v_now then
-        v_due := v_bucket.slowed_until;
-    elsif v_limit.rate is not null then
+    if v_limit.rate is not null then
         v_tokens := least(v_limit.burst::double precision,
-            v_bucket.tokens + v_limit.rate * greatest(extract(epoch from v_now - v_bucket.refilled_at), 0));
-        v_due := v_now + make_interval(secs => greatest(1 - v_tokens, 0) / v_limit.rate);
+            v_bucket.tokens + v_limit.rate * greatest(extract(epoch from v_now - v_bucket.refilled_at), 0)) - 1;
+        v_due := v_now + make_interval(secs => greatest(-v_tokens, 0) / v_limit.rate);
     else
         v_due := v_now + interval '0.5 seconds';
     end if;
-    if v_limit.rate is not null then
-        v_due := greatest(v_due, v_bucket.next_turn);
+    if v_bucket.slowed_until > v_due then
+        v_due := v_bucket.slowed_until;
     end if;
     update ticketiq.vendor_buckets as b
-    set next_turn = case when v_limit.rate is null then b.next_turn
-            else v_due + make_interval(secs => 1 / v_limit.rate) end,
+    set tokens = coalesce(v_tokens, b.tokens),
+        refilled_at = case when v_tokens is null then b.refilled_at else v_now end,
         suspended = b.suspended + 1
     where b.vendor = p_vendor and b.scope = v_scope;
+    if v_limit.rate is not null then
+        insert into ticketiq.vendor_turns as t (run_id, call_id, vendor, due_at)
+        values (p_run_id, p_call_id, p_vendor, v_due)
+        on conflict (run_id, call_id) do update
+        set vendor = excluded.vendor, due_at = excluded.due_at;
+    end if;
 
     insert into ticketiq.workflow_timers (run_id, timer_key, wait_key, due_at, set_at)
     values (p_run_id, 'vendor:' || p_call_id || ':' || p_epoch, 'vendor:' || p_vendor, v_due, v_now)
@@ -105,4 +111,4 @@ end;
 $$;
 
 comment on function ticketiq.suspend_for_vendor(text, uuid, bigint, text, text) is
-'A run waiting for a vendor token gives its lease up until its turn (a timer wakes it; turns a token apart). Fenced.';
+'A run waiting for a vendor token gives its lease up until its turn (a token kept for it, a timer wakes it). Fenced.';

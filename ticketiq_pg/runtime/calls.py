@@ -137,7 +137,8 @@ class CallExecutor:
                 outcome = (await self.waits.workflow_wait(state, step_no, call), "made")
             else:
                 judged = await self._judge(state, call)
-                if isinstance(judged, _Judged) and not judged.alone and together:
+                if (isinstance(judged, _Judged) and not judged.alone and together
+                        and not (judged.tool.vendor and may_suspend(state))):
                     batch.append((i, call, judged))
                     continue
                 if isinstance(judged, _Judged):
@@ -163,7 +164,6 @@ class CallExecutor:
                 state.made.append((call, *outcome))
             return
         setup = self.setup
-        await self.first_tokens(state, step_no, [(call, judged.tool) for _, call, judged in batch])
         marked: dict[str, str] = {}
         to_mark = [(call, judged.current) for _, call, judged in batch
                    if state.durable and (is_changing(judged.recorded)
@@ -258,10 +258,7 @@ class CallExecutor:
                           "by": approval.decided_by, "reason": approval.reason}
                 return result, how if how != "made" else "skipped"
             approval_id = approval.approval_id
-        # A resume's settlement waits holding the lease: suspended again there, a woken
-        # run would spend its turn on the step's reads it makes again, never reaching
-        # the call it was woken for.
-        await self.first_tokens(state, step_no, [(call, judged.tool)], suspend=not resumed)
+        await self.first_token(state, step_no, call, judged.tool)
         classification = recorded
         if state.durable and (is_changing(recorded) or is_changing(current)):
             setup.leases.check(state.run_id, state.epoch)
@@ -305,26 +302,22 @@ class CallExecutor:
                              "settlement": ended, "outcome": result})
         return result, ended
 
-    async def first_tokens(
-        self, state: RunState, step_no: int, calls: list[tuple[dict[str, Any], Tool]],
-        suspend: bool = True,
+    async def first_token(
+        self, state: RunState, step_no: int, call: dict[str, Any], tool: Tool
     ) -> None:
-        """Each limited call's first vendor token, taken before the call is marked.
+        """A limited call's first vendor token, taken before the call is marked.
 
         Of a run that may suspend (written ahead; one that may wait, or a workflow's): a
         wait past :attr:`EngineSetup.vendor_suspend_after` suspends it
         (:meth:`suspend_for`) while its calls are still unmarked, so the attempt its turn
-        wakes makes them as new calls, never settles them as in doubt.  A later try's
-        token (a retry) is waited for holding the lease: the call may be in doubt then;
-        so is a resume's (``suspend`` False).
+        wakes makes them as new calls, never settles them as in doubt.  The turn keeps
+        the call's token (``ticketiq.vendor_turns``): woken, it is granted at once, and a
+        step's read made again on the resume, suspended in turn, keeps its own.  A later
+        try's token (a retry) is waited for holding the lease: the call may be in doubt.
         """
-        if not (state.durable and (state.info.may_wait or state.workflow is not None)):
-            return
-        run = _RunAttempt(self, state)
-        for call, tool in calls:
-            if tool.vendor and call["call_id"] not in state.tokens:
-                state.tokens[call["call_id"]] = await run.wait_token(
-                    tool.vendor, call["call_id"], step_no if suspend else None)
+        if tool.vendor and may_suspend(state) and call["call_id"] not in state.tokens:
+            state.tokens[call["call_id"]] = await _RunAttempt(self, state).wait_token(
+                tool.vendor, call["call_id"], step_no)
 
     async def suspend_for(self, state: RunState, step_no: int, vendor: str,
                           call_id: str) -> None:
@@ -548,6 +541,15 @@ class CallExecutor:
         if refused is not None:
             result["refused_on_resume"] = refused
         return result, "unknown"
+
+
+def may_suspend(state: RunState) -> bool:
+    """Whether a wait for a vendor's token may suspend the run: written ahead, and one
+    that may wait (its entry kind's ``may_wait``) or a workflow's.  Its limited calls are
+    made one after another, each token taken just before its call is marked and sent:
+    tokens taken for calls sent together would send the first one's late, bunched with
+    the last one's, faster than the rate."""
+    return state.durable and (state.info.may_wait or state.workflow is not None)
 
 
 def _json_result(tool: Tool, result: Any) -> None:

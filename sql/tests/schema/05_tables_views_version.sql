@@ -17,7 +17,8 @@
 -- (run_events) the table run_events, a run's event stream; 21 (vendor_limits)
 -- the tables vendor_limits, vendor_buckets and vendor_calls; 22 (fair_shares)
 -- entries.priority and an index; 23 (operating_runs) only the two keyset
--- indexes of list_runs; 25 (vendor_turns) two columns of vendor_buckets.
+-- indexes of list_runs; 25 (vendor_turns) the table vendor_turns and
+-- vendor_buckets.suspended.
 begin;
 select plan(29);
 
@@ -27,7 +28,7 @@ select tables_are(
         'schema_migrations', 'config', 'processes', 'runs', 'checkpoints', 'calls', 'answers',
         'transcript_entries', 'audit', 'leader_leases', 'approval_requests', 'entries', 'cron_schedules',
         'jobs', 'attempts', 'audit_once_keys', 'api_keys', 'trace_contexts', 'workflow_timers',
-        'workflow_signals', 'run_events', 'vendor_limits', 'vendor_buckets', 'vendor_calls'
+        'workflow_signals', 'run_events', 'vendor_limits', 'vendor_buckets', 'vendor_calls', 'vendor_turns'
     ]
 );
 select views_are(

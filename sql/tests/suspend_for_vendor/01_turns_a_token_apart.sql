@@ -1,16 +1,20 @@
 -- suspend_for_vendor: at 2 a second with its one token taken, three runs
 -- that suspend for a token are given turns half a second apart, in the
--- order they suspended; each is suspended on vendor:jira at epoch + 1 with
--- no lease, and fire_due_timers wakes each at its turn, that run only.
+-- order they suspended (each turn's token taken from the bucket then, which
+-- owes them); each is suspended on vendor:jira at epoch + 1 with no lease,
+-- and fire_due_timers wakes each at its turn, that run only.  A woken
+-- call's take is granted with its turn's token, nothing more taken: a
+-- newcomer still waits for the bucket to be paid back.
 begin;
-select plan(6);
+select plan(9);
 
 select tiq_test.use_fake_clock('2030-01-01 00:00:00+00');
 select tiq_test.new_run('p1', 8, tiq_test.rid(1));
 select tiq_test.new_run('p1', 8, tiq_test.rid(2));
 select tiq_test.new_run('p2', 8, tiq_test.rid(3));
+select tiq_test.new_run('p2', 8, tiq_test.rid(4));
 select ticketiq.set_vendor_limit('jira', 2, 1, null);
-select ticketiq.take_vendor_token('jira', tiq_test.rid(1), 1, 'first');
+select ticketiq.take_vendor_token('jira', tiq_test.rid(4), 1, 'first');
 
 select results_eq(
     $$select extract(epoch from s.due_at - ticketiq.now())::numeric(6, 3), s.epoch
@@ -38,12 +42,23 @@ select is(
     (select r.status::text from ticketiq.runs as r where r.run_id = tiq_test.rid(2)), 'suspended',
     'the second still waits its turn'
 );
+select a.epoch from ticketiq.adopt_run('p3', 8, tiq_test.rid(1)) as a;
+select is(
+    (select t.granted from ticketiq.take_vendor_token('jira', tiq_test.rid(1), tiq_test.epoch(tiq_test.rid(1)),
+        'a') as t),
+    true, 'the woken call is granted with its turn''s token'
+);
+select is(
+    (select t.granted from ticketiq.take_vendor_token('jira', tiq_test.rid(4), 1, 'newcomer') as t),
+    false, 'a newcomer waits: the bucket still owes the other turns'
+);
+select is((select count(*)::integer from ticketiq.vendor_turns), 2, 'the used turn is gone, two kept');
 select tiq_test.advance(1);
 select is((select count(*)::integer from ticketiq.fire_due_timers() as f where f.woken = 1), 2,
     'the others at theirs');
 select results_eq(
-    $$select f.suspended, f.waiting from ticketiq.vendor_limit_figures() as f where f.vendor = 'jira'$$,
-    $$values (3::bigint, 0)$$, 'three suspended, none waiting now'
+    $$select f.taken, f.suspended, f.waiting from ticketiq.vendor_limit_figures() as f where f.vendor = 'jira'$$,
+    $$values (2::bigint, 3::bigint, 0)$$, 'two taken, three suspended, none suspended now'
 );
 
 select * from finish();
