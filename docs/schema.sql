@@ -591,6 +591,7 @@ CREATE TABLE ticketiq.vendor_buckets (
     taken bigint DEFAULT 0 NOT NULL,
     waited bigint DEFAULT 0 NOT NULL,
     slowed bigint DEFAULT 0 NOT NULL,
+    granted_at timestamp with time zone,
     suspended bigint DEFAULT 0 NOT NULL,
     CONSTRAINT vendor_buckets_scope_check CHECK ((octet_length(scope) <= 512)),
     CONSTRAINT vendor_buckets_vendor_check CHECK ((octet_length(vendor) <= 64))

@@ -12,7 +12,9 @@
 -- its runs are claimed).  A call whose run suspended for a token
 -- (ticketiq.suspend_for_vendor) is granted, from its turn, with the token
 -- kept for it then (ticketiq.vendor_turns), nothing more taken from the
--- rate.  A vendor with no limit grants at once.  The
+-- rate, but no sooner than a token's time (1 / rate) after the bucket's
+-- last grant: runs woken together send a token apart.  A vendor with no
+-- limit grants at once.  The
 -- same call taken again at the same epoch is granted again, nothing more
 -- taken.  Fenced by the run (ticketiq._fence): a process that lost the run
 -- takes nothing.  Waiting is not a failure: nothing is counted against the
@@ -121,6 +123,15 @@ begin
             where t.run_id = p_run_id and t.call_id = p_call_id and t.vendor = p_vendor
                 and t.due_at <= v_now
         );
+        if v_turn and v_bucket.granted_at > v_now - make_interval(secs => 1 / v_limit.rate) then
+            update ticketiq.vendor_buckets as b
+            set tokens = v_tokens, refilled_at = v_now, waited = b.waited + 1
+            where b.vendor = p_vendor and b.scope = v_scope;
+            return query select false,
+                extract(epoch from v_bucket.granted_at + make_interval(secs => 1 / v_limit.rate) - v_now)
+                ::double precision, false;
+            return;
+        end if;
     end if;
     if v_limit.rate is not null and not v_turn and v_tokens < 1 then
         update ticketiq.vendor_buckets as b
@@ -133,6 +144,7 @@ begin
     update ticketiq.vendor_buckets as b
     set tokens = case when v_limit.rate is null or v_turn then v_tokens else v_tokens - 1 end,
         refilled_at = v_now,
+        granted_at = v_now,
         taken = b.taken + 1
     where b.vendor = p_vendor and b.scope = v_scope;
     if v_turn then

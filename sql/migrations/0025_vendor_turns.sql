@@ -9,6 +9,10 @@
 --     (ticketiq.take_vendor_token) is granted with that token, nothing more
 --     taken; the row goes with it.  A turn never used (the run ended first)
 --     goes with its run.
+--   * vendor_buckets.granted_at: when the bucket last granted a token.  A
+--     kept token is granted no sooner than a token's time (1 / rate) after
+--     it: runs woken together (their timers fired in one pass, adopted
+--     late) send their kept tokens a token apart, never bunched.
 --   * vendor_buckets.suspended: the runs that suspended for the bucket,
 --     counted since it began; ticketiq.vendor_limit_figures returns it and
 --     the runs suspended for the vendor now (its result changes: dropped
@@ -26,6 +30,7 @@ comment on table ticketiq.vendor_turns is
 'A token given to a run that suspended for it (ticketiq.suspend_for_vendor), usable from due_at by its call''s next take.';
 
 alter table ticketiq.vendor_buckets
+add column granted_at timestamptz,
 add column suspended bigint not null default 0;
 
 drop function if exists ticketiq.vendor_limit_figures();

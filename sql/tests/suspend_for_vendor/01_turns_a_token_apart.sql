@@ -4,9 +4,10 @@
 -- owes them); each is suspended on vendor:jira at epoch + 1 with no lease,
 -- and fire_due_timers wakes each at its turn, that run only.  A woken
 -- call's take is granted with its turn's token, nothing more taken: a
--- newcomer still waits for the bucket to be paid back.
+-- newcomer still waits for the bucket to be paid back; two woken late
+-- together send a token apart.
 begin;
-select plan(9);
+select plan(11);
 
 select tiq_test.use_fake_clock('2030-01-01 00:00:00+00');
 select tiq_test.new_run('p1', 8, tiq_test.rid(1));
@@ -53,12 +54,24 @@ select is(
     false, 'a newcomer waits: the bucket still owes the other turns'
 );
 select is((select count(*)::integer from ticketiq.vendor_turns), 2, 'the used turn is gone, two kept');
-select tiq_test.advance(1);
+select tiq_test.advance(1.5);
 select is((select count(*)::integer from ticketiq.fire_due_timers() as f where f.woken = 1), 2,
-    'the others at theirs');
+    'the others at theirs, late, in one pass');
+select a.epoch from ticketiq.adopt_run('p3', 8, tiq_test.rid(2)) as a;
+select a.epoch from ticketiq.adopt_run('p3', 8, tiq_test.rid(3)) as a;
+select is(
+    (select t.granted from ticketiq.take_vendor_token('jira', tiq_test.rid(2), tiq_test.epoch(tiq_test.rid(2)),
+        'b') as t),
+    true, 'the second woken is granted'
+);
+select results_eq(
+    $$select t.granted, t.wait_seconds::numeric(6, 3) from ticketiq.take_vendor_token('jira', tiq_test.rid(3),
+        tiq_test.epoch(tiq_test.rid(3)), 'c') as t$$,
+    $$values (false, 0.5::numeric(6, 3))$$, 'the third, woken with it, a token later'
+);
 select results_eq(
     $$select f.taken, f.suspended, f.waiting from ticketiq.vendor_limit_figures() as f where f.vendor = 'jira'$$,
-    $$values (2::bigint, 3::bigint, 0)$$, 'two taken, three suspended, none suspended now'
+    $$values (3::bigint, 3::bigint, 0)$$, 'three taken, three suspended, none suspended now'
 );
 
 select * from finish();
