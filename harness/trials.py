@@ -191,6 +191,12 @@ class Arena:
         self.vendor = VendorService.start(self.workdir / "vendor")
         for fault in vendor_faults(self.flaky) if self.flaky is not None else ():
             self.vendor.fault(**fault)
+        # LIYAGENT_KILL_VENDOR_DELAY=0.3: every request to a limited vendor takes that long,
+        # so calls are in flight under its concurrency (counted) when the victim dies.
+        delay = float(os.environ.get("LIYAGENT_KILL_VENDOR_DELAY") or 0)
+        if delay > 0:
+            for vendor in json.loads(os.environ.get("LIYAGENT_KILL_VENDOR_LIMITS") or "{}"):
+                self.vendor.fault(vendor, "delay", seconds=delay, count=10_000_000)
         # An API key for the trial: the front refuses every request without a credential.
         self.api_key = create_api_key_sync(self.db_url, "svc:trials", run_as=["*"])
         self.survivor, self.survivor_url = self.spawn("survivor", TICKETIQ_ENTRY_CLAIM_DELAY="2")
