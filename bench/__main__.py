@@ -41,6 +41,7 @@ from . import (
     resume_lookup,
     roundtrips,
     step_cost,
+    step_split,
     stream,
     takeover,
     throughput,
@@ -52,7 +53,7 @@ from .common import FULL, SMOKE, BenchDB, as_dict, machine, open_server
 
 SECTIONS = ("throughput", "concurrency", "roundtrips", "peer", "lease_scale", "history", "wakeup",
             "takeover", "recovery", "long_runs", "workflow_steps", "step_cost", "capacity",
-            "resume_lookup", "calls_at_once", "vendor_tokens", "stream")
+            "resume_lookup", "calls_at_once", "vendor_tokens", "stream", "step_split")
 ASYNC_SECTIONS = {
     "throughput": throughput.run,
     "concurrency": concurrency.run,
@@ -70,6 +71,7 @@ ASYNC_SECTIONS = {
     "calls_at_once": calls_at_once.run,
     "vendor_tokens": vendor_tokens.run,
     "stream": stream.run,
+    "step_split": step_split.run,
 }
 report.BUILDERS["long_runs"] = long_runs.rows
 report.BUILDERS["workflow_steps"] = workflow_steps.rows
@@ -79,6 +81,7 @@ report.BUILDERS["resume_lookup"] = resume_lookup.rows
 report.BUILDERS["calls_at_once"] = calls_at_once.rows
 report.BUILDERS["vendor_tokens"] = vendor_tokens.rows
 report.BUILDERS["stream"] = stream.rows
+report.BUILDERS["step_split"] = step_split.rows
 
 
 def log(message: str) -> None:

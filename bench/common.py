@@ -85,6 +85,9 @@ class Sizes:
     lookup_runs: int = 1000
     lookup_rows: int = 100_000
     lookup_rounds: int = 2
+    # 21. a step's server work split: calls an arm and round, rounds
+    split_calls: int = 1000
+    split_rounds: int = 5
 
 
 FULL = Sizes(
@@ -156,6 +159,8 @@ SMOKE = Sizes(
     lookup_runs=20,
     lookup_rows=2_000,
     lookup_rounds=1,
+    split_calls=20,
+    split_rounds=1,
 )
 
 

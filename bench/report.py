@@ -169,6 +169,15 @@ def _takeover(res: dict[str, Any]) -> list[dict[str, Any]]:
         "8", "  the survivor's peak memory (VmHWM)",
         f"{_f(t['survivor_kib']['after'].get('VmHWM', 0) / 1024, 0)} MiB",
         f"{_f(t['survivor_kib']['before_kill'].get('VmRSS', 0) / 1024, 0)} MiB before the kill"))
+    cpu = t.get("cpu_s") or {}
+    if cpu.get("window"):
+        server = cpu.get("server")
+        rows.append(_row(
+            "8", "  CPU, kill to the last run ended: the survivor's, the server's",
+            f"{_f(cpu['survivor'])} s, {'n/a' if server is None else _f(server)} s",
+            f"in {_f(cpu['window'])} s on {cpu.get('cores')} cores (at most "
+            f"{_f(cpu['window'] * (cpu.get('cores') or 1))} s)", "", INFO,
+            "takeover.takeover.cpu_s.server", server))
     g = t.get("survivor_gc") or {}
     if "pause_s" in g:
         gens = g.get("by_generation") or {}

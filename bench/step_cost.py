@@ -44,8 +44,13 @@ from .throughput import ticketiq_round
 from .workload import BenchModel, make_runner, start_kwargs
 
 ROOT = Path(__file__).resolve().parent.parent
-TARGETS = {1: 0.55, 8: 0.5, 32: 0.85, 128: 0.85}  # ours / the floor (issue 35)
+TARGETS = {1: 0.5, 8: 0.5, 32: 0.85, 128: 0.85}  # ours / the floor (issue 45)
 CPU_TARGET_X = 2.0  # client + server CPU a step at 8 at once, ours / the floor's
+#: Issue 45: server CPU a step at most 2x the floor's at 1 and 8 at once, client CPU
+#: at 1 at once; at 128, steps/s per primary core and WAL bytes a step (scaling.md).
+SERVER_X_LEVELS = (1, 8)
+CLIENT_X_LEVELS = (1,)
+CAPACITY_LEVEL = 128
 BUCKETS = (  # first match wins
     ("seal, canonical JSON", ("ticketiq_pg/seal.py", "/json/", "hmac.py")),
     ("db layer", ("ticketiq_pg/db/",)),
@@ -316,9 +321,17 @@ async def _level(bdb: BenchDB, sizes: Sizes, c: int, steps: int, bodies_file: st
         server = meters[arm].cpu / n * 1e6 if meters[arm].cpu_ok else None
         fig[arm] = {"steps_per_s": n / sec, "client_cpu_us": cpu / n * 1e6,
                     "server_cpu_us": server,
-                    "cpu_us": cpu / n * 1e6 + (server or 0.0)}
+                    "cpu_us": cpu / n * 1e6 + (server or 0.0),
+                    "wal_bytes": meters[arm].wal / n,
+                    # what one core of the primary carries, at this CPU a step
+                    "steps_per_server_core_s": 1e6 / server if server else None}
     fig["ratio"] = fig["ours"]["steps_per_s"] / fig["floor"]["steps_per_s"]
     fig["cpu_x"] = fig["ours"]["cpu_us"] / fig["floor"]["cpu_us"]
+    fig["client_x"] = fig["ours"]["client_cpu_us"] / fig["floor"]["client_cpu_us"]
+    fig["server_x"] = (fig["ours"]["server_cpu_us"] / fig["floor"]["server_cpu_us"]
+                       if fig["ours"]["server_cpu_us"] and fig["floor"]["server_cpu_us"]
+                       else None)
+    fig["load_average"] = os.getloadavg()
     log(f"  {c} at once: ours {fig['ours']['steps_per_s']:,.0f} steps/s, floor "
         f"{fig['floor']['steps_per_s']:,.0f} ({fig['ratio']:.2f}); CPU a step "
         f"{fig['ours']['cpu_us']:.0f} vs {fig['floor']['cpu_us']:.0f} us (x{fig['cpu_x']:.2f})")
@@ -378,4 +391,27 @@ def rows(res: dict[str, Any]) -> list[dict[str, Any]]:
             f"<= {CPU_TARGET_X}x" if cpu_target else "",
             (OK if fig["cpu_x"] <= CPU_TARGET_X else MISS) if cpu_target else INFO,
             f"step_cost.by_concurrency.{c}.cpu_x", fig["cpu_x"]))
+        server_x = fig.get("server_x")
+        if int(c) in SERVER_X_LEVELS and server_x is not None:
+            out.append(_row(
+                "13", f"  server CPU a step, {c} at once (issue 45)",
+                f"{fig['ours']['server_cpu_us']:.0f} us (x{server_x:.2f})",
+                f"floor {fig['floor']['server_cpu_us']:.0f} us", "<= 2.0x",
+                OK if server_x <= 2.0 else MISS,
+                f"step_cost.by_concurrency.{c}.server_x", server_x))
+        if int(c) in CLIENT_X_LEVELS and "client_x" in fig:
+            out.append(_row(
+                "13", f"  client CPU a step, {c} at once (issue 45)",
+                f"{fig['ours']['client_cpu_us']:.0f} us (x{fig['client_x']:.2f})",
+                f"floor {fig['floor']['client_cpu_us']:.0f} us", "<= 2.0x",
+                OK if fig["client_x"] <= 2.0 else MISS,
+                f"step_cost.by_concurrency.{c}.client_x", fig["client_x"]))
+        per_core = fig["ours"].get("steps_per_server_core_s")
+        if int(c) == CAPACITY_LEVEL and per_core:
+            out.append(_row(
+                "13", f"  capacity: steps/s per primary core, WAL a step, {c} at once",
+                f"{per_core:,.0f} steps/s, {fig['ours']['wal_bytes']:,.0f} B",
+                f"floor {fig['floor']['steps_per_server_core_s']:,.0f} steps/s, "
+                f"{fig['floor']['wal_bytes']:,.0f} B", "", INFO,
+                f"step_cost.by_concurrency.{c}.ours.steps_per_server_core_s", per_core))
     return out

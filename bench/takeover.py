@@ -36,7 +36,7 @@ from typing import Any
 
 import psycopg
 
-from .common import BenchDB, Sizes, StatementSnapshot, percentile, summary
+from .common import BenchDB, Sizes, StatementSnapshot, cpu_between, percentile, read_cpu, summary
 from .workload import SEAL_KEY, SEAL_KEY_ID
 
 ENV_LONG = "TICKETIQ_BENCH_LONG"
@@ -117,6 +117,12 @@ class Child:
         """Wait until every line the (exited) process printed has been read."""
         self._reader.join(timeout)
 
+    def cpu_s(self) -> float:
+        """The process's CPU seconds so far, every thread's (``/proc/<pid>/stat``)."""
+        with open(f"/proc/{self.popen.pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def kill(self) -> None:
         if self.popen.poll() is None:
             self.popen.kill()
@@ -129,6 +135,10 @@ class Child:
                 self.popen.wait(30)
             except subprocess.TimeoutExpired:
                 self.kill()
+
+
+def _server_pids(conn: psycopg.Connection[Any]) -> list[int]:
+    return [int(r[0]) for r in conn.execute("select pid from pg_stat_activity").fetchall()]
 
 
 def _count(conn: psycopg.Connection[Any], sql: str) -> int:
@@ -166,12 +176,19 @@ def takeover(bdb: BenchDB, runs: int, log: Any) -> dict[str, Any]:
             held = victim.memory()
             survivor_before = survivor.memory()
             pgss_before = StatementSnapshot(bdb.url, bdb.pgss)
+            server_pids = _server_pids(conn)
+            cpu_before = read_cpu(server_pids), survivor.cpu_s()
             killed_at = time.time()
             victim.kill()
             _wait("every run resumed and completed", lambda: _count(
                 conn, "select count(*) from ticketiq.runs where status in "
                 "('running', 'claimed')") == 0, 60 + runs / 20, 0.02)
             ended = time.time() - killed_at
+            # Where the takeover's time went: the survivor's CPU and the server's, kill
+            # to the last run ended, beside the window (two cores: 2 s of CPU a second).
+            server_cpu = cpu_between(cpu_before[0], read_cpu(
+                sorted(set(server_pids) | set(_server_pids(conn)))))
+            survivor_cpu = survivor.cpu_s() - cpu_before[1]
             pgss = StatementSnapshot(bdb.url, bdb.pgss).diff(pgss_before)
             survivor_after = survivor.memory()
             rows = conn.execute("""
@@ -218,6 +235,8 @@ def takeover(bdb: BenchDB, runs: int, log: Any) -> dict[str, Any]:
         "next_step_written_s": _dist(written),
         "samples_s": sorted(written),
         "all_ended_s": ended,
+        "cpu_s": {"window": ended, "survivor": survivor_cpu, "server": server_cpu,
+                  "cores": os.cpu_count()},
         "within_target": sum(1 for w in written if w <= TARGET_S),
         "target_s": TARGET_S,
         "adoptions": int(statements[0]) if statements else None,  # type: ignore[index]
@@ -242,7 +261,9 @@ def takeover(bdb: BenchDB, runs: int, log: Any) -> dict[str, Any]:
         f"survivor peak {survivor_after.get('VmHWM', 0) / 1024:.0f} MiB; gc pauses "
         f"{g.get('pause_s', 0):.2f} s in all ({g.get('pauses', 0)}, "
         f"{g.get('full_collections', 0)} full, longest {g.get('longest_s', 0):.2f} s), "
-        f"{g.get('objects_per_run', 0)} objects per run")
+        f"{g.get('objects_per_run', 0)} objects per run; kill to the last end {ended:.1f} s: "
+        f"survivor CPU {survivor_cpu:.1f} s, server CPU "
+        f"{'n/a' if server_cpu is None else f'{server_cpu:.1f}'} s")
     return figures
 
 

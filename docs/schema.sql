@@ -476,12 +476,16 @@ CREATE TABLE ticketiq.processes (
     liveness_backend_pid integer,
     liveness_since timestamp with time zone,
     ended_reason text,
-    CONSTRAINT processes_process_id_check CHECK ((process_id <> ''::text))
+    workflows jsonb,
+    CONSTRAINT processes_process_id_check CHECK ((process_id <> ''::text)),
+    CONSTRAINT processes_workflows_check CHECK (((workflows IS NULL) OR (jsonb_typeof(workflows) = 'object'::text)))
 );
 
 COMMENT ON TABLE ticketiq.processes IS 'App processes that hold leases.';
 
 COMMENT ON COLUMN ticketiq.processes.liveness_key IS 'The liveness token: a session-level advisory lock (classid 29809, objid liveness_key) held by liveness_backend_pid.';
+
+COMMENT ON COLUMN ticketiq.processes.workflows IS 'The workflows and versions the process can run, {name: [version, ...]} (ticketiq.declare_workflows); null: it said nothing and runs any run.';
 
 CREATE VIEW ticketiq.resume_audit AS
  SELECT a.audit_id,
@@ -687,6 +691,26 @@ CREATE TABLE ticketiq.workflow_timers (
 
 COMMENT ON TABLE ticketiq.workflow_timers IS 'Durable timers of workflow runs: a sleep, or a signal''s timeout; each fires once (state set -> fired).';
 
+CREATE TABLE ticketiq.workflow_versions (
+    name text NOT NULL,
+    version text NOT NULL,
+    kind text NOT NULL,
+    signals text[],
+    declared_at timestamp with time zone NOT NULL,
+    declared_by text NOT NULL,
+    CONSTRAINT workflow_versions_declared_by_check CHECK ((declared_by <> ''::text)),
+    CONSTRAINT workflow_versions_declared_by_check1 CHECK ((char_length(declared_by) <= 512)),
+    CONSTRAINT workflow_versions_kind_check CHECK ((kind <> ''::text)),
+    CONSTRAINT workflow_versions_kind_check1 CHECK ((char_length(kind) <= 512)),
+    CONSTRAINT workflow_versions_name_check CHECK ((name <> ''::text)),
+    CONSTRAINT workflow_versions_name_check1 CHECK ((char_length(name) <= 100)),
+    CONSTRAINT workflow_versions_signals_check CHECK ((cardinality(signals) <= 100)),
+    CONSTRAINT workflow_versions_version_check CHECK ((version <> ''::text)),
+    CONSTRAINT workflow_versions_version_check1 CHECK ((char_length(version) <= 100))
+);
+
+COMMENT ON TABLE ticketiq.workflow_versions IS 'Workflow versions app processes declared (ticketiq.declare_workflows): their entry kind and the signals they wait for (null: any name).';
+
 ALTER TABLE ONLY ticketiq.answers
     ADD CONSTRAINT answers_pkey PRIMARY KEY (run_id);
 
@@ -847,6 +871,9 @@ ALTER TABLE ONLY ticketiq.workflow_timers
 ALTER TABLE ticketiq.workflow_timers
     ADD CONSTRAINT workflow_timers_timer_key_limit CHECK ((char_length(timer_key) <= 512)) NOT VALID;
 
+ALTER TABLE ONLY ticketiq.workflow_versions
+    ADD CONSTRAINT workflow_versions_pkey PRIMARY KEY (name, version);
+
 CREATE INDEX answers_retain_until_idx ON ticketiq.answers USING btree (retain_until);
 
 COMMENT ON INDEX ticketiq.answers_retain_until_idx IS 'Retention (ticketiq.purge_answers) finds the answers past retain_until.';
@@ -922,6 +949,10 @@ CREATE UNIQUE INDEX workflow_signals_consumer_idx ON ticketiq.workflow_signals U
 CREATE INDEX workflow_signals_pending_idx ON ticketiq.workflow_signals USING btree (run_id, name, signal_id) WHERE (consumed_at IS NULL);
 
 CREATE INDEX workflow_timers_due_idx ON ticketiq.workflow_timers USING btree (due_at) WHERE (state = 'set'::text);
+
+CREATE INDEX workflow_versions_kind_idx ON ticketiq.workflow_versions USING btree (kind);
+
+COMMENT ON INDEX ticketiq.workflow_versions_kind_idx IS 'ticketiq.send_signal finds the versions of a run''s entry kind before its first checkpoint names one.';
 
 ALTER TABLE ONLY ticketiq.answers
     ADD CONSTRAINT answers_run_id_fkey FOREIGN KEY (run_id) REFERENCES ticketiq.runs(run_id);

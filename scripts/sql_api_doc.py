@@ -53,6 +53,7 @@ name starts with `_` are internal (no role may call them directly).
 | `TQ011` | `UnknownProcess` | no app process is registered with that id |
 | `TQ012` | `LimitReached` | a run's limit is reached (64 signals or 1 MiB pending) |
 | `TQ013` | `KeyConflict` | a key used with another payload or by another caller |
+| `TQ014` | `UnknownSignal` | the run's workflow does not wait for a signal of that name |
 
 A rejected call changes nothing (invariant I15).  Each function's
 `SQLSTATEs:` line lists every SQLSTATE it raises itself.  Besides those,

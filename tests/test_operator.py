@@ -190,8 +190,8 @@ def iso(text: str) -> datetime:
 
 STATUS_KEYS = [
     "now", "schema_version", "processes", "leaders", "leases_lapsing", "runs_in_flight",
-    "runs_suspended", "runs_retrying", "calls_in_doubt", "approvals_waiting", "entries_open",
-    "jobs_open",
+    "runs_suspended", "workflow_runs_unrunnable", "runs_retrying", "calls_in_doubt",
+    "approvals_waiting", "entries_open", "jobs_open",
 ]
 
 
@@ -199,6 +199,8 @@ def test_status_json(world: World, capsys: pytest.CaptureFixture[str]) -> None:
     report = cli_json(capsys, "status", "--database-url", world.url)
     assert list(report) == STATUS_KEYS
     assert report["runs_retrying"] == {"count": 0, "rows": []}  # (tests/test_model_errors.py)
+    # (tests/test_workflow_deploys.py)
+    assert report["workflow_runs_unrunnable"] == {"count": 0, "rows": []}
     now = iso(report["now"])
     assert report["schema_version"] == max(KNOWN_SCHEMA_VERSIONS)
 

@@ -162,6 +162,10 @@ def baseline(fn: str, arg: str, ids: dict[str, Any]) -> Any:
         "p_after_created": None, "p_after_run_id": None, "p_source_run_id": R1,
         "p_checkpoints": [{"step": 1, "body": body(), "seal": "f1", "seal_key_id": "k"}],
         "p_source_seal": "s1",
+        # workflows across deploys (schema 24): a process's declaration
+        "p_status": None,
+        "p_workflows": [{"name": "flow", "version": "1", "kind": "flow", "runs": ["1"],
+                         "signals": ["go"]}],
     }
     return common[arg]
 

@@ -7,7 +7,11 @@ the keys are :func:`~ticketiq_pg.runtime.step_keys.workflow_step_key` of the cou
 run's record holds.  A resume whose definition lacks the step the run is at fails the
 run with ``agent.run.workflow_step_missing`` and its audit row, never jumping elsewhere.  (The
 same key after a SIGKILL and a resume, with the count restored from the record, is
-proved against real processes in tests/test_workflows.py.)
+proved against real processes in tests/test_workflows.py.)  Across deploys: a run of a
+version its code does not run is handed back, never failed; ``ctx.patched`` takes the new
+branch only for a run that has not passed it, and records its answer; a step waiting for
+a signal its workflow does not declare fails the run (a rolling deploy of real processes
+is tests/test_workflow_deploys.py).
 """
 
 from __future__ import annotations
@@ -55,9 +59,10 @@ def keyed_tools(sent: list[str], fail_first: int = 1) -> Tools:
     return tools
 
 
-def looping(version: str = "1", *, with_after: bool = True) -> Workflow:
+def looping(version: str = "1", *, with_after: bool = True,
+            compatible: tuple[str, ...] = ()) -> Workflow:
     """add -> bump -> add (loop back) -> bump -> ... three adds, then a sleep and an end."""
-    flow = Workflow("looping", version=version)
+    flow = Workflow("looping", version=version, compatible=compatible)
 
     @flow.step(first=True)
     def add(ctx: WorkflowContext) -> WorkflowNext:
@@ -137,6 +142,8 @@ async def test_a_retry_sends_the_same_key_and_a_loop_back_a_new_one(db_url: str)
 
 
 async def test_a_resume_missing_the_step_fails_the_run_with_its_reason(db_url: str) -> None:
+    """A run of another version is handed back; one of a version the code says it runs
+    but whose step it lacks fails, with the reason, never jumping elsewhere."""
     sent: list[str] = []
     db = await TicketIQ.connect(db_url)
     try:
@@ -145,9 +152,21 @@ async def test_a_resume_missing_the_step_fails_the_run_with_its_reason(db_url: s
         state = await start(first, old)
         assert (await first.run(state)).status == "suspended"
 
-        # version 2 was deployed without the step the sleeping run goes on to
-        new = looping("2", with_after=False)
+        # version 2 was deployed without the step the sleeping run goes on to: a run of
+        # version 1 is not its to run, and is handed back (a process that declared
+        # nothing adopts any run; one that declared adopts only what it runs)
         await wake(db, state.run_id)
+        adopted = await db.adopt_run("proc-b", 30)
+        assert adopted is not None
+        second = runner(db, looping("2", with_after=False), keyed_tools(sent, fail_first=0),
+                        "proc-b")
+        outcome = await second.resume(adopted, second.leases.sent_at())
+        assert outcome.status == "released"
+        ((status,),) = await _rows(db_url, "select status from ticketiq.runs where run_id = %s",
+                                   state.run_id)
+        assert status == "claimed"
+        # declared compatible with version 1 while it is not: the resume fails the run
+        new = looping("2", with_after=False, compatible=("1",))
         adopted = await db.adopt_run("proc-b", 30)
         assert adopted is not None
         second = runner(db, new, keyed_tools(sent, fail_first=0), "proc-b")
@@ -279,3 +298,97 @@ async def test_a_workflow_step_held_for_a_person_waits_without_a_lease(db_url: s
         assert sent == [approval_key(str(approval_id))]
     finally:
         await db.close()
+
+
+# -- workflows across deploys (issue 42, item 4): ctx.patched, declared signals, versions --
+
+def patched_flow(signals: list[str] | None = None) -> Workflow:
+    """``pick`` takes the new branch of the change ``new-tool`` only where ``patched`` says."""
+    flow = Workflow("deploys", version="2", compatible=["1"], signals=signals)
+
+    @flow.step(first=True)
+    def pick(ctx: WorkflowContext) -> WorkflowNext:
+        tool = "tool.new" if ctx.patched("new-tool") else "tool.old"
+        return ctx.call(tool, {"again": ctx.patched("new-tool")}, then="pick")
+
+    @flow.step()
+    def listen(ctx: WorkflowContext) -> WorkflowNext:
+        return ctx.wait_signal("stop", then="pick")
+
+    return flow
+
+
+def info(entry: str) -> Any:
+    from ticketiq_pg.agent import RunInfo
+
+    return RunInfo(uuid.uuid4(), "o", "ra", "web", entry, True, "c")
+
+
+def run_at(recorded: dict[str, Any] | None) -> Any:
+    from ticketiq_pg.runtime.run_state import RunState
+
+    state = RunState(info=info("deploys"), epoch=1, input={})
+    if recorded is not None:
+        state.counters["workflow"] = {"name": "deploys", "version": "1", "at": "pick",
+                                      "executed": 4, "call_id": None, "then": None,
+                                      "vars": {}, "results": {}, **recorded}
+    return state
+
+
+async def test_patched_takes_the_new_branch_only_for_runs_that_have_not_passed_it() -> None:
+    from ticketiq_pg.runtime import workflow_engine as flows
+
+    flow = patched_flow()
+    # a new run meets the check for the first time: the new branch, recorded
+    fresh = run_at(None)
+    act = await flows.decide(flow, fresh, 1)
+    assert (act.tool, act.arguments) == ("tool.new", {"again": True})
+    recorded = fresh.counters["workflow"]
+    assert (recorded["patches"], recorded["passed"]) == ({"new-tool": True}, ["pick"])
+    # a run that ran this step under code without the check (version 1, a loop back)
+    old = run_at({"passed": ["pick"]})
+    act = await flows.decide(flow, old, 5)
+    assert (act.tool, act.arguments) == ("tool.old", {"again": False})
+    assert old.counters["workflow"]["patches"] == {"new-tool": False}
+    # the recorded answer is given again, on any process, after any resume
+    again = run_at({"passed": ["pick"], "patches": {"new-tool": True}})
+    assert (await flows.decide(flow, again, 5)).tool == "tool.new"
+    # a run recorded before the steps it passed were: it has passed every step
+    legacy = run_at({})
+    assert (await flows.decide(flow, legacy, 5)).tool == "tool.old"
+    # and the version a run started on stays its version
+    assert legacy.counters["workflow"]["version"] == "1"
+    with pytest.raises(ValueError, match="patch id"):
+        WorkflowContext(run=None, input=None, step_id="a", steps_executed=0,  # type: ignore[arg-type]
+                        vars={}, results={}).patched("no spaces")
+
+
+async def test_a_step_waiting_for_a_signal_it_does_not_declare_fails_the_run() -> None:
+    from ticketiq_pg.errors import RunFailed
+    from ticketiq_pg.runtime import workflow_engine as flows
+
+    flow = patched_flow(signals=["go"])
+    state = run_at({"passed": [], "at": "listen"})
+    with pytest.raises(RunFailed) as failed:
+        await flows.decide(flow, state, 5)
+    assert failed.value.event == flows.UNDECLARED_SIGNAL
+    assert "'stop'" in failed.value.reason and "['go']" in failed.value.reason
+    assert patched_flow(signals=["stop"]).declaration() == {
+        "name": "deploys", "version": "2", "kind": "deploys", "runs": ["2", "1"],
+        "signals": ["stop"]}
+
+
+def test_a_run_of_a_version_this_code_does_not_run_is_handed_back() -> None:
+    from ticketiq_pg.runtime import workflow_engine as flows
+
+    registry = flows.Workflows([patched_flow()])
+    for version in ("1", "2"):
+        counters = {"workflow": {"name": "deploys", "version": version}}
+        assert registry.for_resume(info("deploys"), {}, counters).version == "2"
+    with pytest.raises(flows.NotRunnableHere, match="version '3'"):
+        registry.for_resume(info("deploys"), {}, {"workflow": {"name": "deploys",
+                                                               "version": "3"}})
+    with pytest.raises(ValueError, match="signals"):
+        Workflow("x", signals="go")
+    with pytest.raises(ValueError, match="compatible"):
+        Workflow("x", compatible=[""])

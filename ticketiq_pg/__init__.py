@@ -67,6 +67,7 @@ if TYPE_CHECKING:
         UnknownJob,
         UnknownProcess,
         UnknownRun,
+        UnknownSignal,
     )
     from ticketiq_pg.front.app import create_app as create_front
     from ticketiq_pg.front.embed import worker_lifespan
@@ -115,7 +116,7 @@ __all__ = [
     "TicketIQError", "NotOwner", "Fenced", "LeaseLapsed", "LeaseLost", "RunNotRunning",
     "UnknownRun", "UnknownCall", "UnknownApproval", "UnknownJob", "UnknownProcess",
     "LimitReached", "KeyConflict", "InvalidPayload", "AnswerSealed", "StepConflict", "SealMismatch",
-    "SchemaVersionMismatch", "ConfigError", "LivenessUnconfirmed",
+    "SchemaVersionMismatch", "ConfigError", "LivenessUnconfirmed", "UnknownSignal",
 ]
 
 
@@ -173,6 +174,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "UnknownRun": ("ticketiq_pg.errors", "UnknownRun"),
     "LimitReached": ("ticketiq_pg.errors", "LimitReached"),
     "KeyConflict": ("ticketiq_pg.errors", "KeyConflict"),
+    "UnknownSignal": ("ticketiq_pg.errors", "UnknownSignal"),
     "App": ("ticketiq_pg.runtime.app", "App"),
     "AppFactory": ("ticketiq_pg.runtime.app", "AppFactory"),
     "Hook": ("ticketiq_pg.runtime.app", "Hook"),

@@ -20,6 +20,7 @@ SQLSTATE    exception          meaning
 ``TQ011``   UnknownProcess     no app process is registered with that id
 ``TQ012``   LimitReached       a run's documented limit is reached (its pending signals)
 ``TQ013``   KeyConflict        a key was used with another payload or by another caller
+``TQ014``   UnknownSignal      the run's workflow does not wait for a signal of that name
 ==========  =================  ==================================================
 
 ``Fenced``, ``LeaseLapsed`` and ``RunNotRunning`` share the base class
@@ -39,7 +40,8 @@ The whole tree::
         NotOwner: Fenced, LeaseLapsed, RunNotRunning, LeaseLost
         TransientError, UnknownRun, InvalidPayload, AnswerSealed, StepConflict,
         UnknownCall, UnknownApproval, UnknownJob, UnknownProcess, LimitReached,
-        KeyConflict, SealMismatch, SchemaVersionMismatch, ConfigError, LivenessUnconfirmed
+        KeyConflict, UnknownSignal, SealMismatch, SchemaVersionMismatch, ConfigError,
+        LivenessUnconfirmed
     RunInterrupted
         StopRequested, Suspended, Drained, RunFailed
 """
@@ -162,6 +164,14 @@ class KeyConflict(TicketIQError):
     sqlstate = "TQ013"
 
 
+class UnknownSignal(TicketIQError):
+    """The run's workflow declares the signals it waits for, and this name is not one of
+    them: nothing was stored (SQLSTATE TQ014).  The message names the run's workflow and
+    version, the hint the names it waits for."""
+
+    sqlstate = "TQ014"
+
+
 class SealMismatch(TicketIQError):
     """A checkpoint or answer does not verify against its seal (raised in Python)."""
 
@@ -225,6 +235,7 @@ BY_SQLSTATE: dict[str, type[TicketIQError]] = {
         UnknownProcess,
         LimitReached,
         KeyConflict,
+        UnknownSignal,
     )
     if cls.sqlstate
 }

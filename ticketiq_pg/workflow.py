@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,6 +70,33 @@ class WorkflowContext:
     steps_executed: int
     vars: dict[str, Any]
     results: dict[str, Any]
+    #: The run's recorded :meth:`patched` decisions (carried in its checkpoints).
+    patches: dict[str, bool] = field(default_factory=dict)
+    #: Whether the run meets this step's code for the first time (no code without a
+    #: patch's check ran it before): what a first :meth:`patched` check answers.
+    first_visit: bool = True
+
+    def patched(self, patch_id: str) -> bool:
+        """Whether this run takes the new branch of the change ``patch_id``.
+
+        True for a run that has not passed this point: it meets this step's code for the
+        first time, so no code without the check ran it.  False for a run that ran this
+        step before, under code without the check (an older version's, in a loop or a
+        deploy).  The first answer is recorded in the run's checkpoints and every later
+        check of ``patch_id`` gives it again, on any process and after any resume.  A
+        change that spans steps checks in its first step and keeps the answer in
+        :attr:`vars` for the later ones (a run that passed that step under older code has
+        no such var)::
+
+            ctx.vars["sms"] = ctx.patched("sms-instead-of-mail")
+        """
+        if not isinstance(patch_id, str) or not STEP_ID.match(patch_id):
+            raise ValueError(f"a patch id is a step id (letters, digits, _ . -): {patch_id!r}")
+        if patch_id not in self.patches:
+            if len(self.patches) >= MAX_PATCHES:
+                raise ValueError(f"a run records at most {MAX_PATCHES} patch decisions")
+            self.patches[patch_id] = self.first_visit
+        return self.patches[patch_id]
 
     def goto(self, step: str) -> WorkflowNext:
         """Go on to ``step`` (later, or earlier: a loop back) without acting here."""
@@ -153,6 +180,8 @@ SIGNAL_TOOL = "workflow.signal"
 AGENT_TOOL = "workflow.agent"
 #: The most actions one ``all`` makes at once.
 MAX_AT_ONCE = 64
+#: The most :meth:`WorkflowContext.patched` decisions one run records.
+MAX_PATCHES = 100
 
 
 class Workflow:
@@ -166,22 +195,45 @@ class Workflow:
         def read(ctx):
             return ctx.call("get_ticket", {"ticket_id": ctx.input["ticket"]}, then="decide")
 
-    The name and version are recorded with each run.  A resumed run needs the step ids
-    its record names: deploy a change by adding steps and keeping the old ones until
-    the runs that use them have drained; a resume that finds a step missing fails the
-    run (``agent.run.workflow_step_missing``) rather than jump elsewhere.  ``kind`` is the entry
-    kind that starts it (``POST /runs`` with ``"kind"``; default: the name); a cron
-    schedule starts it with ``{"workflow": name, ...}`` in its payload.
+    The name and version are recorded with each run, and a run stays on the version it
+    started with: it is resumed, woken and adopted only by a process whose code runs
+    that version (its own, or one of ``compatible``: earlier versions whose steps it
+    keeps, its changes behind :meth:`WorkflowContext.patched`).  In a rolling deploy a
+    run the new code cannot run waits for a worker that can (``ticketiq-pg status``
+    lists it), never failed for the deploy.  A resume that finds a step missing fails
+    the run (``agent.run.workflow_step_missing``) rather than jump elsewhere.
+    ``signals`` names the signals the workflow waits for: a signal of another name is
+    refused (``UnknownSignal``, HTTP 422), and a step that waits for one is a bug that
+    fails the run; None (the default) takes any name.  ``kind`` is the entry kind that
+    starts it (``POST /runs`` with ``"kind"``; default: the name); a cron schedule
+    starts it with ``{"workflow": name, ...}`` in its payload.
     """
 
     def __init__(self, name: str, version: str = "1", *, kind: str | None = None,
-                 max_code_steps: int = 1000) -> None:
+                 max_code_steps: int = 1000, signals: Iterable[str] | None = None,
+                 compatible: Iterable[str] = ()) -> None:
         if not isinstance(name, str) or not STEP_ID.match(name):
             raise ValueError(f"a workflow name is a step id (letters, digits, _ . -): {name!r}")
-        if not isinstance(version, str) or not 0 < len(version) <= 100:
+        if not _version_ok(version):
             raise ValueError("a workflow version is a string of 1 to 100 characters")
+        if isinstance(compatible, str):
+            raise ValueError("compatible: a list of versions, not one string")
+        compatible = tuple(dict.fromkeys(compatible))
+        if len(compatible) > 99 or not all(_version_ok(v) for v in compatible):
+            raise ValueError("compatible: at most 99 versions, each of 1 to 100 characters")
+        if signals is not None:
+            if isinstance(signals, str):
+                raise ValueError("signals: a list of names, not one string")
+            signals = tuple(dict.fromkeys(signals))
+            if len(signals) > 100 or not all(isinstance(s, str) and 0 < len(s) <= 200
+                                              for s in signals):
+                raise ValueError("signals: at most 100 names of 1 to 200 characters")
         self.name = name
         self.version = version
+        #: Earlier versions whose runs this code runs too (their steps kept).
+        self.compatible: tuple[str, ...] = tuple(v for v in compatible if v != version)
+        #: The signals its steps wait for (None: not declared, any name).
+        self.signals: tuple[str, ...] | None = signals
         self.kind = kind or name.lower()
         self.steps: dict[str, StepFunction] = {}
         self.first: str | None = None
@@ -219,8 +271,22 @@ class Workflow:
                             f"{type(result).__name__}, not what a ctx method builds")
         return result
 
+    def runs_versions(self) -> tuple[str, ...]:
+        """The versions whose runs this code runs: its own, then the compatible ones."""
+        return (self.version, *self.compatible)
+
+    def declaration(self) -> dict[str, Any]:
+        """What a process says of this workflow at its start (``ticketiq.declare_workflows``)."""
+        return {"name": self.name, "version": self.version, "kind": self.kind,
+                "runs": list(self.runs_versions()),
+                "signals": None if self.signals is None else list(self.signals)}
+
     def __repr__(self) -> str:
         return f"Workflow({self.name!r}, version={self.version!r}, steps={list(self.steps)})"
+
+
+def _version_ok(version: object) -> bool:
+    return isinstance(version, str) and 0 < len(version) <= 100
 
 
 def _then(step: str | None) -> str | None:

@@ -29,7 +29,9 @@ ACK_SECONDS = float(os.environ.get("ESCALATION_ACK_SECONDS", "600"))
 REMIND_SECONDS = float(os.environ.get("ESCALATION_REMIND_SECONDS", "60"))
 MAX_REMINDERS = 3
 
-escalation = Workflow("escalation", version="1")
+# Version 2 names the on-call channel in its comments. It keeps every step of version 1,
+# so it runs version 1's runs too (compatible): a worker of either release takes them.
+escalation = Workflow("escalation", version="2", compatible=["1"], signals=["ack"])
 
 
 def ticket_id(ctx: WorkflowContext) -> str:
@@ -56,6 +58,10 @@ def decide(ctx: WorkflowContext) -> WorkflowNext:
 @escalation.step()
 def escalate(ctx: WorkflowContext) -> WorkflowNext:
     text = f"Escalated to on-call ({ctx.vars['team']}), reminder {ctx.vars['reminders']}."
+    # version 2's change, only for a run that has not commented under version 1: one that
+    # has keeps version 1's text on its reminders (the answer is recorded with the run)
+    if ctx.patched("name-the-channel"):
+        text += f" Channel: #oncall-{ctx.vars['team']}."
     return ctx.call("tickets.comment", {"ticket_id": ticket_id(ctx), "team": ctx.vars["team"],
                                         "text": text}, then="wait_ack")
 

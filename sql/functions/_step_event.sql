@@ -5,12 +5,13 @@
 -- whole text of the step (the last message of the checkpoint's conversation:
 -- the text it may have streamed in pieces, as it stands) and the calls it
 -- asked for, each by call id, tool and classification (their arguments stay
--- in the checkpoint).  Called by ticketiq.write_checkpoint and
--- ticketiq.write_checkpoints, after ticketiq._checkpoint_ok has passed the
--- body: the calls are an array of objects.  PL/pgSQL, not SQL: a SQL
--- function with a pinned search_path is planned again at every call (never
--- inlined), which cost a checkpoint about 190 us; PL/pgSQL keeps its plan
--- (about 55 us with the row's insert, bench/ and docs/performance.md).
+-- in the checkpoint).  Called by ticketiq.run_events_after on the stored
+-- checkpoint of each step_written event it reads (the checkpoint passed
+-- ticketiq._checkpoint_ok when it was written: the calls are an array of
+-- objects); the event's row carries no copy, so a step costs its writer
+-- neither this body nor its WAL (docs/performance.md section 21).
+-- PL/pgSQL, not SQL: a SQL function with a pinned search_path is planned
+-- again at every call (never inlined).
 -- Limits:
 --   p_body  a checkpoint body that passed ticketiq._checkpoint_ok
 -- SQLSTATEs: none.

@@ -13,7 +13,14 @@
 -- caller verifies before acting on it), and a sealed answer not yet handed on.  When the answer is
 -- sealed, last_step is the answer's step, of which there is no checkpoint:
 -- the checkpoint columns are null and calls is empty (a resume then only
--- hands the answer on).  When the last checkpoint is a link of a chain
+-- hands the answer on).  A workflow run is adopted only by a process that
+-- can run it: when p_holder's process declared its workflows
+-- (ticketiq.declare_workflows), a run whose first checkpoint names a
+-- workflow and version not among them is left claimed for a process that
+-- can (ticketiq.unrunnable_runs lists those no live process can run), and
+-- one before its first checkpoint only by a process that declared a
+-- workflow of its entry kind (an app without it would take it for an agent
+-- run); a holder that declared nothing adopts any run.  When the last checkpoint is a link of a chain
 -- (schema 12: each checkpoint holds what its step added), checkpoint_chain
 -- is its run's checkpoints from the chain's last base to the last step, in
 -- order, each {step, body, seal, seal_key_id}: the conversation so far, in
@@ -46,8 +53,10 @@ declare
     v_ttl interval := ticketiq._require_positive('ttl', p_ttl_seconds);
     v_run_id uuid;
     v_run ticketiq.runs;
+    v_can jsonb;
 begin
     perform ticketiq._require_text('holder', p_holder, 512);
+    select p.workflows into v_can from ticketiq.processes as p where p.process_id = p_holder;
 
     select r.run_id into v_run_id
     from ticketiq.runs as r
@@ -58,6 +67,24 @@ begin
             select 1 from ticketiq.runs as p
             where p.run_id = r.parent_run_id and p.status in ('running', 'claimed')
         ))
+        -- A run stays on the workflow version it started with: adopted only by a
+        -- process whose code can run that version (a rolling deploy's old worker).
+        -- An agent run's kind names no workflow version: no checkpoint is read for it.
+        and (v_can is null
+            or (r.entry_point <> 'cron' and not exists (
+                select 1 from ticketiq.workflow_versions as w where w.kind = r.entry_point
+            ))
+            or coalesce((
+                select coalesce((v_can -> (f.body #>> '{counters,workflow,name}'))
+                    ? (f.body #>> '{counters,workflow,version}'), false)
+                from ticketiq.checkpoints as f
+                where f.run_id = r.run_id and f.step = 1 and f.body -> 'counters' ? 'workflow'
+            ),
+            -- before its first checkpoint: any version of a workflow of its kind
+            r.entry_point = 'cron' or exists (
+                select 1 from ticketiq.workflow_versions as w
+                where w.kind = r.entry_point and v_can ? w.name
+            )))
     order by r.updated_at
     limit 1
     for update skip locked;

@@ -42,9 +42,18 @@ begin
         raise exception 'limit must be 1..1000, not %', coalesce(p_limit::text, 'null')
             using errcode = 'TQ004';
     end if;
+    -- A step_written row carries no body: the step's text and calls are
+    -- its checkpoint's (ticketiq.write_checkpoint), read here.  A row of
+    -- schema 23 or before carries its own.
     return query
-    select e.event_id, e.kind, e.step, e.epoch, e.body, e.at
+    select
+        e.event_id, e.kind, e.step, e.epoch,
+        case when e.kind = 'step_written' and e.body = '{}'::jsonb and k.body is not null
+            then ticketiq._step_event(k.body) else e.body end,
+        e.at
     from ticketiq.run_events as e
+    left join ticketiq.checkpoints as k
+        on e.kind = 'step_written' and k.run_id = e.run_id and k.step = e.step
     where e.run_id = p_run_id and e.event_id > p_after
     order by e.event_id
     limit p_limit;

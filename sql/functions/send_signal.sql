@@ -13,7 +13,12 @@
 -- of their payloads: past either, TQ012, until its steps consume some.  The
 -- run's row is locked first, so a wait committing at this moment either sees
 -- the signal or is woken by it, and two sends count the pending signals one
--- after the other.  Not fenced: it is not an attempt's write.
+-- after the other.  A workflow declares the signals it waits for
+-- (ticketiq.declare_workflows): a name its version does not wait for is
+-- TQ014, nothing stored (the version the run's first checkpoint names;
+-- before that, any version declared for the run's entry kind; a run of no
+-- declared version, or one that declared no names, takes any name).  Not
+-- fenced: it is not an attempt's write.
 -- Limits:
 --   p_run_id      the run
 --   p_name        1..200
@@ -24,7 +29,8 @@
 -- SQLSTATEs: TQ004 (bad name, payload, key or actor), TQ001 (unknown run),
 --   TQ006 (the run is completed, failed or stopped: nothing stored),
 --   TQ012 (the run's pending signals are at their limit), TQ013 (the sender
---   key was used with another payload or by another actor).
+--   key was used with another payload or by another actor), TQ014 (the
+--   run's workflow does not wait for a signal of that name).
 create or replace function ticketiq.send_signal(
     p_run_id uuid,
     p_name text,
@@ -47,6 +53,12 @@ declare
     c_max_pending_bytes constant bigint := 1048576;
     v_now timestamptz := ticketiq.now();
     v_status text;
+    v_entry_point text;
+    v_flow text;
+    v_version text;
+    v_declared boolean;
+    v_accepts boolean;
+    v_names text;
     v_sent ticketiq.workflow_signals;
     v_pending integer;
     v_pending_bytes bigint;
@@ -58,7 +70,8 @@ begin
     if p_payload is null then
         raise exception 'payload must be a JSON value' using errcode = 'TQ004';
     end if;
-    select r.status into v_status from ticketiq.runs as r where r.run_id = p_run_id for update;
+    select r.status, r.entry_point into v_status, v_entry_point
+    from ticketiq.runs as r where r.run_id = p_run_id for update;
     if not found then
         raise exception 'unknown run %', p_run_id using errcode = 'TQ001';
     end if;
@@ -78,6 +91,23 @@ begin
     if v_status in ('completed', 'failed', 'stopped') then
         raise exception 'run % is %: the signal was not delivered', p_run_id, v_status
             using errcode = 'TQ006';
+    end if;
+    -- The names its workflow waits for: never a signal stored that no step will consume.
+    select f.body #>> '{counters,workflow,name}', f.body #>> '{counters,workflow,version}'
+    into v_flow, v_version
+    from ticketiq.checkpoints as f
+    where f.run_id = p_run_id and f.step = 1 and f.body -> 'counters' ? 'workflow';
+    select count(*) > 0, coalesce(bool_or(w.signals is null or p_name = any(w.signals)), false),
+        string_agg(distinct array_to_string(w.signals, ', '), '; ')
+    into v_declared, v_accepts, v_names
+    from ticketiq.workflow_versions as w
+    where (v_flow is not null and w.name = v_flow and w.version = v_version)
+        or (v_flow is null and w.kind = v_entry_point);
+    if v_declared and not v_accepts then
+        raise exception 'run % (workflow %) waits for no signal %', p_run_id,
+            coalesce(v_flow || ' version ' || v_version, 'of kind ' || v_entry_point), p_name
+            using errcode = 'TQ014',
+                hint = format('it waits for: %s', coalesce(nullif(v_names, ''), 'no signal'));
     end if;
     select count(*)::integer, coalesce(sum(octet_length(s.payload::text)), 0)
     into v_pending, v_pending_bytes
@@ -101,4 +131,4 @@ end;
 $$;
 
 comment on function ticketiq.send_signal(uuid, text, jsonb, text, text) is
-'Deliver a signal to a run once per (run, name, sender key), answering a repeat as the first, and wake the run if it waits for it; TQ006 finished run, TQ012 pending limit, TQ013 key reused.';
+'Deliver a signal to a run once per (run, name, sender key), answering a repeat as the first, and wake the run if it waits for it; TQ006 finished run, TQ012 pending limit, TQ013 key reused, TQ014 a name its workflow does not wait for.';

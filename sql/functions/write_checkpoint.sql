@@ -108,10 +108,12 @@ begin
                 where f.lease_expires_at > f.locked_at
             ),
 
-            -- The run's event stream (migration 0019): the step's text and calls.
+            -- The run's event stream (migration 0019).  The event's body (the
+            -- step's text and calls) is the checkpoint's, read from it by
+            -- ticketiq.run_events_after: written once, not copied into the row.
             evented as (
                 insert into ticketiq.run_events (run_id, kind, step, epoch, body, at)
-                select p_run_id, 'step_written', p_step, p_epoch, ticketiq._step_event(p_body), f.locked_at
+                select p_run_id, 'step_written', p_step, p_epoch, '{}'::jsonb, f.locked_at
                 from fenced as f
                 where f.lease_expires_at > f.locked_at
             )

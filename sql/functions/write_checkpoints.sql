@@ -141,10 +141,11 @@ begin
         from fenced as f
     ),
 
-    -- The runs' event streams (migration 0019): each step's text and calls.
+    -- The runs' event streams (migration 0019); each event's body is its
+    -- checkpoint's, read by ticketiq.run_events_after (as write_checkpoint).
     evented as (
         insert into ticketiq.run_events (run_id, kind, step, epoch, body, at)
-        select f.run_id, 'step_written', f.step, f.epoch, ticketiq._step_event(f.body), v_now
+        select f.run_id, 'step_written', f.step, f.epoch, '{}'::jsonb, v_now
         from fenced as f
     )
 

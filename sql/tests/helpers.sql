@@ -642,3 +642,32 @@ $$;
 
 comment on function tiq_test.traceparent(text, text) is
 'The traceparent 00-<t x 32>-<s x 16>-01.';
+
+-- Start a workflow run (entry point = the workflow's name) held by holder,
+-- its first checkpoint naming the workflow and version as the engine's
+-- does (counters.workflow); returns its run id.
+create or replace function tiq_test.workflow_run(
+    run_id uuid,
+    workflow text default 'flow',
+    version text default '1',
+    holder text default 'p1'
+)
+returns uuid
+language plpgsql
+as $$
+begin
+    perform 1 from ticketiq.start_run(
+        p_holder => $4, p_owner => 'owner@example.com', p_run_as => 'workflow',
+        p_channel => 'web', p_entry_point => $2, p_may_wait => false, p_ttl_seconds => 8,
+        p_input => '{}'::jsonb, p_correlation_id => null, p_idempotency_key => null,
+        p_meta => '{}'::jsonb, p_run_id => $1, p_parent_run_id => null);
+    perform 1 from ticketiq.write_checkpoint($1, 1, 1,
+        jsonb_set(tiq_test.body(), '{counters,workflow}',
+            jsonb_build_object('name', $2, 'version', $3, 'at', 'wait')),
+        'seal-1', 'k1');
+    return $1;
+end;
+$$;
+
+comment on function tiq_test.workflow_run(uuid, text, text, text) is
+'Start a workflow run (entry point: its name) held by holder with a first checkpoint naming the workflow and version; returns its run id.';

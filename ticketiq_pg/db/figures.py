@@ -89,6 +89,10 @@ def database_figures(url: str) -> dict[str, Any]:
             "waiting_to_start": rows("select owner, priority::text, count(*)::int "
                                      "from ticketiq.entries where state = 'pending' "
                                      "group by 1, 2 order by 1, 2"),
+            # waiting workflow runs no live process can run (a deploy dropped their version)
+            "unrunnable": rows("select workflow, workflow_version, status, count(*)::int "
+                               "from ticketiq.unrunnable_runs(1000) group by 1, 2, 3 "
+                               "order by 1, 2, 3"),
         }
         seconds = [r[0] for r in rows(_RESUMES) if r[0] is not None]
     buckets = [(str(b), sum(1 for s in seconds if s <= b)) for b in RESUME_BUCKETS]

@@ -320,6 +320,8 @@ def status(
         "select count(*) as n from ticketiq.runs as r where r.status = 'suspended'"
     ).fetchone()
 
+    # A deploy that dropped a workflow version: its waiting runs, counted up to 1,000.
+    unrunnable = fetch_all(conn, "select * from ticketiq.unrunnable_runs(1000)")
     total_doubt, doubt = _strip_total(fetch_all(conn, _CALLS_IN_DOUBT, {"limit": limit}))
     total_approvals, approvals = _strip_total(
         fetch_all(conn, _APPROVALS_WAITING, {"limit": limit}))
@@ -340,6 +342,7 @@ def status(
         "leases_lapsing": {"within_s": lapse_within, "count": total_lapsing, "rows": lapsing},
         "runs_in_flight": {"count": sum(in_flight.values()), "by_status": in_flight},
         "runs_suspended": int(suspended["n"]) if suspended else 0,
+        "workflow_runs_unrunnable": {"count": len(unrunnable), "rows": unrunnable[:limit]},
         "runs_retrying": retrying(conn, limit=limit, now=now),
         "calls_in_doubt": {"count": total_doubt, "rows": doubt},
         "approvals_waiting": {"count": total_approvals, "rows": approvals},

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from typing import Any
 
 import psycopg
+from psycopg.types.json import Jsonb
 
 from ticketiq_pg.db import rows as models
 from ticketiq_pg.db.transport import Transport
@@ -71,6 +73,34 @@ class ProcessFunctions:
             models.ProcessRegistration, "register_process", (process_id, host, os_pid), conn
         )
 
+    async def declare_workflows(
+        self,
+        process_id: str,
+        workflows: list[dict[str, Any]],
+        *,
+        conn: psycopg.AsyncConnection | None = None,
+    ) -> int:
+        """``ticketiq.declare_workflows``: Record the workflows and versions an app process can
+        run (``adopt_run`` adopts only those) and each version's kind and signals.
+        """
+        rows = await self._t.rows("declare_workflows", (process_id, Jsonb(workflows)), conn)
+        return int(rows[0]["declare_workflows"])
+
+    async def unrunnable_runs(
+        self, limit: int = 100, *, conn: psycopg.AsyncConnection | None = None,
+    ) -> list[models.UnrunnableRun]:
+        """``ticketiq.unrunnable_runs``: the claimed and suspended workflow runs whose version no
+        live process declared it can run, oldest waiting first."""
+        return await self._t.many(models.UnrunnableRun, "unrunnable_runs", (limit,), conn)
+
+    async def fail_unrunnable_runs(
+        self, actor: str, older_than: float, limit: int = 100, *,
+        conn: psycopg.AsyncConnection | None = None,
+    ) -> list[models.UnrunnableFailed]:
+        """``ticketiq.fail_unrunnable_runs``: fail the claimed workflow runs no live process can
+        run that waited longer than ``older_than`` seconds (the operator's limit)."""
+        return await self._t.many(models.UnrunnableFailed, "fail_unrunnable_runs",
+                                  (actor, older_than, limit), conn)
 
     async def claim_leader(
         self,

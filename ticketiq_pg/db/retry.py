@@ -117,6 +117,8 @@ RULES: dict[str, Rule] = {
     "run_trace_context": Rule(R, "reads the traceparent a run's entry arrived with"),
     "list_runs": Rule(R, "reads a page of runs"),
     "fork_source": Rule(R, "reads a run's checkpoints for a fork"),
+    "unrunnable_runs": Rule(R, "reads the waiting runs no live process can run"),
+    "declare_workflows": Rule(R, "records the same declaration again"),
     "record_trace_context": Rule(
         P, "the first record of an entry wins: a repeat changes nothing (returns false)"),
     # -- the step loop -------------------------------------------------------
@@ -203,6 +205,9 @@ RULES: dict[str, Rule] = {
         N, "a repeat adopts other runs (or none); those the lost first attempt adopted "
         "would wait for their leases to lapse and be counted a loss each"),
     "register_process": Rule(P, "records or refreshes the process (with the newest session)"),
+    "fail_unrunnable_runs": Rule(
+        P, "a run the first attempt failed is failed, not claimed: a repeat fails only the "
+        "next ones"),
     # -- liveness: always on the liveness connection itself (conn=), never here --------
     "hold_liveness": Rule(
         N, "the token is a lock of the calling session: only the liveness connection can "

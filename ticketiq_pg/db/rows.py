@@ -198,6 +198,28 @@ class ProcessRegistration:
 
 
 @dataclass(frozen=True, slots=True)
+class UnrunnableRun:
+    """A waiting workflow run no live process can run (``ticketiq.unrunnable_runs``)."""
+
+    run_id: uuid.UUID
+    status: str
+    workflow: str
+    workflow_version: str
+    waiting_since: datetime
+    wait_key: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class UnrunnableFailed:
+    """A run ``ticketiq.fail_unrunnable_runs`` failed once the operator's limit passed."""
+
+    run_id: uuid.UUID
+    workflow: str
+    workflow_version: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class LivenessToken:
     """This process's liveness token, held by the session that took it."""
 

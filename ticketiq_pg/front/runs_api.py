@@ -40,6 +40,7 @@ from ticketiq_pg.errors import (
     LimitReached,
     RunNotRunning,
     UnknownRun,
+    UnknownSignal,
 )
 from ticketiq_pg.front import manage_api
 from ticketiq_pg.front.auth import Identity
@@ -367,6 +368,8 @@ def runs_router(db: TicketIQ, kinds: dict[str, EntryKind], caller: Any,
                                   "(its first delivery, also once the run ended)"},
                             409: {"description": "the run ended: not delivered; or the key "
                                   "was used with another payload"},
+                            422: {"description": "the run's workflow does not wait for a "
+                                  "signal of that name (it declares the ones it waits for)"},
                             429: {"description": "the run holds 64 signals (or 1 MiB) "
                                   "not yet consumed"}})
     async def signal(run_id: uuid.UUID, body: SignalRequest,
@@ -389,6 +392,10 @@ def runs_router(db: TicketIQ, kinds: dict[str, EntryKind], caller: Any,
         except LimitReached as exc:
             note_refusal("too_many_signals", str(run_id))
             raise HTTPException(status_code=429, detail=str(exc)) from exc
+        except UnknownSignal as exc:
+            # Never stored: a name no step of its workflow waits for would wait for ever.
+            note_refusal("unknown_signal", str(run_id))
+            raise HTTPException(status_code=422, detail=str(exc)) from exc
         except InvalidPayload as exc:
             note_refusal("invalid_request", str(exc))
             raise HTTPException(status_code=422, detail=str(exc)) from exc

@@ -345,6 +345,14 @@ class DatabaseCollector(Collector):
         for owner, priority, count in figures["waiting_to_start"]:
             waiting.add_metric([owner, priority], count)
         yield waiting
+        unrunnable = GaugeMetricFamily(
+            "ticketiq_database_workflow_runs_unrunnable",
+            "Waiting workflow runs whose version no live process can run, by workflow, "
+            "version and status (claimed: woken; suspended: asleep).",
+            labels=["workflow", "version", "status"])
+        for workflow, version, status, count in figures["unrunnable"]:
+            unrunnable.add_metric([workflow, version, status], count)
+        yield unrunnable
         buckets, total, count = figures["resume_seconds"]
         histogram = HistogramMetricFamily(
             "ticketiq_database_resume_seconds",

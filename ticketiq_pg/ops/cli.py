@@ -374,8 +374,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="JSON for scripts (stable keys, ISO 8601 timestamps)")
 
     p = sub.add_parser("status", help="processes (and those that ended lately), the sweep "
-                       "leader, leases about to lapse, runs in flight, calls in doubt, "
-                       "approvals, entries and jobs open")
+                       "leader, leases about to lapse, runs in flight, workflow runs no "
+                       "live worker can run, calls in doubt, approvals, entries and jobs open")
     operator_common(p)
     p.add_argument("--lapse-within", type=seconds_arg, default=LAPSE_WITHIN,
                    metavar="SECONDS", help="list leases expiring within SECONDS (default 3)")

@@ -178,6 +178,14 @@ def render_status(report: dict[str, Any]) -> str:
     out.append(f"runs in flight: {flight['count']} ({by_status}); "
                f"suspended {report['runs_suspended']}")
     out.append("")
+    unrunnable = report.get("workflow_runs_unrunnable") or {"count": 0, "rows": []}
+    out.append(f"workflow runs no live worker can run: {unrunnable['count']}")
+    out.append(table(
+        ["run", "workflow", "version", "status", "waiting since", "wait key"],
+        [[u["run_id"], u["workflow"], u["workflow_version"], u["status"], u["waiting_since"],
+          u["wait_key"] or "-"] for u in unrunnable["rows"]],
+    ) + _more(len(unrunnable["rows"]), unrunnable["count"]))
+    out.append("")
     retrying = report.get("runs_retrying") or {"count": 0, "rows": []}
     out.append(f"runs retrying the model: {retrying['count']}")
     out.append(table(

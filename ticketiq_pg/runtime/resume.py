@@ -8,6 +8,8 @@ calling back into it:
 - a checkpoint or call row that does not verify, or a gate that refuses the run as it
   stands now: :class:`Refuse` (failed, nothing executed, I9);
 - a Stop asked meanwhile: :class:`Stop`;
+- a workflow run of a version this process's code does not run: released for a process
+  that runs it (:class:`~ticketiq_pg.runtime.run_state.Drained`);
 - otherwise the run's :class:`~ticketiq_pg.runtime.run_state.RunState`, restored from its
   last checkpoint with the calls that step left settled, never blindly sent again (the
   call executor's :meth:`~ticketiq_pg.runtime.calls.CallExecutor.settle`: I6, I7, each
@@ -122,7 +124,13 @@ class Resumer:
         if not verdict.allowed:
             return Refuse(state, verdict.reason, "agent.run.gate_refused")
         # A workflow run: the definition its record names, with every step it is at.
-        state.workflow = self.workflows.for_resume(info, adopted.input, state.counters)
+        try:
+            state.workflow = self.workflows.for_resume(info, adopted.input, state.counters)
+        except flows.NotRunnableHere as exc:
+            # Another version's run (this process declared nothing, or a declaration
+            # raced): handed back for a process that runs it, never failed for a deploy.
+            await setup.db.release_run(state.run_id, state.epoch, "workflow version", {})
+            raise Drained(str(exc)) from exc
         if state.workflow is not None:
             flows.check_resumable(state.workflow, state)
 

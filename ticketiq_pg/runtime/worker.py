@@ -171,6 +171,8 @@ class Worker:
         self.outcomes: deque[RunOutcome] = deque(maxlen=RECENT_OUTCOMES)
         self.ended: Counter[str] = Counter()
         self.swept = 0
+        #: The waiting workflow runs no live process could run when this one started.
+        self.unrunnable: list[Any] = []
         self._runs: dict[uuid.UUID, asyncio.Task[RunOutcome]] = {}
         self._loops: list[Background] = []
         #: Adoption's own session (lease renewal has one too): see :meth:`adopt_available`.
@@ -228,6 +230,11 @@ class Worker:
                 s.run_deadline or None), workflows=self.app.workflows,
             calls_at_once=s.calls_at_once, vendor_suspend_after=s.vendor_suspend_after,
         )
+        # What this code runs, said before any adoption: a run of another workflow version
+        # is left to a process that runs it (a rolling deploy's old worker).
+        await self.db.processes.declare_workflows(self.process_id,
+                                                  self.runner.workflows.declaration())
+        await self._report_unrunnable()
         self.live = LiveEvents(self.db, mode=s.live_events, interval=s.live_text_interval)
         self.runner.setup.live = self.live
         observe.attach(self)  # metrics and traces: its statements, its model's calls
@@ -406,6 +413,35 @@ class Worker:
         """The runs this process is driving now."""
         return list(self._runs)
 
+    # -- workflow versions across deploys ---------------------------------
+
+    async def _report_unrunnable(self) -> None:
+        """Log the waiting workflow runs no live process can run (``ticketiq-pg status``
+        shows them too): a deploy that dropped a version they need is seen at its start,
+        not when they wake."""
+        assert self.db is not None
+        self.unrunnable = await self.db.processes.unrunnable_runs(1000)
+        by_version = Counter((r.workflow, r.workflow_version) for r in self.unrunnable)
+        for (name, version), count in sorted(by_version.items()):
+            first = next(r for r in self.unrunnable
+                         if (r.workflow, r.workflow_version) == (name, version))
+            log.warning(
+                "%s waiting run(s) of workflow %s version %s: no live worker can run them "
+                "(e.g. run %s, %s since %s); they wait for a worker that declares that "
+                "version%s", count, name, version, first.run_id, first.status,
+                first.waiting_since.isoformat(),
+                f" for at most {self.settings.workflow_wait_limit:g} s "
+                "(TICKETIQ_WORKFLOW_WAIT_LIMIT)" if self.settings.workflow_wait_limit else "")
+
+    async def _fail_unrunnable(self) -> None:
+        """As the leader: fail the runs that waited past the operator's limit for a worker."""
+        assert self.db is not None
+        limit = self.settings.workflow_wait_limit
+        if limit <= 0:
+            return
+        for row in await self.db.processes.fail_unrunnable_runs(self.process_id, limit):
+            log.warning("failed run %s: %s", row.run_id, row.reason)
+
     # -- leadership and the sweep -----------------------------------------
 
     async def _lead_tick(self) -> float:
@@ -429,6 +465,7 @@ class Worker:
                     log.warning("swept run %s (lost %s times, now %s)",
                                 row.run_id, row.loss_count, row.status)
                 await JobStore(self.db).sweep(self.process_id, max_losses=s.max_losses)
+                await self._fail_unrunnable()
             elif lease.expires_at is not None:
                 # Claim again as soon as the leader's lease is due, not a
                 # whole tick later: a dead leader is replaced on time.

@@ -37,6 +37,12 @@ log = logging.getLogger(__name__)
 #: Audit events of a workflow run failed on purpose (docs/guide.md#workflows).
 STEP_MISSING = "agent.run.workflow_step_missing"
 UNKNOWN_WORKFLOW = "agent.run.workflow_unknown"
+UNDECLARED_SIGNAL = "agent.run.workflow_signal_undeclared"
+
+
+class NotRunnableHere(Exception):
+    """A resumed run's workflow version is not one this process's code runs: it is handed
+    back (claimed) for a process that can, never failed for a deploy."""
 
 
 async def _not_made(_call: Any) -> Any:  # the waits are made by the runner, never invoked
@@ -99,6 +105,10 @@ class Workflows:
     def __bool__(self) -> bool:
         return bool(self.by_name)
 
+    def declaration(self) -> list[dict[str, Any]]:
+        """What this process runs, as ``ticketiq.declare_workflows`` takes it."""
+        return [flow.declaration() for flow in self.by_name.values()]
+
     def for_run(self, info: RunInfo, input: Any) -> Workflow | None:
         """The workflow a new run of this entry point and input is, or None (an agent run)."""
         flow = self.by_kind.get(info.entry_point)
@@ -110,7 +120,8 @@ class Workflows:
         """The workflow of a resumed run: the one its record names, else as a new run's.
 
         A run whose record names a workflow this process lacks fails (never taken for an
-        agent run).
+        agent run); one of a version this process's code does not run is handed back
+        (:class:`NotRunnableHere`): it stays on the version it started with.
         """
         recorded = counters.get("workflow")
         if not isinstance(recorded, dict):
@@ -120,6 +131,10 @@ class Workflows:
             raise RunFailed(f"workflow {recorded.get('name')!r} (version "
                             f"{recorded.get('version')!r}) is not defined in this process",
                             UNKNOWN_WORKFLOW)
+        if str(recorded.get("version")) not in flow.runs_versions():
+            raise NotRunnableHere(
+                f"run {info.run_id} is on workflow {flow.name} version "
+                f"{recorded.get('version')!r}; this process runs {list(flow.runs_versions())}")
         return flow
 
 
@@ -140,6 +155,11 @@ class WorkflowState:
     fan: list[str] | None = None
     vars: dict[str, Any] = field(default_factory=dict)
     results: dict[str, Any] = field(default_factory=dict)
+    #: The run's ``ctx.patched`` decisions, by patch id.
+    patches: dict[str, bool] = field(default_factory=dict)
+    #: The steps whose code the run has executed (None: a run from before they were
+    #: recorded; it counts as having passed every step once it executed one).
+    passed: list[str] | None = field(default_factory=list)
     #: Set when the code ended: the run's answer.
     ended: bool = False
     answer: Any = None
@@ -159,8 +179,8 @@ class WorkflowState:
         return cls(name=wf["name"], version=wf.get("version"), at=wf.get("at"),
                    executed=int(wf.get("executed") or 0), call_id=wf.get("call_id"),
                    then=wf.get("then"), fan=wf.get("fan"), vars=wf.get("vars") or {},
-                   results=wf.get("results") or {}, ended="answer" in wf,
-                   answer=wf.get("answer"))
+                   results=wf.get("results") or {}, patches=wf.get("patches") or {},
+                   passed=wf.get("passed"), ended="answer" in wf, answer=wf.get("answer"))
 
     def to_json(self) -> dict[str, Any]:
         out = {"name": self.name, "version": self.version, "at": self.at,
@@ -168,6 +188,10 @@ class WorkflowState:
                "vars": self.vars, "results": self.results}
         if self.fan:
             out["fan"] = self.fan
+        if self.patches:
+            out["patches"] = self.patches
+        if self.passed is not None:
+            out["passed"] = self.passed
         if self.ended:
             out["answer"] = self.answer
         return out
@@ -233,11 +257,21 @@ async def decide(flow: Workflow, state: RunState, step_no: int) -> Act | ActAll 
         if step_id not in flow.steps:
             raise RunFailed(f"workflow {flow.name} version {flow.version} has no step "
                             f"{step_id!r}", STEP_MISSING)
+        first_visit = (step_id not in wf.passed if wf.passed is not None
+                       else wf.executed == 0)
         ctx = WorkflowContext(run=state.info, input=state.input, step_id=step_id,
                               steps_executed=wf.executed, vars=wf.vars,
-                              results=dict(wf.results))
+                              results=dict(wf.results), patches=wf.patches,
+                              first_visit=first_visit)
         nxt = await flow.run_step(step_id, ctx)
         wf.vars = ctx.vars
+        if wf.passed is not None and step_id not in wf.passed:
+            wf.passed.append(step_id)
+        if (nxt.kind == "signal" and flow.signals is not None
+                and nxt.arguments.get("name") not in flow.signals):
+            raise RunFailed(f"workflow {flow.name} version {flow.version}: step {step_id!r} "
+                            f"waits for signal {nxt.arguments.get('name')!r}, which it does "
+                            f"not declare (signals={list(flow.signals)})", UNDECLARED_SIGNAL)
         if nxt.kind == "goto":
             wf.executed += 1
             wf.at = nxt.then

@@ -12,9 +12,10 @@
 -- schema version 21: the vendor limits set_vendor_limit, take_vendor_token,
 -- give_vendor_token, slow_vendor and vendor_limit_figures; schema version 23:
 -- list_runs, stop_runs, restart_run, fork_source and fork_run; schema version
+-- 24: declare_workflows, unrunnable_runs and fail_unrunnable_runs; schema version
 -- 25: suspend_for_vendor).
 begin;
-select plan(81);
+select plan(84);
 
 select has_schema('ticketiq');
 select functions_are(
@@ -38,7 +39,8 @@ select functions_are(
         'note_api_key_use', 'audit_inspector_call', 'record_trace_context', 'run_trace_context', 'run_losses',
         'wait_run', 'fire_due_timers', 'send_signal', '_suspend', 'run_events_after', '_step_event',
         'set_vendor_limit', 'take_vendor_token', 'give_vendor_token', 'slow_vendor', 'vendor_limit_figures',
-        'list_runs', 'stop_runs', 'restart_run', 'fork_source', 'fork_run', 'suspend_for_vendor'
+        'list_runs', 'stop_runs', 'restart_run', 'fork_source', 'fork_run',
+        'declare_workflows', 'unrunnable_runs', 'fail_unrunnable_runs', 'suspend_for_vendor'
     ],
     'ticketiq has the documented functions and no others'
 );
@@ -187,6 +189,9 @@ select has_function('ticketiq', 'fork_source', array['uuid', 'integer']);
 select has_function(
     'ticketiq', 'fork_run', array['uuid', 'integer', 'uuid', 'text', 'text', 'jsonb', 'text', 'jsonb', 'text']
 );
+select has_function('ticketiq', 'declare_workflows', array['text', 'jsonb']);
+select has_function('ticketiq', 'unrunnable_runs', array['integer', 'text']);
+select has_function('ticketiq', 'fail_unrunnable_runs', array['text', 'double precision', 'integer']);
 
 select * from finish();
 rollback;

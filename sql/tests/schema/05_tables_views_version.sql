@@ -17,8 +17,9 @@
 -- (run_events) the table run_events, a run's event stream; 21 (vendor_limits)
 -- the tables vendor_limits, vendor_buckets and vendor_calls; 22 (fair_shares)
 -- entries.priority and an index; 23 (operating_runs) only the two keyset
--- indexes of list_runs; 25 (vendor_turns) the table vendor_turns and
--- vendor_buckets.suspended.
+-- indexes of list_runs; 24 (workflow_versions) the table workflow_versions
+-- and processes.workflows; 25 (vendor_turns) the table vendor_turns and
+-- vendor_buckets.granted_at and suspended.
 begin;
 select plan(29);
 
@@ -28,7 +29,8 @@ select tables_are(
         'schema_migrations', 'config', 'processes', 'runs', 'checkpoints', 'calls', 'answers',
         'transcript_entries', 'audit', 'leader_leases', 'approval_requests', 'entries', 'cron_schedules',
         'jobs', 'attempts', 'audit_once_keys', 'api_keys', 'trace_contexts', 'workflow_timers',
-        'workflow_signals', 'run_events', 'vendor_limits', 'vendor_buckets', 'vendor_calls', 'vendor_turns'
+        'workflow_signals', 'run_events', 'vendor_limits', 'vendor_buckets', 'vendor_calls',
+        'workflow_versions', 'vendor_turns'
     ]
 );
 select views_are(
@@ -44,8 +46,8 @@ select results_eq(
         (11, 'front_auth'), (12, 'chained_seals'), (13, 'front_owners'), (14, 'trace_context'),
         (15, 'workflows'), (16, 'resume_audit_lookup'), (17, 'one_lease_machine'),
         (18, 'owner_keys_and_limits'), (19, 'run_events'), (21, 'vendor_limits'),
-        (22, 'fair_shares'), (23, 'operating_runs'), (25, 'vendor_turns')$$,
-    'migrations 1 to 19, 21 to 23 and 25 are recorded'
+        (22, 'fair_shares'), (23, 'operating_runs'), (24, 'workflow_versions'), (25, 'vendor_turns')$$,
+    'migrations 1 to 19 and 21 to 25 are recorded'
 );
 select is(
     (select c.reloptions from pg_catalog.pg_class as c where c.oid = 'ticketiq.runs'::regclass),

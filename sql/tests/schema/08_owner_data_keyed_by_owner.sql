@@ -26,6 +26,8 @@ from (values
     -- a vendor's limits are the app's (named by its code or an operator), and its buckets'
     -- scope is the owner itself where the limit is per owner
     ('vendor_limits_pkey'),
+    -- the app's workflow versions, named by its code (name, version)
+    ('workflow_versions_pkey'),
     ('vendor_buckets_pkey')
 ) as v (index_name);
 
