@@ -10,7 +10,11 @@
 -- bucket, which may then owe tokens: the calls after it wait longer), kept
 -- in ticketiq.vendor_turns until the bucket has paid it back: its turn, so
 -- runs that suspend are woken a token apart, in the order they suspended,
--- and the woken call's next take is granted with that token.  Never before
+-- and the woken call's next take is granted with that token.  A call that
+-- holds a turn come due already (woken, it waits a token's time after
+-- another's grant) is not suspended again: suspended false, its lease kept,
+-- due_at when to look again (a resume makes the step's reads again, each
+-- taking a token: suspended each time, its turn would never come).  Never before
 -- the time the vendor asked every process to wait until
 -- (ticketiq.slow_vendor).  A vendor limited by its concurrency only, no
 -- token to keep, looks again after half a second.  A timer
@@ -35,7 +39,8 @@ create or replace function ticketiq.suspend_for_vendor(
 )
 returns table (
     due_at timestamptz,
-    epoch bigint
+    epoch bigint,
+    suspended boolean
 )
 language plpgsql
 security definer
@@ -50,6 +55,7 @@ declare
     v_scope text;
     v_tokens double precision;
     v_due timestamptz;
+    v_kept timestamptz;
 begin
     perform ticketiq._require_text('call_id', p_call_id, 256);
     if p_owner is not null then
@@ -76,7 +82,17 @@ begin
     for update;
     v_now := greatest(v_now, ticketiq.now());
 
-    if v_limit.rate is not null then
+    select t.due_at into v_kept
+    from ticketiq.vendor_turns as t
+    where t.run_id = p_run_id and t.call_id = p_call_id and t.vendor = p_vendor;
+    if v_limit.rate is not null and v_kept <= v_now then
+        return query select greatest(v_now, v_bucket.slowed_until,
+            v_bucket.granted_at + make_interval(secs => 1 / v_limit.rate)), p_epoch, false;
+        return;
+    elsif v_limit.rate is not null and v_kept is not null then
+        -- woken before its turn: it keeps its token and waits for the turn again
+        v_due := v_kept;
+    elsif v_limit.rate is not null then
         v_tokens := least(v_limit.burst::double precision,
             v_bucket.tokens + v_limit.rate * greatest(extract(epoch from v_now - v_bucket.refilled_at), 0)) - 1;
         v_due := v_now + make_interval(secs => greatest(-v_tokens, 0) / v_limit.rate);
@@ -106,7 +122,8 @@ begin
 
     return query select v_due,
         ticketiq._suspend(v_run, 'vendor:' || p_vendor, 'vendor.waiting',
-            jsonb_build_object('vendor', p_vendor, 'call_id', p_call_id, 'due_at', v_due), v_now);
+            jsonb_build_object('vendor', p_vendor, 'call_id', p_call_id, 'due_at', v_due), v_now),
+        true;
 end;
 $$;
 

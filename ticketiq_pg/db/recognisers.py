@@ -123,7 +123,7 @@ db: _Reads, args: Sequence[Any], error: Exception | None, rows: list[dict[str, A
     if run.status != "suspended" or run.epoch != args[2] + 1 or run.wait_key != f"vendor:{args[0]}":
         return None
     # the turn the first attempt set is the run's timer; the caller needs only the epoch
-    return [{"due_at": None, "epoch": run.epoch}]
+    return [{"due_at": None, "epoch": run.epoch, "suspended": True}]
 
 
 async def wait_run(

@@ -322,12 +322,15 @@ class CallExecutor:
     async def suspend_for(self, state: RunState, step_no: int, vendor: str,
                           call_id: str) -> None:
         """Give the lease up until the run's turn for a token of ``vendor`` (raises
-        Suspended); a timer wakes it on whichever process fires it."""
+        Suspended); a timer wakes it on whichever process fires it.  A call whose turn
+        came already is not suspended again (returns): it waits holding its lease."""
         setup = self.setup
         await self.waits.before_suspend(state, step_no)
         setup.leases.check(state.run_id, state.epoch)
         turn = await setup.db.suspend_for_vendor(vendor, state.run_id, state.epoch, call_id,
                                                  state.info.owner)
+        if not turn["suspended"]:
+            return
         log.info("run %s suspended for a token of %s until %s", state.run_id, vendor,
                  turn["due_at"])
         raise Suspended(f"waiting for a token of vendor {vendor}")

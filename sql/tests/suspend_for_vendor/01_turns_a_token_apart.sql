@@ -5,9 +5,11 @@
 -- and fire_due_timers wakes each at its turn, that run only.  A woken
 -- call's take is granted with its turn's token, nothing more taken: a
 -- newcomer still waits for the bucket to be paid back; two woken late
--- together send a token apart.
+-- together send a token apart, and the one whose turn came is not
+-- suspended again: it keeps its token and its lease, and looks again a
+-- token after the other's grant.
 begin;
-select plan(11);
+select plan(13);
 
 select tiq_test.use_fake_clock('2030-01-01 00:00:00+00');
 select tiq_test.new_run('p1', 8, tiq_test.rid(1));
@@ -69,6 +71,14 @@ select results_eq(
         tiq_test.epoch(tiq_test.rid(3)), 'c') as t$$,
     $$values (false, 0.5::numeric(6, 3))$$, 'the third, woken with it, a token later'
 );
+select tokens::numeric(6, 3) as owed from ticketiq.vendor_buckets where vendor = 'jira' \gset
+select results_eq(
+    $$select extract(epoch from s.due_at - ticketiq.now())::numeric(6, 3), s.suspended
+      from ticketiq.suspend_for_vendor('jira', tiq_test.rid(3), tiq_test.epoch(tiq_test.rid(3)), 'c') as s$$,
+    $$values (0.5::numeric(6, 3), false)$$, 'its turn came: not suspended, it looks again a token after the grant'
+);
+select is((select b.tokens::numeric(6, 3) from ticketiq.vendor_buckets as b where b.vendor = 'jira'),
+    :'owed'::numeric(6, 3), 'its token kept: nothing more taken');
 select results_eq(
     $$select f.taken, f.suspended, f.waiting from ticketiq.vendor_limit_figures() as f where f.vendor = 'jira'$$,
     $$values (3::bigint, 3::bigint, 0)$$, 'three taken, three suspended, none suspended now'
