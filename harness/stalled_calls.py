@@ -52,7 +52,9 @@ def listed(requests: Iterable[Mapping[str, Any]], victim: str, takeover_at: floa
     Once continued, the victim is alive again and may adopt a run afresh (a workflow woken
     by its timer, at a new epoch with a lease of its own): a call for a run it adopted
     after the takeover, begun after that adoption, is its new attempt's (``adopted_afresh``),
-    listed but not counted."""
+    listed but not counted.  A read carries no mark in its content: its run is its fencing
+    token's (``TicketIQ-Fence: <run>:<epoch>``); with vendor limits on, runs suspended for
+    a token wake on timers and the continued victim adopts them afresh often."""
     adopted = dict(query(
         "select run_id::text, extract(epoch from min(at)) from ticketiq.audit"
         " where event = 'agent.run.adopted' and actor = %s and at > to_timestamp(%s)"
@@ -66,18 +68,20 @@ def listed(requests: Iterable[Mapping[str, Any]], victim: str, takeover_at: floa
         if request["wall_at"] <= takeover_at and (began is None or began <= takeover_at):
             continue
         found = landed.origin(request.get("body"))
+        token = _header(request, FENCE)
+        run_id = found[0] if found else (token.rpartition(":")[0] if token else None)
         call: dict[str, Any] = {
             "round": round_index, "request": request["id"], "vendor": request["vendor"],
             "method": request["method"], "path": request["path"],
             "run_id": found[0] if found else None, "step": found[1] if found else None,
-            "call_id": found[2] if found else None, "token": _header(request, FENCE),
+            "call_id": found[2] if found else None, "token": token,
             "began_at": began,
             "began_after_takeover_s": None if began is None else round(began - takeover_at, 3),
             "arrived_after_takeover_s": round(request["wall_at"] - takeover_at, 3),
             "effect": request["effect"], "status": request.get("status"),
             "survivor_settled": None,
-            "adopted_afresh": bool(found) and found[0] in adopted
-            and (began if began is not None else request["wall_at"]) >= float(adopted[found[0]]),
+            "adopted_afresh": run_id is not None and run_id in adopted
+            and (began if began is not None else request["wall_at"]) >= float(adopted[run_id]),
         }
         if found and found[2] != landed.ANSWER_CALL:
             rows = query("select state, settlement, outcome ->> 'outcome' from ticketiq.calls"

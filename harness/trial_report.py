@@ -107,6 +107,11 @@ class Report:
     duplicates: dict[str, int] = field(default_factory=dict)
     writes: list[dict[str, Any]] = field(default_factory=list)
     stalled_writes: int = 0
+    # Vendor limits on (LIYAGENT_KILL_VENDOR_LIMITS): per round, the victim's calls
+    # counted in flight under a concurrency at the fault, and the seconds from the fault
+    # to the last of them no longer counted (its run claimed at a new epoch); and the
+    # runs suspended waiting for a token at the fault.
+    tokens_given_back: list[dict[str, Any]] = field(default_factory=list)
     # stop: every outside call the stalled process made that reached a vendor after the
     # takeover (:mod:`~harness.stalled_calls`), begun and applied counted apart.
     stalled_calls: list[dict[str, Any]] = field(default_factory=list)
@@ -217,6 +222,7 @@ class Report:
             "by_kind": self.by_kind(),
             "stalled_writes": self.stalled_writes,
             **stalled_calls.summary(self.stalled_calls),
+            **({"tokens_given_back": self.tokens_given_back} if self.tokens_given_back else {}),
             "send_window": self.send_window,
             "live_takeovers": self.live_takeovers,
             "by_detection": self.by_detection(),

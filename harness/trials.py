@@ -192,6 +192,12 @@ class Arena:
         self.vendor = VendorService.start(self.workdir / "vendor")
         for fault in vendor_faults(self.flaky) if self.flaky is not None else ():
             self.vendor.fault(**fault)
+        # LIYAGENT_KILL_VENDOR_DELAY=0.3: every request to a limited vendor takes that long,
+        # so calls are in flight under its concurrency (counted) when the victim dies.
+        delay = float(os.environ.get("LIYAGENT_KILL_VENDOR_DELAY") or 0)
+        if delay > 0:
+            for vendor in json.loads(os.environ.get("LIYAGENT_KILL_VENDOR_LIMITS") or "{}"):
+                self.vendor.fault(vendor, "delay", seconds=delay, count=10_000_000)
         # An API key for the trial: the front refuses every request without a credential.
         self.api_key = create_api_key_sync(self.db_url, "svc:trials", run_as=["*"])
         self.survivor, self.survivor_url = self.spawn("survivor", TICKETIQ_ENTRY_CLAIM_DELAY="2")
@@ -262,6 +268,7 @@ class Arena:
                 trial.writes_in_flight = three_writes.in_doubt(self.query, trial, name)
             if trial.kind == "fanout":
                 trial.children_at_fault = fanout_trial.at_fault(self.query, trial)
+        tokens = self._tokens_held(name)
         fault_at = time.time()
         at_fault = self._snapshot(trials, name)
         takeover_at = self._fault(mode, victim, name)
@@ -277,6 +284,8 @@ class Arena:
             if trial.retried:
                 self._retry_on_survivor(trial, index)
         self._await(trials, fault_at)
+        if tokens is not None:
+            report.tokens_given_back.append(self._tokens_given_back(index, tokens, fault_at))
         if self.watching is not None:
             self.watching.judge(report)
         if any(t.kind == "three" for t in trials):
@@ -297,6 +306,31 @@ class Arena:
         victim.signal(signal.SIGKILL)
         self.shape.after_round(self, mode, name, trials, fault_at, report)
         return trials
+
+    def _tokens_held(self, name: str) -> dict[str, Any] | None:
+        """With vendor limits on: the victim's calls counted in flight (run, epoch) and
+        its runs suspended for a token, just before the fault."""
+        if not os.environ.get("LIYAGENT_KILL_VENDOR_LIMITS"):
+            return None
+        held = self.query(
+            "select c.run_id, c.epoch from ticketiq.vendor_calls as c join ticketiq.runs as r "
+            "on r.run_id = c.run_id and r.epoch = c.epoch and r.status = 'running' "
+            "where r.lease_holder = %s", name)
+        waiting = self.query("select count(*) from ticketiq.runs where status = 'suspended' "
+                             "and wait_key like 'vendor:%%'")[0][0]
+        return {"held": held, "suspended": waiting}
+
+    def _tokens_given_back(self, index: int, tokens: dict[str, Any],
+                           fault_at: float) -> dict[str, Any]:
+        """When each call the victim held in flight stopped counting: its run's first
+        audit row at a newer epoch (claimed by the sweep, or by the session's end)."""
+        seconds = []
+        for run_id, epoch in tokens["held"]:
+            (at,), = self.query("select extract(epoch from min(a.at)) from ticketiq.audit as a "
+                                "where a.run_id = %s and a.epoch > %s", run_id, epoch)
+            seconds.append(None if at is None else round(float(at) - fault_at, 2))
+        return {"round": index + 1, "held": len(tokens["held"]),
+                "suspended": tokens["suspended"], "given_back_after": seconds}
 
     def _target(self, trials: list[Trial], index: int) -> Trial:
         """The trial the round's fault is timed from: of the arena's target kind, the

@@ -124,7 +124,8 @@ ticketiq.set_vendor_limit(text, double precision, integer, integer, text, text),
 ticketiq.take_vendor_token(text, uuid, bigint, text, text),
 ticketiq.give_vendor_token(uuid, text),
 ticketiq.slow_vendor(text, text, double precision),
-ticketiq.vendor_limit_figures()
+ticketiq.vendor_limit_figures(),
+ticketiq.suspend_for_vendor(text, uuid, bigint, text, text)
 to ticketiq_app;
 grant execute on function ticketiq.vendor_limit_figures() to ticketiq_operator;
 

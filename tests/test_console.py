@@ -400,3 +400,86 @@ def test_an_admin_calls_a_tool_from_a_runs_page_in_the_browser(
         assert [(a, r, k, o) for a, r, k, o in rows][:2] == [
             ("dana", run["run_id"], keys[0], "made"), ("dana", run["run_id"], keys[1], "made")]
         assert [(a, o) for a, _, _, o in rows[2:]] == [("dana", "refused")]
+
+
+async def test_the_limits_page_is_an_admins_and_shows_each_vendors_figures(
+        console: dict[str, Any]) -> None:
+    http = console["http"]
+    got = await http.get("/console/limits")
+    assert (got.status_code, got.headers["location"]) == (303, "/console/login")
+    http.cookies.set(COOKIE, console["user"], path="/console")
+    assert (await http.get("/console/limits")).status_code == 403
+    with psycopg.connect(console["url"], autocommit=True) as conn:
+        conn.execute("select ticketiq.set_vendor_limit('jira', 2, 1, null)")
+        conn.execute("select ticketiq.accept_entry('run', 'e-1', '{}'::jsonb, "
+                     "'<b>owner</b>', 'ra', 'run', false, true, 5)")
+    await sign_in(http, console["admin"])
+    page = await http.get("/console/limits")
+    assert page.status_code == 200 and "jira" in page.text
+    # what the database holds is text, never markup
+    assert "&lt;b&gt;owner&lt;/b&gt;" in page.text and "<b>owner</b>" not in page.text
+
+
+def cells(browser: Any, index: int) -> list[dict[str, str]]:
+    """The rows of the page's ``index``-th table, each by its column's heading."""
+    from selenium.webdriver.common.by import By
+
+    table = browser.find_elements(By.TAG_NAME, "table")[index]
+    rows = table.find_elements(By.TAG_NAME, "tr")
+    heads = [th.text for th in rows[0].find_elements(By.TAG_NAME, "th")]
+    return [dict(zip(heads, [td.text for td in row.find_elements(By.TAG_NAME, "td")],
+                     strict=True)) for row in rows[1:]]
+
+
+@pytest.mark.slow
+def test_an_admin_sees_vendor_limits_and_runs_waiting_in_the_browser(
+        pg_server_url: str, browser: Any, service: Example, tmp_path: Path) -> None:
+    """The Limits page of a worker of the triage example (its ticket service limited at
+    40 a second): the vendor's tokens taken, waits, 429s met (slowed) and runs suspended
+    for a token, then the runs waiting to start by priority and owner, as the database
+    has them.  The screenshot goes to ``$TICKETIQ_SCREENSHOT_DIR`` when set."""
+    from selenium.webdriver.common.by import By
+
+    with fresh_database(pg_server_url) as db:
+        admin = make_api_key(db, "dana", scopes=["admin"])
+        # entries wait to start: the worker claims none younger than 10 minutes
+        with WorkerProcess("app:app", db, seal_keys=new_seal_key(), app_dir=EXAMPLE,
+                           http=True, log_dir=tmp_path,
+                           env={"TRIAGE_SERVICE_URL": service.service_url,
+                                "TICKETIQ_ENTRY_CLAIM_DELAY": "600"}) as worker:
+            with psycopg.connect(db, autocommit=True) as conn:
+                run_id = conn.execute(
+                    "select run_id from ticketiq.start_run('elsewhere', 'ops', 'ra', 'web', "
+                    "'ep', true, 3600, '{}', null, null, '{}')").fetchone()[0]
+                # a token taken, a 429 met (every process waits 600 s), a run suspended
+                conn.execute("select ticketiq.take_vendor_token('tickets', %s, 1, 'c1')",
+                             (run_id,))
+                conn.execute("select ticketiq.slow_vendor('tickets', null, 600)")
+                conn.execute("select ticketiq.take_vendor_token('tickets', %s, 1, 'c2')",
+                             (run_id,))
+                conn.execute("select ticketiq.suspend_for_vendor('tickets', %s, 1, 'c2')",
+                             (run_id,))
+                for sender, owner, priority in (("a-1", "bulk", 0), ("a-2", "bulk", 0),
+                                                ("v-1", "vip", 10)):
+                    conn.execute("select ticketiq.accept_entry('run', %s, '{}'::jsonb, %s, "
+                                 "'ra', 'run', false, true, %s)", (sender, owner, priority))
+            browser.set_window_size(1400, 900)
+            browser.get(f"{worker.url}/console/login")
+            browser.find_element(By.NAME, "token").send_keys(admin)
+            browser.find_element(By.TAG_NAME, "button").click()
+            shows(browser, "Signed in as dana")
+            browser.find_element(By.LINK_TEXT, "limits").click()
+            shows(browser, "Runs waiting to start")
+            (tickets,) = cells(browser, 0)
+            assert {k: tickets[k] for k in ("vendor", "rate", "burst", "concurrency",
+                                            "set_by", "taken", "waited", "slowed",
+                                            "suspended", "waiting")} == {
+                "vendor": "tickets", "rate": "40.0", "burst": "20", "concurrency": "16",
+                "set_by": "app", "taken": "1", "waited": "1", "slowed": "1",
+                "suspended": "1", "waiting": "1"}
+            assert tickets["slowed_until"]
+            assert [(r["priority"], r["owner"], r["runs"]) for r in cells(browser, 1)] == [
+                ("10", "vip", "1"), ("0", "bulk", "2")]
+            if os.environ.get("TICKETIQ_SCREENSHOT_DIR"):
+                browser.save_screenshot(str(Path(os.environ["TICKETIQ_SCREENSHOT_DIR"])
+                                            / "console-limits.png"))

@@ -231,6 +231,9 @@ class Settings:
     #: Seconds a woken workflow run waits for a live worker that runs its version before
     #: it is failed (0: it waits until one comes).
     workflow_wait_limit: float = 0.0
+    #: Seconds a call waits for a vendor's token holding its run's lease before the run
+    #: (one that may wait) suspends until its turn.
+    vendor_suspend_after: float = 2.0
 
     def sealer(self) -> Sealer:
         """The sealer of these keys (ConfigError without any)."""
@@ -280,6 +283,7 @@ class Settings:
         number("TICKETIQ_LIVE_TEXT_INTERVAL", "live_text_interval", 0.0)
         number("TICKETIQ_OWNER_MAX_RUNS", "owner_max_runs", 0, integer=True)
         number("TICKETIQ_WORKFLOW_WAIT_LIMIT", "workflow_wait_limit", 0.0)
+        number("TICKETIQ_VENDOR_SUSPEND_AFTER", "vendor_suspend_after", 0.0)
         raw_live = (env.get("TICKETIQ_LIVE_EVENTS") or "").strip().lower()
         if raw_live in ("watched", "always", "off"):
             values["live_events"] = raw_live

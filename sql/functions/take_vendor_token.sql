@@ -9,7 +9,12 @@
 -- holds less than a token; otherwise a token is taken (and the call
 -- counted in flight until ticketiq.give_vendor_token, or until its run is
 -- no longer held at p_epoch: a dead process's calls are given back when
--- its runs are claimed).  A vendor with no limit grants at once.  The
+-- its runs are claimed).  A call whose run suspended for a token
+-- (ticketiq.suspend_for_vendor) is granted, from its turn, with the token
+-- kept for it then (ticketiq.vendor_turns), nothing more taken from the
+-- rate, but no sooner than a token's time (1 / rate) after the bucket's
+-- last grant: runs woken together send a token apart.  A vendor with no
+-- limit grants at once.  The
 -- same call taken again at the same epoch is granted again, nothing more
 -- taken.  Fenced by the run (ticketiq._fence): a process that lost the run
 -- takes nothing.  Waiting is not a failure: nothing is counted against the
@@ -46,6 +51,7 @@ declare
     v_scope text;
     v_tokens double precision;
     v_in_flight integer;
+    v_turn boolean := false;
 begin
     perform ticketiq._require_text('call_id', p_call_id, 256);
     if p_owner is not null then
@@ -111,7 +117,23 @@ begin
         end if;
     end if;
 
-    if v_limit.rate is not null and v_tokens < 1 then
+    if v_limit.rate is not null then
+        v_turn := exists (
+            select 1 from ticketiq.vendor_turns as t
+            where t.run_id = p_run_id and t.call_id = p_call_id and t.vendor = p_vendor
+                and t.due_at <= v_now
+        );
+        if v_turn and v_bucket.granted_at > v_now - make_interval(secs => 1 / v_limit.rate) then
+            update ticketiq.vendor_buckets as b
+            set tokens = v_tokens, refilled_at = v_now, waited = b.waited + 1
+            where b.vendor = p_vendor and b.scope = v_scope;
+            return query select false,
+                extract(epoch from v_bucket.granted_at + make_interval(secs => 1 / v_limit.rate) - v_now)
+                ::double precision, false;
+            return;
+        end if;
+    end if;
+    if v_limit.rate is not null and not v_turn and v_tokens < 1 then
         update ticketiq.vendor_buckets as b
         set tokens = v_tokens, refilled_at = v_now, waited = b.waited + 1
         where b.vendor = p_vendor and b.scope = v_scope;
@@ -120,10 +142,14 @@ begin
     end if;
 
     update ticketiq.vendor_buckets as b
-    set tokens = case when v_limit.rate is null then v_tokens else v_tokens - 1 end,
+    set tokens = case when v_limit.rate is null or v_turn then v_tokens else v_tokens - 1 end,
         refilled_at = v_now,
+        granted_at = v_now,
         taken = b.taken + 1
     where b.vendor = p_vendor and b.scope = v_scope;
+    if v_turn then
+        delete from ticketiq.vendor_turns as t where t.run_id = p_run_id and t.call_id = p_call_id;
+    end if;
     if v_limit.concurrency is not null then
         insert into ticketiq.vendor_calls (run_id, call_id, vendor, scope, epoch, taken_at)
         values (p_run_id, p_call_id, p_vendor, v_scope, p_epoch, v_now)

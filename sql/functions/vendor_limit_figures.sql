@@ -4,8 +4,11 @@
 -- One row per bucket (a vendor limited per owner has one per owner seen;
 -- a vendor no call has taken from yet, one row with a null scope): the
 -- limits, who set them, the tokens now (refilled to this moment), the
--- calls in flight that count, until when the vendor asked to wait, and
--- the tokens taken, waits and slow-downs counted since the bucket began.
+-- calls in flight that count, until when the vendor asked to wait, the
+-- tokens taken, waits, slow-downs (a 429 or 503 met) and runs suspended
+-- for a token counted since the bucket began, and the runs suspended for
+-- one now (ticketiq.suspend_for_vendor; of a vendor limited per owner, the
+-- bucket's owner's).
 -- Limits: none.
 -- SQLSTATEs: none.
 create or replace function ticketiq.vendor_limit_figures()
@@ -22,7 +25,9 @@ returns table (
     slowed_until timestamptz,
     taken bigint,
     waited bigint,
-    slowed bigint
+    slowed bigint,
+    suspended bigint,
+    waiting integer
 )
 language plpgsql
 stable
@@ -51,7 +56,14 @@ begin
         b.slowed_until,
         coalesce(b.taken, 0),
         coalesce(b.waited, 0),
-        coalesce(b.slowed, 0)
+        coalesce(b.slowed, 0),
+        coalesce(b.suspended, 0),
+        coalesce((
+            select count(*)::integer
+            from ticketiq.runs as r
+            where r.status = 'suspended' and r.wait_key = 'vendor:' || l.vendor
+                and (l.per = 'all' or r.owner = b.scope)
+        ), 0)
     from ticketiq.vendor_limits as l
     left join ticketiq.vendor_buckets as b on b.vendor = l.vendor
     order by l.vendor, b.scope;
@@ -59,4 +71,4 @@ end;
 $$;
 
 comment on function ticketiq.vendor_limit_figures() is
-'Each vendor''s limits and each bucket''s tokens, calls in flight, wait-until and counts taken, waited and slowed.';
+'Each vendor''s limits and each bucket''s tokens, calls in flight, wait-until, counts taken, waited, slowed and suspended, and runs suspended now.';

@@ -29,7 +29,11 @@ puts a real PgBouncer between the app processes and the database (judged: no pre
 statement or session state error in any log).  ``detected_by`` is in every report.
 ``LIYAGENT_KILL_VENDOR_LIMITS`` (JSON, as ``TICKETIQ_SCRIPT_VENDOR_LIMITS``) puts the
 scripted tools of those vendors under limits every process shares, so calls wait for
-tokens when the victim dies (issue 43).
+tokens when the victim dies (issue 43); ``LIYAGENT_KILL_VENDOR_DELAY=S`` makes each of
+their requests take S seconds, so calls are counted in flight under a concurrency when it
+dies; ``tokens_given_back`` in the report gives, per round, the victim's calls counted in
+flight and its runs suspended for a token at the fault, and the seconds from the fault
+to each of those calls no longer counted (its run taken over at a new epoch).
 ``LIYAGENT_KILL_MODE=watch`` (behind the edge, which it turns on) SIGKILLs the victim
 while SSE clients watch a run of it stream its text (:mod:`harness.watch_trial`: clients
 on each process's front and through the edge; judged: each client's durable events are

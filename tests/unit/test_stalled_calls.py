@@ -84,3 +84,27 @@ def test_a_stalled_process_is_excused_only_for_runs_it_adopted_afresh() -> None:
     # r-old after the takeover, r-new before its adoption, the unmarked one
     assert stalled_calls.counted(out) == 3
     assert [o["adopted_afresh"] for o in out] == [False, False, True, False]
+
+
+def test_a_read_of_a_run_adopted_afresh_is_known_by_its_fencing_token() -> None:
+    """A read carries no mark in its content: its run is its fencing token's.  Runs
+    suspended for a vendor's token wake on timers, and the continued victim may adopt one
+    afresh: its reads then are its new attempt's, as its writes are."""
+    auth = {"Authorization": "Basic " + base64.b64encode(b"victim-1:x").decode()}
+
+    def read(at: float, token: str | None) -> dict:
+        headers = {**auth, "TicketIQ-Sent-At": str(at - 0.001)}
+        if token:
+            headers["TicketIQ-Fence"] = token
+        return {"id": int(at * 10), "vendor": "jira", "effect": "read", "status": 200,
+                "headers": headers, "wall_at": at, "method": "GET", "path": "/x",
+                "body": None}
+
+    def query(sql: str, *_: object) -> list[tuple]:
+        return [("r-new", 12.0)] if "ticketiq.audit" in sql else []
+
+    out = stalled_calls.listed([read(13.0, "r-new:9"), read(11.0, "r-new:8"),
+                                read(13.0, "r-old:4"), read(13.0, None)], "victim-1", 10.0,
+                               query, 0)
+    assert [o["adopted_afresh"] for o in out] == [True, False, False, False]
+    assert stalled_calls.counted(out) == 3

@@ -53,7 +53,7 @@ from ticketiq_pg.db.waits import WaitFunctions
 from ticketiq_pg.seal import JsonText
 
 #: Schema versions this driver knows how to talk to.
-KNOWN_SCHEMA_VERSIONS = frozenset({24})
+KNOWN_SCHEMA_VERSIONS = frozenset({25})
 
 #: NOTIFY channels the functions use.
 RESUME_CHANNEL = "ticketiq_resume"
@@ -633,6 +633,15 @@ class TicketIQ(Transport):
     async def slow_vendor(self, vendor: str, owner: str | None, seconds: float) -> bool:
         """``ticketiq.slow_vendor``: The vendor asked to wait: every process waits."""
         return bool(await self.scalar("slow_vendor", (vendor, owner, seconds), None))
+
+    async def suspend_for_vendor(
+        self, vendor: str, run_id: uuid.UUID, epoch: int, call_id: str, owner: str | None,
+    ) -> dict[str, Any]:
+        """``ticketiq.suspend_for_vendor``: The run waited long enough for a token: it
+        gives its lease up until its turn (a timer wakes it); its due time and new epoch."""
+        rows = await self.rows("suspend_for_vendor", (vendor, run_id, epoch, call_id, owner),
+                               None)
+        return rows[0]
 
     async def vendor_limit_figures(self) -> list[dict[str, Any]]:
         """``ticketiq.vendor_limit_figures``: Each vendor bucket's limits and figures."""

@@ -371,6 +371,22 @@ def approvals_waiting(conn: psycopg.Connection[Any]) -> list[dict[str, Any]]:
     return fetch_all(conn, _WAITING)
 
 
+def vendor_limits(conn: psycopg.Connection[Any]) -> dict[str, list[dict[str, Any]]]:
+    """Each vendor bucket's limits and figures (``ticketiq.vendor_limit_figures``: tokens
+    taken, waits refused, 429s and 503s met, runs suspended for a token) and the runs
+    waiting to start, by owner and priority (fair shares), highest priority first."""
+    vendors = fetch_all(conn, "select * from ticketiq.vendor_limit_figures()")
+    for row in vendors:
+        row["tokens"] = round(row["tokens"], 2)
+    return {
+        "vendors": vendors,
+        "waiting_to_start": fetch_all(
+            conn, "select e.owner, e.priority, count(*)::int as runs, min(e.received_at) "
+            "as oldest from ticketiq.entries as e where e.state = 'pending' "
+            "group by e.owner, e.priority order by e.priority desc, e.owner limit 500"),
+    }
+
+
 # -- runs -------------------------------------------------------------------------------------
 
 _RUN_COLUMNS = """

@@ -114,6 +114,18 @@ db: _Reads, args: Sequence[Any], error: Exception | None, rows: list[dict[str, A
     return [{"run_id": run.run_id, "status": run.status, "epoch": run.epoch}]
 
 
+async def suspend_for_vendor(
+db: _Reads, args: Sequence[Any], error: Exception | None, rows: list[dict[str, Any]] | None
+) -> list[dict[str, Any]] | None:
+    if not isinstance(error, errors.Fenced):
+        return None
+    run = await db.get_run(args[1])
+    if run.status != "suspended" or run.epoch != args[2] + 1 or run.wait_key != f"vendor:{args[0]}":
+        return None
+    # the turn the first attempt set is the run's timer; the caller needs only the epoch
+    return [{"due_at": None, "epoch": run.epoch, "suspended": True}]
+
+
 async def wait_run(
 db: _Reads, args: Sequence[Any], error: Exception | None, rows: list[dict[str, Any]] | None
 ) -> list[dict[str, Any]] | None:
@@ -157,6 +169,7 @@ BY_FUNCTION: Mapping[str, Recogniser] = {
     "release_run": release_run,
     "suspend_run": suspend_run,
     "wait_run": wait_run,
+    "suspend_for_vendor": suspend_for_vendor,
     "finish_job": finish_job,
     "fail_job": fail_job,
 }

@@ -163,6 +163,9 @@ RULES: dict[str, Rule] = {
     "suspend_run": Rule(
         C, "a repeat finds the epoch raised (TQ002); suspended at epoch + 1 on the same "
         "wait key is the first attempt's suspension"),
+    "suspend_for_vendor": Rule(
+        C, "a repeat finds the epoch raised (TQ002); suspended at epoch + 1 on the "
+        "vendor's wait key is the first attempt's suspension"),
     "start_run": Rule(
         C, "the driver names the run (a client-side uuid4 when the caller gave no run id): "
         "a repeat finds that run (TQ007, or created = false under an idempotency key) "

@@ -29,7 +29,14 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from ticketiq_pg.db.inspect import approvals_waiting, audit, runs, snapshot, status
+from ticketiq_pg.db.inspect import (
+    approvals_waiting,
+    audit,
+    runs,
+    snapshot,
+    status,
+    vendor_limits,
+)
 from ticketiq_pg.db.inspect_run import show
 from ticketiq_pg.errors import TicketIQError, UnknownApproval, UnknownRun
 from ticketiq_pg.front import door
@@ -182,6 +189,11 @@ def console_app(auth: Authenticator, store: Any, conninfo: Callable[[], str | No
                        waiting=waiting, in_flight=in_flight, ended=ended,
                        status_text=render_status(report), audit_text=render_audit(events))
 
+    async def limits(request: Request, who: Identity) -> Response:
+        found = await read(vendor_limits)
+        return _render(request, "limits.html", "Vendor limits and runs waiting", who=who,
+                       vendors=found["vendors"], waiting=found["waiting_to_start"])
+
     async def run_page(request: Request, who: Identity, call: dict[str, Any] | None = None,
                        form: dict[str, str] | None = None, status_code: int = 200,
                        message: str = "") -> Response:
@@ -328,6 +340,7 @@ def console_app(auth: Authenticator, store: Any, conninfo: Callable[[], str | No
 
     return Starlette(routes=[
         Route("/", admin_only(overview)),
+        Route("/limits", admin_only(limits)),
         # A path that is no UUID matches nothing: 404 before any credential is looked at.
         Route("/runs/{run_id:uuid}", admin_only(run_page)),
         Route("/runs/{run_id:uuid}/stop", admin_only(stop_run), methods=["POST"]),

@@ -48,7 +48,8 @@ def cmd_limits(opts: argparse.Namespace, url: str) -> int:
         say(f"{r['vendor']}{scope}: rate {r['rate'] or '-'}/s burst {r['burst']}, concurrency "
             f"{r['concurrency'] or '-'} (per {r['per']}, set by {r['set_by']}); tokens "
             f"{r['tokens']:.1f}, in flight {r['in_flight']}{slowed}; taken {r['taken']}, "
-            f"waited {r['waited']}, slowed {r['slowed']}")
+            f"waited {r['waited']}, slowed {r['slowed']}, suspended {r['suspended']}; runs "
+            f"suspended now {r['waiting']}")
     return 0
 
 

@@ -137,7 +137,8 @@ class CallExecutor:
                 outcome = (await self.waits.workflow_wait(state, step_no, call), "made")
             else:
                 judged = await self._judge(state, call)
-                if isinstance(judged, _Judged) and not judged.alone and together:
+                if (isinstance(judged, _Judged) and not judged.alone and together
+                        and not (judged.tool.vendor and may_suspend(state))):
                     batch.append((i, call, judged))
                     continue
                 if isinstance(judged, _Judged):
@@ -257,6 +258,7 @@ class CallExecutor:
                           "by": approval.decided_by, "reason": approval.reason}
                 return result, how if how != "made" else "skipped"
             approval_id = approval.approval_id
+        await self.first_token(state, step_no, call, judged.tool)
         classification = recorded
         if state.durable and (is_changing(recorded) or is_changing(current)):
             setup.leases.check(state.run_id, state.epoch)
@@ -299,6 +301,39 @@ class CallExecutor:
                             {"call_id": call["call_id"], "tool": call["tool"],
                              "settlement": ended, "outcome": result})
         return result, ended
+
+    async def first_token(
+        self, state: RunState, step_no: int, call: dict[str, Any], tool: Tool
+    ) -> None:
+        """A limited call's first vendor token, taken before the call is marked.
+
+        Of a run that may suspend (written ahead; one that may wait, or a workflow's): a
+        wait past :attr:`EngineSetup.vendor_suspend_after` suspends it
+        (:meth:`suspend_for`) while its calls are still unmarked, so the attempt its turn
+        wakes makes them as new calls, never settles them as in doubt.  The turn keeps
+        the call's token (``ticketiq.vendor_turns``): woken, it is granted at once, and a
+        step's read made again on the resume, suspended in turn, keeps its own.  A later
+        try's token (a retry) is waited for holding the lease: the call may be in doubt.
+        """
+        if tool.vendor and may_suspend(state) and call["call_id"] not in state.tokens:
+            state.tokens[call["call_id"]] = await _RunAttempt(self, state).wait_token(
+                tool.vendor, call["call_id"], step_no)
+
+    async def suspend_for(self, state: RunState, step_no: int, vendor: str,
+                          call_id: str) -> None:
+        """Give the lease up until the run's turn for a token of ``vendor`` (raises
+        Suspended); a timer wakes it on whichever process fires it.  A call whose turn
+        came already is not suspended again (returns): it waits holding its lease."""
+        setup = self.setup
+        await self.waits.before_suspend(state, step_no)
+        setup.leases.check(state.run_id, state.epoch)
+        turn = await setup.db.suspend_for_vendor(vendor, state.run_id, state.epoch, call_id,
+                                                 state.info.owner)
+        if not turn["suspended"]:
+            return
+        log.info("run %s suspended for a token of %s until %s", state.run_id, vendor,
+                 turn["due_at"])
+        raise Suspended(f"waiting for a token of vendor {vendor}")
 
     @staticmethod
     def context(
@@ -511,6 +546,15 @@ class CallExecutor:
         return result, "unknown"
 
 
+def may_suspend(state: RunState) -> bool:
+    """Whether a wait for a vendor's token may suspend the run: written ahead, and one
+    that may wait (its entry kind's ``may_wait``) or a workflow's.  Its limited calls are
+    made one after another, each token taken just before its call is marked and sent:
+    tokens taken for calls sent together would send the first one's late, bunched with
+    the last one's, faster than the rate."""
+    return state.durable and (state.info.may_wait or state.workflow is not None)
+
+
 def _json_result(tool: Tool, result: Any) -> None:
     """A result the next checkpoint cannot hold fails the run now, not at every resume."""
     try:
@@ -544,17 +588,32 @@ class _RunAttempt:
         return await call_fence.settle_fenced(setup.leases, setup.db, self.state, context, exc)
 
     async def take(self, vendor: str, context: CallContext) -> bool:
+        """A try's token of the vendor's limit: the first try's, when the call took it
+        before its mark; else waited for holding the lease."""
+        taken = self.state.tokens.pop(context.call_id, None)
+        if taken is not None:
+            return taken
+        return await self.wait_token(vendor, context.call_id)
+
+    async def wait_token(self, vendor: str, call_id: str, step_no: int | None = None) -> bool:
         """Wait for a token of the vendor's limit (the lease checked while waiting: a
-        wait is neither a failure nor a retry); whether the call counts in flight."""
+        wait is neither a failure nor a retry); whether the call counts in flight.  With
+        ``step_no`` (a first token, before the mark) a wait that would pass the
+        threshold suspends the run instead."""
         setup, state = self.executor.setup, self.state
+        waited = 0.0
         while True:
             setup.leases.check(state.run_id, state.epoch)
             granted, wait, counted = await setup.db.take_vendor_token(
-                vendor, state.run_id, state.epoch, context.call_id, state.info.owner)
+                vendor, state.run_id, state.epoch, call_id, state.info.owner)
             if granted:
                 return counted
+            if step_no is not None and waited + wait > setup.vendor_suspend_after:
+                await self.executor.suspend_for(state, step_no, vendor, call_id)
             # Short sleeps: the lease is checked, and a token freed early is taken soon.
-            await asyncio.sleep(min(max(wait, 0.005), 1.0))
+            pause = min(max(wait, 0.005), 1.0)
+            await asyncio.sleep(pause)
+            waited += pause
             await self.ready()
 
     async def give(self, context: CallContext) -> None:

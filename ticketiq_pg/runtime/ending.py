@@ -43,7 +43,16 @@ class Ending:
         delivery = self.deliveries.get(info.entry_point)
         if delivery is None or delivery.progress is None:
             return
-        task = asyncio.create_task(self._show_progress(delivery.progress, info, request))
+        leases = self.setup.leases if self.setup is not None else None
+        held = leases.entries.get(info.run_id) if leases is not None else None
+        show = self._show_progress(delivery.progress, info, request)
+        if leases is None or held is None:
+            task = asyncio.create_task(show)
+        else:
+            # Fenced as a call is (the task copies the context): a process stalled past
+            # its lease shows nothing once it goes on, the run being another's by then.
+            with fencing.fenced(call_fence.for_run(leases, info.run_id, held.epoch)):
+                task = asyncio.create_task(show)
         self._progressing.add(task)  # held until done: a task only weakly held may vanish
         task.add_done_callback(self._progressing.discard)
 

@@ -115,9 +115,9 @@ class EntryPump:
             except Exception:  # noqa: BLE001 - a failed fire must not keep the inbox waiting
                 log.exception("firing due crons failed; claiming entries all the same")
             try:
-                # workflow timers (an app with workflows): each fires once, on whichever
-                # process gets it first
-                if self.runner.workflows:
+                # workflow timers (an app with workflows) and vendor turns (an app with
+                # limited tools): each fires once, on whichever process gets it first
+                if self.runner.workflows or self.runner.vendor_turns:
                     self.timers_fired += len(await self.db.waits.fire_due_timers())
             except Exception:  # noqa: BLE001 - nor a failed timer
                 log.exception("firing due workflow timers failed")

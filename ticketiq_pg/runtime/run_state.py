@@ -66,6 +66,9 @@ class RunState:
     recorded: set[str] = field(default_factory=set)
     #: The calls this attempt marked in doubt (a read the mark gave a row to among them).
     marked: set[str] = field(default_factory=set)
+    #: The calls that took their first vendor token before their mark, and whether it
+    #: counts in flight (:meth:`~ticketiq_pg.runtime.calls.CallExecutor.first_token`).
+    tokens: dict[str, bool] = field(default_factory=dict)
     #: The seal of the run's last checkpoint when it is a link of a chain (None: the
     #: next checkpoint starts one, a base with the whole conversation so far).
     chain_seal: str | None = None

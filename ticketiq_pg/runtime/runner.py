@@ -119,14 +119,19 @@ class Runner:
         deadline: float | None = 3600.0,
         workflows: Iterable[Workflow] = (),
         calls_at_once: int = 8,
+        vendor_suspend_after: float = 2.0,
     ) -> None:
         self.setup = EngineSetup(
             db=db, leases=leases, sealer=sealer, model=model, tools=flows.EngineTools(tools),
             gates=gates or AllowAll(), faults=faults or FaultPoints(), agent_loop=agent_loop,
             model_retry=model_retry, tool_retry=tool_retry, poll_interval=poll_interval,
             max_losses=max_losses, calls_at_once=max(1, calls_at_once),
+            vendor_suspend_after=vendor_suspend_after,
         )
         self.workflows = flows.Workflows(workflows)
+        #: Whether a run may suspend for a vendor's token: a timer wakes it at its turn.
+        self.vendor_turns = any(getattr(tools.get(name), "vendor", None)
+                                for name in tools.names())
         #: A run's limits unless its start says otherwise: model steps, seconds.
         self.max_steps = max_steps
         self.deadline = deadline

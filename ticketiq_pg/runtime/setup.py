@@ -58,6 +58,9 @@ class EngineSetup:
     max_losses: int = 2
     #: A step's calls made at once, at most (1: one after another).
     calls_at_once: int = 8
+    #: Seconds a call waits for a vendor's token holding its run's lease; past them a
+    #: run that may wait suspends until its turn (TICKETIQ_VENDOR_SUSPEND_AFTER).
+    vendor_suspend_after: float = 2.0
     #: Set by the process at graceful shutdown: each run is released at its next step
     #: boundary, with the results it already has.
     draining: bool = False

@@ -296,6 +296,14 @@ class RunStore(Protocol):
         """``ticketiq.give_vendor_token``: The call ended: no longer in flight."""
         ...
 
+    async def suspend_for_vendor(
+        self, vendor: str, run_id: uuid.UUID, epoch: int, call_id: str, owner: str | None,
+    ) -> dict[str, Any]:
+        """``ticketiq.suspend_for_vendor``: The run gives its lease up until its turn for a
+        token of the vendor (a timer wakes it).  Fenced.
+        """
+        ...
+
     async def slow_vendor(self, vendor: str, owner: str | None, seconds: float) -> bool:
         """``ticketiq.slow_vendor``: The vendor asked to wait (429/503 with Retry-After):
         every process waits until then.

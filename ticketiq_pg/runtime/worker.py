@@ -228,7 +228,7 @@ class Worker:
             max_steps=self.app.max_steps or s.max_steps,
             deadline=self.app.deadline if self.app.deadline is not None else (
                 s.run_deadline or None), workflows=self.app.workflows,
-            calls_at_once=s.calls_at_once,
+            calls_at_once=s.calls_at_once, vendor_suspend_after=s.vendor_suspend_after,
         )
         # What this code runs, said before any adoption: a run of another workflow version
         # is left to a process that runs it (a rolling deploy's old worker).

@@ -123,7 +123,7 @@ select throws_ok(
     $$select ticketiq.get_answer('00000000-0000-0000-0000-000000000001')$$, '42501', null,
     'operator cannot read a sealed answer and its seal'
 );
-select is(ticketiq.schema_version(), 24, 'operator calls schema_version()');
+select is(ticketiq.schema_version(), 25, 'operator calls schema_version()');
 
 reset role;
 

@@ -12,9 +12,10 @@
 -- schema version 21: the vendor limits set_vendor_limit, take_vendor_token,
 -- give_vendor_token, slow_vendor and vendor_limit_figures; schema version 23:
 -- list_runs, stop_runs, restart_run, fork_source and fork_run; schema version
--- 24: declare_workflows, unrunnable_runs and fail_unrunnable_runs).
+-- 24: declare_workflows, unrunnable_runs and fail_unrunnable_runs; schema version
+-- 25: suspend_for_vendor).
 begin;
-select plan(83);
+select plan(84);
 
 select has_schema('ticketiq');
 select functions_are(
@@ -39,7 +40,7 @@ select functions_are(
         'wait_run', 'fire_due_timers', 'send_signal', '_suspend', 'run_events_after', '_step_event',
         'set_vendor_limit', 'take_vendor_token', 'give_vendor_token', 'slow_vendor', 'vendor_limit_figures',
         'list_runs', 'stop_runs', 'restart_run', 'fork_source', 'fork_run',
-        'declare_workflows', 'unrunnable_runs', 'fail_unrunnable_runs'
+        'declare_workflows', 'unrunnable_runs', 'fail_unrunnable_runs', 'suspend_for_vendor'
     ],
     'ticketiq has the documented functions and no others'
 );
@@ -161,6 +162,7 @@ select has_function('ticketiq', 'take_vendor_token', array['text', 'uuid', 'bigi
 select has_function('ticketiq', 'give_vendor_token', array['uuid', 'text']);
 select has_function('ticketiq', 'slow_vendor', array['text', 'text', 'double precision']);
 select has_function('ticketiq', 'vendor_limit_figures', array[]::name[]);
+select has_function('ticketiq', 'suspend_for_vendor', array['text', 'uuid', 'bigint', 'text', 'text']);
 select has_function('ticketiq', '_finish_entry', array['uuid', 'text', 'jsonb', 'timestamp with time zone']);
 select has_function('ticketiq', '_wake', array['text', 'timestamp with time zone', 'uuid']);
 select function_returns('ticketiq', 'wake_runs', array['text'], 'integer');
