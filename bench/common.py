@@ -86,8 +86,8 @@ class Sizes:
     lookup_rows: int = 100_000
     lookup_rounds: int = 2
     # 21. a step's server work split: calls an arm and round, rounds
-    split_calls: int = 1000
-    split_rounds: int = 5
+    split_calls: int = 200
+    split_rounds: int = 15
 
 
 FULL = Sizes(

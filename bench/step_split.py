@@ -3,7 +3,8 @@
 The function as shipped is timed beside copies of itself with one part taken out each,
 and beside the raw ``UPDATE`` of the same body (the floor), on one connection, one run
 at a time, each call its own transaction as a step at 1 at once is.  What a part costs
-is the shipped arm's figure less the copy's without it.  The arms:
+is the median over rounds of the shipped arm's figure less the copy's without it,
+paired within each round.  The arms:
 
 * ``shipped``: ``sql/functions/write_checkpoint.sql`` as installed;
 * ``no_validation``: without ``_checkpoint_ok`` (the body's shape);
@@ -195,10 +196,15 @@ def measure(url: str, calls: int, rounds: int, log: Any) -> dict[str, Any]:
             fig[f"{key}_rounds"] = values
         out["arms"][label] = fig
     shipped = out["arms"]["shipped"]
-    out["parts_cpu_us"] = {
-        label: (shipped["server_cpu_us"] - out["arms"][label]["server_cpu_us"])
-        if shipped["server_cpu_us"] is not None else None
-        for label in [*CUTS, "bare"]}
+    # A part's cost: the median over rounds of the shipped arm less the arm without it,
+    # paired within each round (a round's arms ran minutes apart at most, the rounds
+    # longer: pairing takes the machine's drift out of the difference).
+    out["parts_cpu_us"] = {}
+    for label in [*CUTS, "bare"]:
+        pairs = [(a["server_cpu_us"], b["server_cpu_us"])
+                 for a, b in zip(per["shipped"], per[label], strict=True)]
+        diffs = [x - y for x, y in pairs if x is not None and y is not None]
+        out["parts_cpu_us"][label] = statistics.median(diffs) if diffs else None
     floor = out["arms"]["floor"]["server_cpu_us"]
     out["shipped_over_floor"] = (shipped["server_cpu_us"] / floor) if floor else None
     for label in labels:

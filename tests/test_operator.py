@@ -190,8 +190,8 @@ def iso(text: str) -> datetime:
 
 STATUS_KEYS = [
     "now", "schema_version", "processes", "leaders", "leases_lapsing", "runs_in_flight",
-    "runs_suspended", "workflow_runs_unrunnable", "runs_retrying", "calls_in_doubt",
-    "approvals_waiting", "entries_open", "jobs_open",
+    "runs_suspended", "workflow_runs_unrunnable", "waiting_to_start", "vendors",
+    "runs_retrying", "calls_in_doubt", "approvals_waiting", "entries_open", "jobs_open",
 ]
 
 
@@ -201,6 +201,13 @@ def test_status_json(world: World, capsys: pytest.CaptureFixture[str]) -> None:
     assert report["runs_retrying"] == {"count": 0, "rows": []}  # (tests/test_model_errors.py)
     # (tests/test_workflow_deploys.py)
     assert report["workflow_runs_unrunnable"] == {"count": 0, "rows": []}
+    # (tests/test_fair_shares.py, tests/test_vendor_limits.py)
+    with psycopg.connect(world.url) as conn:
+        pending = conn.execute("select owner, priority, count(*)::int from ticketiq.entries "
+                               "where state = 'pending' group by 1, 2").fetchall()
+    assert sorted((w["owner"], w["priority"], w["runs"]) for w in report["waiting_to_start"]) \
+        == sorted(pending)
+    assert report["vendors"] == []
     now = iso(report["now"])
     assert report["schema_version"] == max(KNOWN_SCHEMA_VERSIONS)
 

@@ -82,9 +82,11 @@ def database_figures(url: str) -> dict[str, Any]:
             "lost_twice": one("select count(*) from ticketiq.runs where loss_count >= 2"),
             "leases_lapsed": one("select count(*) from ticketiq.runs where status = 'running' "
                                  "and lease_expires_at < ticketiq.now()"),
-            # each vendor bucket: (vendor, scope, taken, waited, slowed, in flight, tokens)
+            # each vendor bucket: (vendor, scope, taken, waited, slowed, in flight, tokens,
+            # suspensions, runs suspended for a token now)
             "vendors": rows("select vendor, coalesce(scope, ''), taken, waited, slowed, "
-                            "in_flight, tokens from ticketiq.vendor_limit_figures()"),
+                            "in_flight, tokens, suspended, waiting "
+                            "from ticketiq.vendor_limit_figures()"),
             # runs waiting to start, by owner and priority
             "waiting_to_start": rows("select owner, priority::text, count(*)::int "
                                      "from ticketiq.entries where state = 'pending' "

@@ -343,6 +343,9 @@ def status(
         "runs_in_flight": {"count": sum(in_flight.values()), "by_status": in_flight},
         "runs_suspended": int(suspended["n"]) if suspended else 0,
         "workflow_runs_unrunnable": {"count": len(unrunnable), "rows": unrunnable[:limit]},
+        # fair shares and vendor limits (issue 43): who waits to start, each vendor's figures
+        "waiting_to_start": fetch_all(conn, _WAITING_TO_START)[:limit],
+        "vendors": fetch_all(conn, "select * from ticketiq.vendor_limit_figures()")[:limit],
         "runs_retrying": retrying(conn, limit=limit, now=now),
         "calls_in_doubt": {"count": total_doubt, "rows": doubt},
         "approvals_waiting": {"count": total_approvals, "rows": approvals},
@@ -378,13 +381,14 @@ def vendor_limits(conn: psycopg.Connection[Any]) -> dict[str, list[dict[str, Any
     vendors = fetch_all(conn, "select * from ticketiq.vendor_limit_figures()")
     for row in vendors:
         row["tokens"] = round(row["tokens"], 2)
-    return {
-        "vendors": vendors,
-        "waiting_to_start": fetch_all(
-            conn, "select e.owner, e.priority, count(*)::int as runs, min(e.received_at) "
-            "as oldest from ticketiq.entries as e where e.state = 'pending' "
-            "group by e.owner, e.priority order by e.priority desc, e.owner limit 500"),
-    }
+    return {"vendors": vendors, "waiting_to_start": fetch_all(conn, _WAITING_TO_START)}
+
+
+_WAITING_TO_START = """
+select e.owner, e.priority, count(*)::int as runs, min(e.received_at) as oldest
+from ticketiq.entries as e where e.state = 'pending'
+group by e.owner, e.priority order by e.priority desc, e.owner limit 500
+"""
 
 
 # -- runs -------------------------------------------------------------------------------------

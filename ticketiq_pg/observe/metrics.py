@@ -333,7 +333,12 @@ class DatabaseCollector(Collector):
                 ("ticketiq_database_vendor_calls_in_flight", 5,
                  "Calls in flight under a vendor's concurrency.", "gauge"),
                 ("ticketiq_database_vendor_tokens", 6,
-                 "Tokens in a vendor's bucket now.", "gauge")):
+                 "Tokens in a vendor's bucket now.", "gauge"),
+                ("ticketiq_database_vendor_suspensions", 7,
+                 "Runs suspended to wait for a vendor's token (their lease given up).",
+                 "counter"),
+                ("ticketiq_database_vendor_runs_suspended", 8,
+                 "Runs suspended for a vendor's token now, waiting for their turn.", "gauge")):
             family = (CounterMetricFamily(name, what, labels=vendor_labels) if kind == "counter"
                       else GaugeMetricFamily(name, what, labels=vendor_labels))
             for row in figures["vendors"]:

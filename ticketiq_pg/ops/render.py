@@ -186,6 +186,19 @@ def render_status(report: dict[str, Any]) -> str:
           u["wait_key"] or "-"] for u in unrunnable["rows"]],
     ) + _more(len(unrunnable["rows"]), unrunnable["count"]))
     out.append("")
+    starting = report.get("waiting_to_start") or []
+    out.append(f"runs waiting to start, by priority and owner: "
+               f"{sum(w['runs'] for w in starting)}")
+    out.append(table(["priority", "owner", "runs", "oldest"],
+                     [[w["priority"], w["owner"], w["runs"], w["oldest"]] for w in starting]))
+    out.append("")
+    vendors = report.get("vendors") or []
+    out.append(f"vendor limits: {len(vendors)} (ticketiq-pg limits for their settings)")
+    out.append(table(
+        ["vendor", "scope", "taken", "waited", "429s met", "in flight", "suspended now"],
+        [[v["vendor"], v["scope"] or "-", v["taken"], v["waited"], v["slowed"], v["in_flight"],
+          v["waiting"]] for v in vendors]))
+    out.append("")
     retrying = report.get("runs_retrying") or {"count": 0, "rows": []}
     out.append(f"runs retrying the model: {retrying['count']}")
     out.append(table(
