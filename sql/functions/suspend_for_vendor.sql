@@ -51,9 +51,11 @@ declare
     v_now timestamptz := ticketiq.now();
     v_run ticketiq.runs;
     v_limit ticketiq.vendor_limits;
-    v_bucket ticketiq.vendor_buckets;
     v_scope text;
+    v_slowed_until timestamptz;
+    v_granted_at timestamptz;
     v_tokens double precision;
+    v_refilled double precision;
     v_due timestamptz;
     v_kept timestamptz;
 begin
@@ -71,36 +73,28 @@ begin
         raise exception 'run % is not written ahead: it cannot wait durably', p_run_id
             using errcode = 'TQ004';
     end if;
-    v_scope := case when v_limit.per = 'owner' then coalesce(p_owner, '') else '' end;
-
-    insert into ticketiq.vendor_buckets (vendor, scope, tokens, refilled_at)
-    values (p_vendor, v_scope, v_limit.burst, v_now)
-    on conflict do nothing;
-    select b.* into v_bucket
-    from ticketiq.vendor_buckets as b
-    where b.vendor = p_vendor and b.scope = v_scope
-    for update;
-    v_now := greatest(v_now, ticketiq.now());
+    select g.o_scope, g.o_slowed_until, g.o_granted_at, g.o_now, g.o_tokens
+    into v_scope, v_slowed_until, v_granted_at, v_now, v_refilled
+    from ticketiq._vendor_bucket(v_limit, p_owner, v_now) as g;
 
     select t.due_at into v_kept
     from ticketiq.vendor_turns as t
     where t.run_id = p_run_id and t.call_id = p_call_id and t.vendor = p_vendor;
     if v_limit.rate is not null and v_kept <= v_now then
-        return query select greatest(v_now, v_bucket.slowed_until,
-            v_bucket.granted_at + make_interval(secs => 1 / v_limit.rate)), p_epoch, false;
+        return query select greatest(v_now, v_slowed_until,
+            v_granted_at + make_interval(secs => 1 / v_limit.rate)), p_epoch, false;
         return;
     elsif v_limit.rate is not null and v_kept is not null then
         -- woken before its turn: it keeps its token and waits for the turn again
         v_due := v_kept;
     elsif v_limit.rate is not null then
-        v_tokens := least(v_limit.burst::double precision,
-            v_bucket.tokens + v_limit.rate * greatest(extract(epoch from v_now - v_bucket.refilled_at), 0)) - 1;
+        v_tokens := v_refilled - 1;
         v_due := v_now + make_interval(secs => greatest(-v_tokens, 0) / v_limit.rate);
     else
         v_due := v_now + interval '0.5 seconds';
     end if;
-    if v_bucket.slowed_until > v_due then
-        v_due := v_bucket.slowed_until;
+    if v_slowed_until > v_due then
+        v_due := v_slowed_until;
     end if;
     update ticketiq.vendor_buckets as b
     set tokens = coalesce(v_tokens, b.tokens),

@@ -2,7 +2,7 @@
 -- right to send one call to a vendor now, or learn how long to wait.
 --
 -- In one statement, by the database clock: the vendor's bucket (all its
--- calls, or the owner's: ticketiq.vendor_limits.per) is refilled at its
+-- calls, or the owner's: ticketiq.vendor_limits.per; ticketiq._vendor_bucket) is refilled at its
 -- rate up to its burst; the call is refused, with the seconds to wait,
 -- while the vendor asked every process to wait (ticketiq.slow_vendor),
 -- while its calls in flight are at its concurrency, or while the bucket
@@ -47,8 +47,9 @@ as $$
 declare
     v_now timestamptz := ticketiq.now();
     v_limit ticketiq.vendor_limits;
-    v_bucket ticketiq.vendor_buckets;
     v_scope text;
+    v_slowed_until timestamptz;
+    v_granted_at timestamptz;
     v_tokens double precision;
     v_in_flight integer;
     v_turn boolean := false;
@@ -63,17 +64,9 @@ begin
         return;
     end if;
     perform ticketiq._fence('run', p_run_id, p_epoch, v_now);
-    v_scope := case when v_limit.per = 'owner' then coalesce(p_owner, '') else '' end;
-
-    insert into ticketiq.vendor_buckets (vendor, scope, tokens, refilled_at)
-    values (p_vendor, v_scope, v_limit.burst, v_now)
-    on conflict do nothing;
-    select b.* into v_bucket
-    from ticketiq.vendor_buckets as b
-    where b.vendor = p_vendor and b.scope = v_scope
-    for update;
-    -- Read after the lock: a wait for the bucket must not be counted as time to refill.
-    v_now := greatest(v_now, ticketiq.now());
+    select g.o_scope, g.o_slowed_until, g.o_granted_at, g.o_now, g.o_tokens
+    into v_scope, v_slowed_until, v_granted_at, v_now, v_tokens
+    from ticketiq._vendor_bucket(v_limit, p_owner, v_now) as g;
 
     if exists (
         select 1 from ticketiq.vendor_calls as c
@@ -83,17 +76,11 @@ begin
         return;
     end if;
 
-    v_tokens := case
-        when v_limit.rate is null then v_limit.burst
-        else least(v_limit.burst::double precision,
-            v_bucket.tokens + v_limit.rate * greatest(extract(epoch from v_now - v_bucket.refilled_at), 0))
-    end;
-
-    if v_bucket.slowed_until > v_now then
+    if v_slowed_until > v_now then
         update ticketiq.vendor_buckets as b
         set tokens = v_tokens, refilled_at = v_now, waited = b.waited + 1
         where b.vendor = p_vendor and b.scope = v_scope;
-        return query select false, extract(epoch from v_bucket.slowed_until - v_now)::double precision, false;
+        return query select false, extract(epoch from v_slowed_until - v_now)::double precision, false;
         return;
     end if;
 
@@ -123,12 +110,12 @@ begin
             where t.run_id = p_run_id and t.call_id = p_call_id and t.vendor = p_vendor
                 and t.due_at <= v_now
         );
-        if v_turn and v_bucket.granted_at > v_now - make_interval(secs => 1 / v_limit.rate) then
+        if v_turn and v_granted_at > v_now - make_interval(secs => 1 / v_limit.rate) then
             update ticketiq.vendor_buckets as b
             set tokens = v_tokens, refilled_at = v_now, waited = b.waited + 1
             where b.vendor = p_vendor and b.scope = v_scope;
             return query select false,
-                extract(epoch from v_bucket.granted_at + make_interval(secs => 1 / v_limit.rate) - v_now)
+                extract(epoch from v_granted_at + make_interval(secs => 1 / v_limit.rate) - v_now)
                 ::double precision, false;
             return;
         end if;

@@ -13,9 +13,10 @@
 -- give_vendor_token, slow_vendor and vendor_limit_figures; schema version 23:
 -- list_runs, stop_runs, restart_run, fork_source and fork_run; schema version
 -- 24: declare_workflows, unrunnable_runs and fail_unrunnable_runs; schema version
--- 25: suspend_for_vendor).
+-- 25: suspend_for_vendor; the internal _vendor_bucket, the bucket read
+-- take_vendor_token and suspend_for_vendor share).
 begin;
-select plan(84);
+select plan(85);
 
 select has_schema('ticketiq');
 select functions_are(
@@ -40,7 +41,8 @@ select functions_are(
         'wait_run', 'fire_due_timers', 'send_signal', '_suspend', 'run_events_after', '_step_event',
         'set_vendor_limit', 'take_vendor_token', 'give_vendor_token', 'slow_vendor', 'vendor_limit_figures',
         'list_runs', 'stop_runs', 'restart_run', 'fork_source', 'fork_run',
-        'declare_workflows', 'unrunnable_runs', 'fail_unrunnable_runs', 'suspend_for_vendor'
+        'declare_workflows', 'unrunnable_runs', 'fail_unrunnable_runs', 'suspend_for_vendor',
+        '_vendor_bucket'
     ],
     'ticketiq has the documented functions and no others'
 );
@@ -126,6 +128,9 @@ select has_function('ticketiq', '_require_positive', array['text', 'double preci
 select has_function('ticketiq', '_require_text', array['text', 'text', 'integer', 'boolean', 'integer']);
 select has_function('ticketiq', '_require_bytes', array['text', 'text', 'integer']);
 select has_function('ticketiq', '_require_kind', array['text']);
+select has_function(
+    'ticketiq', '_vendor_bucket', array['ticketiq.vendor_limits', 'text', 'timestamp with time zone']
+);
 select has_function('ticketiq', '_validate_checkpoint', array['jsonb']);
 select has_function('ticketiq', 'answers_write_once', array[]::name[]);
 select has_function(
