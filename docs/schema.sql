@@ -147,6 +147,25 @@ CREATE DOMAIN ticketiq.step_number AS integer
 
 COMMENT ON DOMAIN ticketiq.step_number IS 'A model step of a run, from 1.';
 
+CREATE TABLE ticketiq.vendor_limits (
+    vendor text NOT NULL,
+    rate double precision,
+    burst integer DEFAULT 1 NOT NULL,
+    concurrency integer,
+    per text DEFAULT 'all'::text NOT NULL,
+    set_by text NOT NULL,
+    updated_at timestamp with time zone NOT NULL,
+    CONSTRAINT vendor_limits_burst_check CHECK (((burst >= 1) AND (burst <= 1000000))),
+    CONSTRAINT vendor_limits_concurrency_check CHECK (((concurrency IS NULL) OR ((concurrency >= 1) AND (concurrency <= 100000)))),
+    CONSTRAINT vendor_limits_per_check CHECK ((per = ANY (ARRAY['all'::text, 'owner'::text]))),
+    CONSTRAINT vendor_limits_rate_check CHECK (((rate IS NULL) OR ((rate > (0)::double precision) AND (rate <= ('1000000'::numeric)::double precision)))),
+    CONSTRAINT vendor_limits_set_by_check CHECK ((set_by = ANY (ARRAY['app'::text, 'operator'::text]))),
+    CONSTRAINT vendor_limits_vendor_check CHECK ((vendor ~ '^[a-z][a-z0-9_.-]{0,63}$'::text)),
+    CONSTRAINT vendor_limits_vendor_check1 CHECK ((octet_length(vendor) <= 64))
+);
+
+COMMENT ON TABLE ticketiq.vendor_limits IS 'Per-vendor rate and concurrency limits shared by every process (issue 43); set by the app at start or by an operator.';
+
 CREATE TABLE ticketiq.answers (
     run_id uuid NOT NULL,
     step integer NOT NULL,
@@ -617,25 +636,6 @@ CREATE TABLE ticketiq.vendor_calls (
 );
 
 COMMENT ON TABLE ticketiq.vendor_calls IS 'Calls in flight under a vendor''s concurrency: each counts while its run is held at its epoch.';
-
-CREATE TABLE ticketiq.vendor_limits (
-    vendor text NOT NULL,
-    rate double precision,
-    burst integer DEFAULT 1 NOT NULL,
-    concurrency integer,
-    per text DEFAULT 'all'::text NOT NULL,
-    set_by text NOT NULL,
-    updated_at timestamp with time zone NOT NULL,
-    CONSTRAINT vendor_limits_burst_check CHECK (((burst >= 1) AND (burst <= 1000000))),
-    CONSTRAINT vendor_limits_concurrency_check CHECK (((concurrency IS NULL) OR ((concurrency >= 1) AND (concurrency <= 100000)))),
-    CONSTRAINT vendor_limits_per_check CHECK ((per = ANY (ARRAY['all'::text, 'owner'::text]))),
-    CONSTRAINT vendor_limits_rate_check CHECK (((rate IS NULL) OR ((rate > (0)::double precision) AND (rate <= ('1000000'::numeric)::double precision)))),
-    CONSTRAINT vendor_limits_set_by_check CHECK ((set_by = ANY (ARRAY['app'::text, 'operator'::text]))),
-    CONSTRAINT vendor_limits_vendor_check CHECK ((vendor ~ '^[a-z][a-z0-9_.-]{0,63}$'::text)),
-    CONSTRAINT vendor_limits_vendor_check1 CHECK ((octet_length(vendor) <= 64))
-);
-
-COMMENT ON TABLE ticketiq.vendor_limits IS 'Per-vendor rate and concurrency limits shared by every process (issue 43); set by the app at start or by an operator.';
 
 CREATE TABLE ticketiq.vendor_turns (
     run_id uuid NOT NULL,

@@ -31,7 +31,7 @@
 --   p_after_created   null, or a finite time (with p_after_run_id)
 --   p_after_run_id    null, or a run id (with p_after_created)
 --   p_limit           from 1 to 500
--- SQLSTATEs: TQ004 (bad filter, cursor or limit).
+-- SQLSTATEs: TQ004 (bad filter, cursor or limit; ticketiq._require_run_filters).
 create or replace function ticketiq.list_runs(
     p_owner text default null,
     p_statuses text[] default null,
@@ -73,30 +73,11 @@ declare
     v_after_created timestamptz;
     v_after_run_id uuid;
 begin
-    perform ticketiq._require_text('owner', p_owner, 512, true);
-    perform ticketiq._require_text('kind', p_kind, 512, true);
-    perform ticketiq._require_text('workflow', p_workflow, 200, true);
+    perform ticketiq._require_run_filters(p_owner, p_kind, p_workflow, p_statuses, false,
+        array[p_created_from, p_created_to, p_ended_from, p_ended_to, p_after_created], p_limit, 500);
     perform ticketiq._require_text('failure', p_failure, 200, true);
-    if p_limit is null or p_limit not between 1 and 500 then
-        raise exception 'limit must be 1 to 500, got %', p_limit using errcode = 'TQ004';
-    end if;
-    if p_statuses is not null and (
-        array_ndims(p_statuses) > 1
-        or exists (
-            select 1 from unnest(p_statuses) as s (v)
-            where s.v is null or s.v not in ('running', 'claimed', 'suspended', 'completed', 'failed', 'stopped')
-        )
-    ) then
-        raise exception 'statuses must be a list of running, claimed, suspended, completed, failed, stopped'
-            using errcode = 'TQ004';
-    end if;
     if (p_after_created is null) <> (p_after_run_id is null) then
         raise exception 'a cursor is both its created_at and its run id, or neither' using errcode = 'TQ004';
-    end if;
-    if not isfinite(coalesce(p_created_from, now())) or not isfinite(coalesce(p_created_to, now()))
-        or not isfinite(coalesce(p_ended_from, now())) or not isfinite(coalesce(p_ended_to, now()))
-        or not isfinite(coalesce(p_after_created, now())) then
-        raise exception 'times must be finite' using errcode = 'TQ004';
     end if;
 
     -- Without a cursor the keyset starts above every run, so the range condition is an

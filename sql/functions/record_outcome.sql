@@ -112,8 +112,7 @@ begin
     insert into ticketiq.run_events (run_id, kind, step, epoch, body, at)
     values (p_run_id, 'call_settled', p_step, p_epoch,
         jsonb_build_object('call_id', p_call_id, 'tool', v_call.tool, 'settlement', p_settlement)
-        || case when pg_column_size(p_outcome) <= 4096 then jsonb_build_object('outcome', p_outcome)
-            else '{"outcome_omitted": true}'::jsonb end,
+        || ticketiq._event_outcome(p_outcome),
         v_now);
 
     return query select p_run_id, p_step, p_call_id, v_state, p_settlement, v_now, false;

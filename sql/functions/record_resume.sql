@@ -115,9 +115,7 @@ begin
         values (p_run_id, 'call_settled', v_run.last_step, p_epoch,
             jsonb_build_object('call_id', v_item ->> 'call_id', 'settlement', v_item ->> 'settlement',
                 'resumed', true)
-            || case when pg_column_size(v_item -> 'outcome') <= 4096
-                then jsonb_build_object('outcome', v_item -> 'outcome')
-                else '{"outcome_omitted": true}'::jsonb end,
+            || ticketiq._event_outcome(v_item -> 'outcome'),
             v_now);
         -- A call already finished (by an earlier attempt) keeps its record.
         update ticketiq.calls as c

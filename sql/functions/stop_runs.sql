@@ -19,7 +19,7 @@
 --   p_created_from  null, or a finite time
 --   p_created_to    null, or a finite time
 --   p_limit         from 1 to 1000
--- SQLSTATEs: TQ004 (bad actor, reason, filter or limit).
+-- SQLSTATEs: TQ004 (bad actor, reason, filter or limit; ticketiq._require_run_filters).
 create or replace function ticketiq.stop_runs(
     p_actor text,
     p_reason text default null,
@@ -47,25 +47,8 @@ declare
 begin
     perform ticketiq._require_text('actor', p_actor, 512);
     perform ticketiq._require_text('reason', p_reason, 2000, true, 0);
-    perform ticketiq._require_text('owner', p_owner, 512, true);
-    perform ticketiq._require_text('kind', p_kind, 512, true);
-    perform ticketiq._require_text('workflow', p_workflow, 200, true);
-    if p_limit is null or p_limit not between 1 and 1000 then
-        raise exception 'limit must be 1 to 1000, got %', p_limit using errcode = 'TQ004';
-    end if;
-    if p_statuses is not null and (
-        array_ndims(p_statuses) > 1
-        or exists (
-            select 1 from unnest(p_statuses) as s (v)
-            where s.v is null or s.v not in ('running', 'claimed', 'suspended')
-        )
-    ) then
-        raise exception 'statuses must be a list of running, claimed, suspended (a finished run is not stopped)'
-            using errcode = 'TQ004';
-    end if;
-    if not isfinite(coalesce(p_created_from, now())) or not isfinite(coalesce(p_created_to, now())) then
-        raise exception 'times must be finite' using errcode = 'TQ004';
-    end if;
+    perform ticketiq._require_run_filters(p_owner, p_kind, p_workflow, p_statuses, true,
+        array[p_created_from, p_created_to], p_limit, 1000);
 
     for v_run_id in
         select r.run_id

@@ -14,9 +14,11 @@
 -- list_runs, stop_runs, restart_run, fork_source and fork_run; schema version
 -- 24: declare_workflows, unrunnable_runs and fail_unrunnable_runs; schema version
 -- 25: suspend_for_vendor; the internal _vendor_bucket, the bucket read
--- take_vendor_token and suspend_for_vendor share).
+-- take_vendor_token and suspend_for_vendor share, and _event_outcome, a
+-- call_settled event's outcome, and _require_run_filters, the filters
+-- list_runs and stop_runs share).
 begin;
-select plan(85);
+select plan(87);
 
 select has_schema('ticketiq');
 select functions_are(
@@ -42,7 +44,7 @@ select functions_are(
         'set_vendor_limit', 'take_vendor_token', 'give_vendor_token', 'slow_vendor', 'vendor_limit_figures',
         'list_runs', 'stop_runs', 'restart_run', 'fork_source', 'fork_run',
         'declare_workflows', 'unrunnable_runs', 'fail_unrunnable_runs', 'suspend_for_vendor',
-        '_vendor_bucket'
+        '_vendor_bucket', '_event_outcome', '_require_run_filters'
     ],
     'ticketiq has the documented functions and no others'
 );
@@ -128,6 +130,11 @@ select has_function('ticketiq', '_require_positive', array['text', 'double preci
 select has_function('ticketiq', '_require_text', array['text', 'text', 'integer', 'boolean', 'integer']);
 select has_function('ticketiq', '_require_bytes', array['text', 'text', 'integer']);
 select has_function('ticketiq', '_require_kind', array['text']);
+select has_function('ticketiq', '_event_outcome', array['jsonb']);
+select has_function(
+    'ticketiq', '_require_run_filters',
+    array['text', 'text', 'text', 'text[]', 'boolean', 'timestamp with time zone[]', 'integer', 'integer']
+);
 select has_function(
     'ticketiq', '_vendor_bucket', array['ticketiq.vendor_limits', 'text', 'timestamp with time zone']
 );
