@@ -270,7 +270,7 @@ def takeover(bdb: BenchDB, runs: int, log: Any) -> dict[str, Any]:
 def _gc_figures(gc_event: dict[str, Any], runs: int) -> dict[str, Any]:
     """The survivor's collector pauses and the objects it tracked, per run taken over."""
     keys = ("pauses", "pause_s", "longest_s", "full_collections", "by_generation",
-            "objects_ready", "objects_max", "objects_end", "frozen")
+            "objects_ready", "objects_max", "objects_end", "frozen", "liveness_calls_held")
     out = {k: gc_event[k] for k in keys if k in gc_event}
     if runs and "objects_max" in out and "objects_ready" in out:
         out["objects_per_run"] = round((out["objects_max"] - out["objects_ready"]) / runs, 1)

@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
 import gc
 import json
 import os
 import resource
 import signal
 import sys
+import time
 import tracemalloc
 from dataclasses import replace
 from typing import Any
@@ -97,6 +99,11 @@ async def main_async(args: argparse.Namespace) -> int:
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
     event("ready", pid=os.getpid(), process_id=worker.process_id)
     pauses = GcPauses().start()
+    # TICKETIQ_BENCH_PROFILE=FILE: the survivor's CPU profile, ready to stop (a diagnosis).
+    profile_to = os.environ.get("TICKETIQ_BENCH_PROFILE") if args.role == "survivor" else None
+    profiler = cProfile.Profile(time.process_time) if profile_to else None
+    if profiler is not None:
+        profiler.enable()
     objects = {"objects_ready": len(gc.get_objects()), "frozen": gc.get_freeze_count()}
     sampler = asyncio.create_task(sample_objects(objects)) if args.role == "survivor" else None
     if args.suspend:
@@ -121,9 +128,14 @@ async def main_async(args: argparse.Namespace) -> int:
             tracemalloc.stop()
             event("suspended", heap_bytes=heap, outcomes=dict(worker.ended))
     await stop.wait()
+    if profiler is not None and profile_to:
+        profiler.disable()
+        profiler.dump_stats(profile_to)
     if sampler is not None:
         sampler.cancel()
     objects["objects_end"] = len(gc.get_objects())
+    if worker.liveness is not None:
+        objects["liveness_calls_held"] = worker.liveness.calls_held
     event("gc", **pauses.figures(), **objects)  # from ready until asked to stop
     await worker.shutdown(drain_timeout=5.0)
     return 0

@@ -211,6 +211,9 @@ def test_prometheus_scrapes_two_workers_through_a_kill_and_its_counters_match_th
                 resume = query(api, "ticketiq_database_resume_seconds_count")
                 assert sum(resume.values()) >= 1
                 assert query(api, 'ticketiq_liveness_state{job="port",state="ok"}')
+                # the takeover's order, visible: no resume left pending once all are back
+                assert set(query(api, 'ticketiq_resumes_pending{job="port"}').values()) == {0}
+                assert query(api, 'ticketiq_liveness_calls_held_total{job="port"}')
     finally:
         if survivor is not None:
             survivor.kill()

@@ -235,3 +235,44 @@ async def test_a_delivery_failing_after_the_hand_on_leaves_the_run_completed(
     assert (outcome.status, "delivery failed" in outcome.reason) == ("completed", True)
     assert outcome.answer is not None and sent == [outcome.answer]
     assert status == "completed"
+
+
+async def test_a_later_step_waits_while_a_takeovers_resumes_are_pending(stack: Stack) -> None:
+    """ResumesFirst: while a resume has not taken its first step, another run's step
+    waits for it (so a dead peer's runs are back before the survivor's own go on), and
+    at most ``resumes_first_wait`` seconds (nobody starves behind a slow resume)."""
+    import asyncio
+
+    db = await TicketIQ.connect(stack.db_url)
+    try:
+        leases = LeaseKeeper(db, "proc-a", ttl=30, renew_interval=5, margin=1)
+        runner = Runner(db, leases, Sealer(parse_seal_keys(SEAL_KEYS)),
+                        ScriptedModel(stack.model_log), vendor_tools(stack.vendor.base_url),
+                        resumes_first_wait=60)
+        start = {"owner": "alice", "run_as": "alice", "channel": "playground",
+                 "entry_point": "test", "input": {"seed": 7, "steps": 3, "plan": "reads"}}
+        turn = runner.setup.resumes.begin()  # a resume adopted, its first step not taken
+        state = await runner.start(**start)
+        task = asyncio.create_task(runner.run(state))  # type: ignore[arg-type]
+        await asyncio.sleep(1.0)
+        written = stack.query("select count(*) from ticketiq.checkpoints where run_id = %s",
+                              state.run_id)  # type: ignore[union-attr]
+        assert written == [(0,)] and not task.done()
+        turn.end()  # the resume's first step is written: the others go on
+        outcome = await asyncio.wait_for(task, 30)
+        assert outcome.status == "completed"
+        assert runner.setup.resumes.waited == 1 and runner.setup.resumes.pending == 0
+
+        # A resume that never takes its step holds the others back at most the wait.
+        runner.setup.resumes.max_wait = 0.2
+        stuck = runner.setup.resumes.begin()
+        state = await runner.start(**{**start, "input": {"seed": 8, "steps": 3,
+                                                         "plan": "reads"}})
+        outcome = await asyncio.wait_for(runner.run(state), 30)  # type: ignore[arg-type]
+        assert outcome.status == "completed"
+        assert runner.setup.resumes.waited >= 3  # each of its steps waited, then went on
+        stuck.end()
+        stuck.end()  # once only
+        assert runner.setup.resumes.pending == 0
+    finally:
+        await db.close()

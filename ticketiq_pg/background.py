@@ -8,8 +8,10 @@ resume worker, the entry pump, the leader and the job worker each run: a tick, t
 wait that a NOTIFY may cut short (the notification is a hint, the poll is the truth),
 until the process stops; a failed tick is logged and the next one tries again.
 
-The lease renewal, the LISTEN session and the liveness watch run their own loops (each
-has its own reconnect and back-off) inside a :class:`Background` too.
+The lease renewal and the LISTEN session run their own loops (each has its own
+reconnect and back-off) inside a :class:`Background` too; the liveness watch runs in a
+thread of its own (:mod:`ticketiq_pg.runtime.liveness`), so that a busy event loop
+never makes its confirmations late.
 """
 
 from __future__ import annotations

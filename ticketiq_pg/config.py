@@ -234,6 +234,9 @@ class Settings:
     #: Seconds a call waits for a vendor's token holding its run's lease before the run
     #: (one that may wait) suspends until its turn.
     vendor_suspend_after: float = 2.0
+    #: Seconds at most a run's later step waits for the resumes of a takeover to take
+    #: their first step (0: no such order).
+    resumes_first_wait: float = 5.0
 
     def sealer(self) -> Sealer:
         """The sealer of these keys (ConfigError without any)."""
@@ -284,6 +287,7 @@ class Settings:
         number("TICKETIQ_OWNER_MAX_RUNS", "owner_max_runs", 0, integer=True)
         number("TICKETIQ_WORKFLOW_WAIT_LIMIT", "workflow_wait_limit", 0.0)
         number("TICKETIQ_VENDOR_SUSPEND_AFTER", "vendor_suspend_after", 0.0)
+        number("TICKETIQ_RESUMES_FIRST_WAIT", "resumes_first_wait", 0.0)
         raw_live = (env.get("TICKETIQ_LIVE_EVENTS") or "").strip().lower()
         if raw_live in ("watched", "always", "off"):
             values["live_events"] = raw_live

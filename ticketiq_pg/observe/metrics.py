@@ -211,11 +211,27 @@ class WorkerCollector(Collector):
         for name in ("ok", "unconfirmed", "down", "off"):
             liveness.add_metric([name], 1 if name == state else 0)
         yield liveness
+        single: list[tuple[type, str, str, float]] = []
         if w.liveness is not None:
-            drops = CounterMetricFamily("ticketiq_liveness_drops",
-                                        "Times this process's liveness connection dropped.")
-            drops.add_metric([], w.liveness.drops)
-            yield drops
+            single += [
+                (CounterMetricFamily, "ticketiq_liveness_drops",
+                 "Times this process's liveness connection dropped.", w.liveness.drops),
+                (CounterMetricFamily, "ticketiq_liveness_calls_held",
+                 "Times an outside call waited for a fresher liveness confirmation.",
+                 w.liveness.calls_held)]
+        setup = getattr(getattr(w, "runner", None), "setup", None)
+        if setup is not None:
+            single += [
+                (GaugeMetricFamily, "ticketiq_resumes_pending",
+                 "Runs this process adopted whose first step here is not written yet.",
+                 setup.resumes.pending),
+                (CounterMetricFamily, "ticketiq_steps_waited_for_resumes",
+                 "Steps that waited for a takeover's resumes to take their first step.",
+                 setup.resumes.waited)]
+        for family, name, what, value in single:
+            metric = family(name, what)
+            metric.add_metric([], value)
+            yield metric
         pool = getattr(w.db, "pool", None)
         if pool is not None:
             stats = pool.get_stats()

@@ -77,7 +77,7 @@ from ticketiq_pg.runtime.run_state import (
     carry_results,
     checkpoint_body,
 )
-from ticketiq_pg.runtime.setup import EngineSetup
+from ticketiq_pg.runtime.setup import EngineSetup, ResumesFirst, ResumeTurn
 from ticketiq_pg.runtime.store import RunStore
 from ticketiq_pg.runtime.waits import Waits
 from ticketiq_pg.seal import Sealer
@@ -120,6 +120,7 @@ class Runner:
         workflows: Iterable[Workflow] = (),
         calls_at_once: int = 8,
         vendor_suspend_after: float = 2.0,
+        resumes_first_wait: float = 5.0,
     ) -> None:
         self.setup = EngineSetup(
             db=db, leases=leases, sealer=sealer, model=model, tools=flows.EngineTools(tools),
@@ -127,6 +128,7 @@ class Runner:
             model_retry=model_retry, tool_retry=tool_retry, poll_interval=poll_interval,
             max_losses=max_losses, calls_at_once=max(1, calls_at_once),
             vendor_suspend_after=vendor_suspend_after,
+            resumes=ResumesFirst(resumes_first_wait),
         )
         self.workflows = flows.Workflows(workflows)
         #: Whether a run may suspend for a vendor's token: a timer wakes it at its turn.
@@ -336,15 +338,19 @@ class Runner:
         return await self._guarded(adopted.run_id, adopted.epoch, self._resume(adopted))
 
     async def _resume(self, adopted: AdoptedRun) -> RunOutcome:
-        resumed = await self.resumer.resume(adopted)
-        if isinstance(resumed, HandOn):
-            return await self.ending.hand_on(resumed.info, resumed.epoch, resumed.step,
-                                             resumed.input, resumed.answer)
-        if isinstance(resumed, Refuse):
-            return await self.ending.fail(resumed.state, resumed.reason, resumed.event)
-        if isinstance(resumed, Stop):
-            return await self.ending.stop(resumed.state)
-        return await self._drive(resumed)
+        turn = self.setup.resumes.begin()
+        try:
+            resumed = await self.resumer.resume(adopted)
+            if isinstance(resumed, HandOn):
+                return await self.ending.hand_on(resumed.info, resumed.epoch, resumed.step,
+                                                 resumed.input, resumed.answer)
+            if isinstance(resumed, Refuse):
+                return await self.ending.fail(resumed.state, resumed.reason, resumed.event)
+            if isinstance(resumed, Stop):
+                return await self.ending.stop(resumed.state)
+            return await self._drive(resumed, turn)
+        finally:
+            turn.end()
 
     async def _guarded(self, run_id: uuid.UUID, epoch: int, work: Any) -> RunOutcome:
         """The run's outcome in this process, whatever ended the attempt."""
@@ -376,10 +382,16 @@ class Runner:
     def _decider(self, state: RunState) -> Decider:
         return self.model_decider if state.workflow is None else self.workflow_decider
 
-    async def _drive(self, state: RunState) -> RunOutcome:
-        """The loop: decide, write ahead, make the calls, carry their results; then end."""
+    async def _drive(self, state: RunState, resume: ResumeTurn | None = None) -> RunOutcome:
+        """The loop: decide, write ahead, make the calls, carry their results; then end.
+
+        ``resume``: the run was adopted, and its first step here goes before the later
+        steps of other runs (:class:`~ticketiq_pg.runtime.setup.ResumesFirst`).
+        """
         setup = self.setup
         while True:
+            if setup.resumes.pending and (resume is None or resume.ended):
+                await setup.resumes.turn()
             if setup.draining and state.durable:
                 await call_rows.record_made(setup.db, setup.sealer, state, state.step)
                 await setup.db.release_run(
@@ -396,6 +408,8 @@ class Runner:
                 return await self.ending.finish(state, step_no, decision)
             if await self._write_ahead(state, step_no, decision):
                 return await self.ending.stop(state)
+            if resume is not None:
+                resume.end()
             try:
                 results = await self._make_calls(state, step_no, decision.calls)
             except StopRequested:

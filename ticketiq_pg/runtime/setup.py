@@ -18,6 +18,7 @@ graceful shutdown sets :attr:`EngineSetup.draining`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -32,6 +33,67 @@ from ticketiq_pg.runtime.store import RunStore
 from ticketiq_pg.seal import Sealer
 
 T = TypeVar("T")
+
+
+class ResumesFirst:
+    """A takeover's resumes go before the later steps of the runs already going on.
+
+    A process that adopts a dead peer's thousands of runs must verify, settle and step
+    each of them once.  The runs it already drives (its own, and those resumed earlier
+    in the same takeover) would otherwise take their later steps in between, and the
+    last runs adopted would wait behind all of them: in bench section 8 (10,000 runs)
+    the next step came 8 s after the last adoption at the median.  While resumes are
+    pending, a run about to decide a later step waits for them, at most ``max_wait``
+    seconds a step: a resumed run's first step may wait on a slow model, and nobody
+    waits longer than that for it.  ``max_wait`` 0 turns the order off.
+    """
+
+    __slots__ = ("_clear", "max_wait", "pending", "waited")
+
+    def __init__(self, max_wait: float = 5.0) -> None:
+        self.max_wait = max_wait
+        #: Resumes adopted whose first step is not written yet.
+        self.pending = 0
+        #: Steps that waited for resumes (a figure for the operator).
+        self.waited = 0
+        self._clear = asyncio.Event()
+        self._clear.set()
+
+    def begin(self) -> ResumeTurn:
+        """A resume starts: pending until its first step is written (or it ends)."""
+        self.pending += 1
+        self._clear.clear()
+        return ResumeTurn(self)
+
+    def _end(self) -> None:
+        self.pending -= 1
+        if self.pending <= 0:
+            self.pending = 0
+            self._clear.set()
+
+    async def turn(self) -> None:
+        """Wait while resumes are pending, at most :attr:`max_wait` seconds."""
+        if not self.pending or self.max_wait <= 0:
+            return
+        self.waited += 1
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(self.max_wait):
+                await self._clear.wait()
+
+
+class ResumeTurn:
+    """One resume's place in :class:`ResumesFirst`; :meth:`end` once (again: nothing)."""
+
+    __slots__ = ("_order", "ended")
+
+    def __init__(self, order: ResumesFirst) -> None:
+        self._order = order
+        self.ended = False
+
+    def end(self) -> None:
+        if not self.ended:
+            self.ended = True
+            self._order._end()
 
 
 @dataclass(eq=False)
@@ -61,6 +123,9 @@ class EngineSetup:
     #: Seconds a call waits for a vendor's token holding its run's lease; past them a
     #: run that may wait suspends until its turn (TICKETIQ_VENDOR_SUSPEND_AFTER).
     vendor_suspend_after: float = 2.0
+    #: A takeover's resumes before the later steps of runs already going on
+    #: (TICKETIQ_RESUMES_FIRST_WAIT).
+    resumes: ResumesFirst = field(default_factory=ResumesFirst)
     #: Set by the process at graceful shutdown: each run is released at its next step
     #: boundary, with the results it already has.
     draining: bool = False

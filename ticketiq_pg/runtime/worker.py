@@ -60,6 +60,7 @@ from ticketiq_pg.runtime.leases import LeaseKeeper
 from ticketiq_pg.runtime.live import LiveEvents
 from ticketiq_pg.runtime.liveness import Liveness
 from ticketiq_pg.runtime.runner import Runner, RunOutcome
+from ticketiq_pg.runtime.setup import ResumeTurn
 
 log = logging.getLogger(__name__)
 
@@ -229,6 +230,7 @@ class Worker:
             deadline=self.app.deadline if self.app.deadline is not None else (
                 s.run_deadline or None), workflows=self.app.workflows,
             calls_at_once=s.calls_at_once, vendor_suspend_after=s.vendor_suspend_after,
+            resumes_first_wait=s.resumes_first_wait,
         )
         # What this code runs, said before any adoption: a run of another workflow version
         # is left to a process that runs it (a rolling deploy's old worker).
@@ -501,39 +503,50 @@ class Worker:
         On a session of its own, not behind the resumes' statements in the pool's queue:
         there the adopted leases' deadline (counted from the send) had passed on arrival,
         and 3,000 of 10,000 runs were lost again (bench section 8).
+
+        Once a batch came back, and until the last one has, the adoption counts as a
+        resume pending (:class:`~ticketiq_pg.runtime.setup.ResumesFirst`): the runs
+        resumed from the first batches do not take their later steps between two batches.
         """
         assert self.db is not None and self.leases is not None and self.runner is not None
         adopted_count = 0
-        while not self._stopping.is_set():
-            if self._slots.locked() or not self._may_take_work():
-                break
-            room = 0
-            while room < ADOPT_BATCH and not self._slots.locked():
-                await self._slots.acquire()
-                room += 1
-            try:
-                conn = await self._adopt_session.get()
-                sent = self.leases.sent_at()
-                adopted = await self.db.adopt_runs(
-                    self.process_id, self.settings.lease_ttl, room, conn=conn
-                )
-            except BaseException:
-                for _ in range(room):
+        adopting: ResumeTurn | None = None
+        try:
+            while not self._stopping.is_set():
+                if self._slots.locked() or not self._may_take_work():
+                    break
+                room = 0
+                while room < ADOPT_BATCH and not self._slots.locked():
+                    await self._slots.acquire()
+                    room += 1
+                try:
+                    conn = await self._adopt_session.get()
+                    sent = self.leases.sent_at()
+                    adopted = await self.db.adopt_runs(
+                        self.process_id, self.settings.lease_ttl, room, conn=conn
+                    )
+                except BaseException:
+                    for _ in range(room):
+                        self._slots.release()
+                    if self._adopt_session.broken:
+                        await self._adopt_session.drop()
+                    raise
+                for _ in range(room - len(adopted)):
                     self._slots.release()
-                if self._adopt_session.broken:
-                    await self._adopt_session.drop()
-                raise
-            for _ in range(room - len(adopted)):
-                self._slots.release()
-            adopted_count += len(adopted)
-            for run in adopted:
-                log.info(
-                    "resuming run %s from step %s (lost %s times)",
-                    run.run_id, run.last_step, run.loss_count,
-                )
-                self._spawn(run.run_id, self.runner.resume(run, sent))
-            if len(adopted) < room:
-                break
+                adopted_count += len(adopted)
+                if adopted and adopting is None:
+                    adopting = self.runner.setup.resumes.begin()
+                for run in adopted:
+                    log.info(
+                        "resuming run %s from step %s (lost %s times)",
+                        run.run_id, run.last_step, run.loss_count,
+                    )
+                    self._spawn(run.run_id, self.runner.resume(run, sent))
+                if len(adopted) < room:
+                    break
+        finally:
+            if adopting is not None:
+                adopting.end()
         return adopted_count
 
     # -- entry points -----------------------------------------------------
