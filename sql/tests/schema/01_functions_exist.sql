@@ -13,9 +13,9 @@
 -- give_vendor_token, slow_vendor and vendor_limit_figures; schema version 23:
 -- list_runs, stop_runs, restart_run, fork_source and fork_run; schema version
 -- 24: declare_workflows, unrunnable_runs and fail_unrunnable_runs; schema version
--- 25: suspend_for_vendor).
+-- 25: suspend_for_vendor; schema version 26: await_first).
 begin;
-select plan(84);
+select plan(85);
 
 select has_schema('ticketiq');
 select functions_are(
@@ -40,7 +40,8 @@ select functions_are(
         'wait_run', 'fire_due_timers', 'send_signal', '_suspend', 'run_events_after', '_step_event',
         'set_vendor_limit', 'take_vendor_token', 'give_vendor_token', 'slow_vendor', 'vendor_limit_figures',
         'list_runs', 'stop_runs', 'restart_run', 'fork_source', 'fork_run',
-        'declare_workflows', 'unrunnable_runs', 'fail_unrunnable_runs', 'suspend_for_vendor'
+        'declare_workflows', 'unrunnable_runs', 'fail_unrunnable_runs', 'suspend_for_vendor',
+        'await_first'
     ],
     'ticketiq has the documented functions and no others'
 );
@@ -149,6 +150,7 @@ select has_function(
 );
 select has_function('ticketiq', 'fire_due_crons', array['boolean', 'integer']);
 select has_function('ticketiq', 'suspend_run', array['uuid', 'bigint', 'text', 'jsonb']);
+select has_function('ticketiq', 'await_first', array['uuid', 'bigint', 'text', 'uuid[]', 'jsonb']);
 select has_function('ticketiq', 'wake_runs', array['text']);
 select has_function('ticketiq', 'mark_delivery', array['uuid', 'bigint']);
 select has_function('ticketiq', 'get_run', array['uuid']);
