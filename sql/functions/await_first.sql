@@ -34,7 +34,7 @@ create or replace function ticketiq.await_first(
     p_run_id uuid,
     p_epoch bigint,
     p_group text,
-    p_children uuid [],
+    p_children uuid[],
     p_detail jsonb default '{}'
 )
 returns table (
@@ -124,5 +124,5 @@ begin
 end;
 $$;
 
-comment on function ticketiq.await_first(uuid, bigint, text, uuid [], jsonb) is
+comment on function ticketiq.await_first(uuid, bigint, text, uuid[], jsonb) is
 'The first of several child runs to end (written once), else the run suspends (or, if it may not wait, waits) until one does. Fenced.';

@@ -16,7 +16,8 @@ select throws_ok(
 select is_empty($$select 1 from ticketiq.first_waits$$, 'nothing joined');
 select ticketiq.fail_run(tiq_test.rid(1), tiq_test.epoch(tiq_test.rid(1)), 'gone');
 select throws_ok(
-    $$select * from ticketiq.await_first(tiq_test.rid(1), tiq_test.epoch(tiq_test.rid(1)), 'k', array[tiq_test.rid(11)])$$,
+    $$select * from ticketiq.await_first(
+        tiq_test.rid(1), tiq_test.epoch(tiq_test.rid(1)), 'k', array[tiq_test.rid(11)])$$,
     'TQ006', null, 'a run that ended'
 );
 
