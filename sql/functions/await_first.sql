@@ -24,7 +24,8 @@
 --   p_run_id    the parent run
 --   p_epoch     the writer's epoch
 --   p_group     1..600 (the step's key)
---   p_children  1..64 distinct child runs of p_run_id, in their places
+--   p_children  a one-dimensional array without nulls of 1 to 64 distinct child
+--               runs of p_run_id, in their places
 --   p_detail    a JSON object, audited with the suspension (its wait_key,
 --               children and step are the system's, whatever it says)
 -- SQLSTATEs: TQ004 (bad group, children or detail: none, more than 64, a
@@ -56,8 +57,8 @@ declare
     v_end ticketiq.first_ends;
 begin
     perform ticketiq._require_text('group', p_group, 600);
-    if v_count < 1 or v_count > 64 then
-        raise exception 'a first-of group has 1 to 64 child runs, not %', v_count
+    if v_count < 1 or v_count > 64 or array_ndims(p_children) <> 1 then
+        raise exception 'a first-of group is a one-dimensional array of 1 to 64 child runs, not %', v_count
             using errcode = 'TQ004';
     end if;
     if array_position(p_children, null) is not null

@@ -1,8 +1,8 @@
 -- await_first: a group of no child, of more than 64, with a null or a
--- duplicate, naming a run that is not the run's child or a child already
+-- duplicate, of two dimensions, naming a run that is not the run's child or a child already
 -- in another group, a bad group or detail: TQ004, nothing written.
 begin;
-select plan(10);
+select plan(11);
 
 select tiq_test.use_fake_clock('2030-01-01 00:00:00+00');
 select tiq_test.new_run('p1', 60, tiq_test.rid(1), true);
@@ -30,6 +30,10 @@ select throws_ok(
 select throws_ok(
     $$select * from ticketiq.await_first(tiq_test.rid(2), 1, 'k', array[tiq_test.rid(21), tiq_test.rid(21)])$$,
     'TQ004', null, 'a duplicate'
+);
+select throws_ok(
+    $$select * from ticketiq.await_first(tiq_test.rid(2), 1, 'k', array[[tiq_test.rid(21)], [tiq_test.rid(11)]])$$,
+    'TQ004', null, 'two dimensions'
 );
 select throws_ok(
     $$select * from ticketiq.await_first(tiq_test.rid(2), 1, 'k', array[tiq_test.rid(21), null])$$,
