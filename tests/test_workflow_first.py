@@ -222,3 +222,36 @@ async def test_a_step_building_a_first_of_no_child_fails_the_run_starting_nothin
         rows = await (await conn.execute(
             "select count(*) from ticketiq.runs where parent_run_id is not null")).fetchall()
     assert rows == [(0,)]
+
+
+@pytest.mark.slow
+def test_the_first_of_child_agent_runs_killed_after_it_answered(stack: Stack) -> None:
+    """A ``first`` of three child agent runs (the scripted agent: a read and a keyed write
+    each): the victim is SIGKILLed after the first answered, before the parent goes on;
+    the survivor's parent is told that child, and each child ran once."""
+    spec = {"loops": 1, "sleep": 0.1, "race_agents": 3, "child_delay": 0.2}
+    proc, run_id = victim(stack, spec, faults=f"before_model@{FIRST_STEP + 1}")
+    assert proc.wait(60) == KILLED
+    before = recorded_first(stack, run_id)
+    assert before is not None
+    stack.sweep_as_if_later()
+    survivor = stack.spawn()
+    survivor.read_event("ready")
+    try:
+        wait_for(f"run {run_id} and its children to end", lambda: all_ended(stack, run_id),
+                 60)
+    finally:
+        survivor.signal(signal.SIGTERM)
+        survivor.wait(30)
+    ((state, output),) = stack.query(
+        "select r.status, a.body -> 'output' -> 'first' from ticketiq.runs as r "
+        "join ticketiq.answers as a using (run_id) where r.run_id = %s", run_id)
+    assert state == "completed"
+    assert output["child_run_id"] == before and output["status"] == "completed"
+    assert output["answer"] is not None and output["key"] == str(output["first"])
+    children = stack.query("select idempotency_key, status from ticketiq.runs "
+                           "where parent_run_id = %s", run_id)
+    assert sorted(k for k, _ in children) == sorted(
+        workflow_step_key(run_id, f"delegate.{i}", FIRST_EXECUTED) for i in range(3))
+    assert {s for _, s in children} == {"completed"}
+    assert stack.duplicates() == {}
