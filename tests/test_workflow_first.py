@@ -6,7 +6,7 @@ Real processes (``python -m harness.scripted --workflow``): the scripted workflo
 delegation step is a ``first`` of three runs of ``scripted_child`` keyed ``c0`` to
 ``c2`` (a keyed write its vendor dedupes, a write with a reader), child i thinking
 longer than child i - 1.  The victim is SIGKILLed before any child starts, once they are
-started and handed over, while a child's write is in doubt, and after the first ended
+started (held by the victim, not yet handed over), while a child's write is in doubt, and after the first ended
 before the parent goes on.  Another process finishes the run.  Judged from the database
 (one child run per key, each completed once, the parent's result the child the database
 recorded as the first to end, the same one it had recorded before the kill) and from
@@ -42,8 +42,8 @@ SPEC = {"loops": 1, "sleep": 0.1, "race": 3, "child_delay": 0.3}
 # (fault point, what the kill leaves, children started when it came: at least, at most)
 BOUNDARIES = [
     (f"after_checkpoint@{FIRST_STEP}", "before the children start", (0, 0)),
-    (f"children_started@{FIRST_STEP}", "the children started and handed over, the parent "
-     "not yet waiting", (3, 3)),
+    (f"children_started@{FIRST_STEP}", "the children started, held by the victim, not yet "
+     "in their group nor handed over", (3, 3)),
     # the second call returned at a step 1 in the process: a child's keyed write landed,
     # its outcome not recorded (the parent's read was the first)
     ("after_call@1.2", "while a child's write is in doubt", (3, 3)),
@@ -255,3 +255,19 @@ def test_the_first_of_child_agent_runs_killed_after_it_answered(stack: Stack) ->
         workflow_step_key(run_id, f"delegate.{i}", FIRST_EXECUTED) for i in range(3))
     assert {s for _, s in children} == {"completed"}
     assert stack.duplicates() == {}
+
+
+@pytest.mark.slow
+def test_a_parent_that_may_not_wait_keeps_its_lease_and_asks_again(stack: Stack) -> None:
+    """A run that may not wait (``may_wait`` false) polls for the first end, holding its
+    lease, never suspended on the group; the first end is its result all the same."""
+    proc = stack.spawn("--start", "1", "--no-may-wait", "--workflow",
+                       json.dumps({**SPEC, "sleep": 0}))
+    run_id = proc.read_event("started")["run_id"]
+    wait_for("the run and its children to end", lambda: all_ended(stack, run_id), 60)
+    proc.signal(signal.SIGTERM)
+    assert proc.wait(30) == 0
+    check(stack, run_id)
+    suspended = stack.query("select count(*) from ticketiq.audit where run_id = %s "
+                            "and event = 'agent.run.suspended'", run_id)
+    assert suspended == [(0,)]

@@ -168,10 +168,11 @@ class Waits:
     async def delegate_first(self, state: RunState, context: CallContext) -> Any:
         """Start (or find, by their keys) a ``ctx.first``'s child runs; the first to end.
 
-        A child started here is handed over at once (released: whichever process adopts
-        it first runs it, each once), so none of them is this run's to finish: the run
-        waits for the first end holding no lease (suspended on the group's key), or, if
-        it may not wait, polls.  The first end is written once by the database
+        A child started here joins the group, then is handed over at once (released:
+        whichever process adopts it first runs it, each once; a child of a group is
+        adopted whatever its parent is doing), so none of them is this run's to finish:
+        the run waits for the first end holding no lease (suspended on the group's key),
+        or, if it may not wait, polls.  The first end is written once by the database
         (``ticketiq.await_first``), so asking again after a crash gives the same child.
         """
         children = context.arguments.get("children") or []
@@ -187,14 +188,11 @@ class Waits:
                                       entry_point, child["arguments"].get("input"),
                                       child["step_key"]))
         run_ids: list[uuid.UUID] = []
+        held: list[RunState] = []
         for kwargs in starts:
             started = await self.children.start(**kwargs)
             if isinstance(started, RunState):
-                # handed over: a process adopts it (this one, or any) as a released run
-                self.setup.leases.check(state.run_id, state.epoch)
-                await self.setup.db.release_run(started.run_id, started.epoch, "first of",
-                                                {})
-                self.setup.leases.drop(started.run_id, started.epoch)
+                held.append(started)
             run_ids.append(started.run_id)
         self.setup.faults.reach("children_started", state.step)
         if state.info.may_wait:
@@ -203,6 +201,12 @@ class Waits:
             self.setup.leases.check(state.run_id, state.epoch)
             end = await self.setup.db.waits.await_first(
                 state.run_id, state.epoch, group, run_ids, {"call_id": context.call_id})
+            for child in held:
+                # In the group now, so any process adopts it (never left to this run,
+                # which does not run it): handed over as a released run, at once.
+                await self.setup.db.release_run(child.run_id, child.epoch, "first of", {})
+                self.setup.leases.drop(child.run_id, child.epoch)
+            held = []
             if end.outcome == "first" and end.place is not None:
                 break
             if end.outcome == "suspended":
