@@ -6,11 +6,11 @@ Real processes (``python -m harness.scripted --workflow``): the scripted workflo
 delegation step is a ``first`` of three runs of ``scripted_child`` keyed ``c0`` to
 ``c2`` (a keyed write its vendor dedupes, a write with a reader), child i thinking
 longer than child i - 1.  The victim is SIGKILLed before any child starts, once they are
-started (held by the victim, not yet handed over), while a child's write is in doubt, and after the first ended
-before the parent goes on.  Another process finishes the run.  Judged from the database
-(one child run per key, each completed once, the parent's result the child the database
-recorded as the first to end, the same one it had recorded before the kill) and from
-what landed at the vendor (each write once).
+started (held by the victim, not yet handed over), while a child's write is in doubt, and
+after the first ended before the parent goes on.  Another process finishes the run.
+Judged from the database (one child run per key, each completed once, the parent's
+result the child the database recorded as the first to end, the same one it had
+recorded before the kill) and from what landed at the vendor (each write once).
 """
 
 from __future__ import annotations
