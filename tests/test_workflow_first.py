@@ -26,7 +26,9 @@ from test_workflow_children import SEAL_KEYS, NoModel
 
 from ticketiq_pg import InvalidAction, Tools
 from ticketiq_pg.config import parse_seal_keys
+from ticketiq_pg.db import recognisers
 from ticketiq_pg.db.driver import TicketIQ
+from ticketiq_pg.errors import Fenced
 from ticketiq_pg.runtime.leases import LeaseKeeper
 from ticketiq_pg.runtime.runner import Runner
 from ticketiq_pg.runtime.step_keys import workflow_step_key
@@ -271,3 +273,29 @@ def test_a_parent_that_may_not_wait_keeps_its_lease_and_asks_again(stack: Stack)
     suspended = stack.query("select count(*) from ticketiq.audit where run_id = %s "
                             "and event = 'agent.run.suspended'", run_id)
     assert suspended == [(0,)]
+
+
+async def test_a_repeat_of_a_suspension_cut_off_by_a_lost_connection_is_recognised(
+    db_url: str,
+) -> None:
+    """``await_first`` is retried after a lost connection as ``suspend_run`` is: a repeat
+    finding the epoch raised (TQ002) with the run suspended on its group's key at epoch + 1
+    is its first attempt's suspension; on another group's key it is not."""
+    db = await TicketIQ.connect(db_url)
+    try:
+        start = {"holder": "p1", "owner": "o", "run_as": "o", "channel": "t",
+                 "entry_point": "ep", "ttl": 60.0}
+        parent = await db.start_run(**start, may_wait=True)
+        child = await db.start_run(**start, may_wait=False, idempotency_key="k.0",
+                                   parent_run_id=parent.run_id)
+        args = (parent.run_id, 1, "k", [child.run_id], {})
+        end = await db.waits.await_first(*args[:4])
+        assert (end.outcome, end.epoch) == ("suspended", 2)
+        with pytest.raises(Fenced):
+            await db.waits.await_first(*args[:4])  # the repeat, as the server answers it
+        assert await recognisers.await_first(db, args, Fenced("x"), None) == [
+            {"outcome": "suspended", "child_run_id": None, "place": None, "epoch": 2}]
+        assert await recognisers.await_first(
+            db, (parent.run_id, 1, "other", [child.run_id], {}), Fenced("x"), None) is None
+    finally:
+        await db.close()
