@@ -1,5 +1,6 @@
 """The fan-out kind of the kill trials: a workflow that starts three child workflow runs
-at once and waits for all (``ctx.all(ctx.workflow(...), ...)``).
+at once and waits for all (``ctx.all(ctx.workflow(...), ...)``), or, in half the rounds,
+for the first of them to end (``ctx.first``: the scripted workflow's ``race``).
 
 A round begins one (the scripted workflow with ``flows: 3``: its read, a keyed incident
 and a Jira comment, no sleep, so it stays on the process that started it, then three runs
@@ -8,8 +9,10 @@ at once), so its fault lands anywhere from before the children start to after th
 ``LIYAGENT_KILL_TARGET=fanout`` times every round's fault from it.  Judged besides what
 every trial is (answered, nothing landed twice): its run has exactly three child runs,
 one per delegation key, each completed, and its answer holds the three children's
-outputs.  What the children had done when the fault came (started,
-ended) is tallied in the report.
+outputs; a first-of's answer holds the child the database recorded as the first to end
+(``ticketiq.first_ends``, written once: the same child however often the parent was
+killed), and its other children ran to their own end, each once.  What the children had
+done when the fault came (started, ended) is tallied in the report.
 """
 
 from __future__ import annotations
@@ -33,8 +36,9 @@ def draw_script(rng: random.Random) -> dict[str, Any]:
     for :func:`~harness.trial_timing.script_span`: its three calls and the children's
     two, each after a think."""
     think = round(rng.uniform(*THINK), 2)
+    kind = "race" if rng.random() < 0.5 else "flows"
     return {"loops": 1, "sleep": 0, "think": think,
-            "flows": CHILDREN, "child_delay": think, "steps": 5, "model_delay": think}
+            kind: CHILDREN, "child_delay": think, "steps": 5, "model_delay": think}
 
 
 def at_fault(query: Query, trial: Trial) -> tuple[int, int]:
@@ -71,15 +75,34 @@ def judge(query: Query, trials: list[Trial], timeout: float = 15.0) -> list[str]
         if any(s != "completed" for _, s in children):
             problems.append(f"round {trial.round} fanout: run {trial.run_id} children "
                             f"{sorted(s for _, s in children)}")
-        rows = query("select body -> 'output' -> 'flows' from ticketiq.answers "
-                     "where run_id = %s", trial.run_id)
-        flows = rows[0][0] if rows else None
-        if trial.outcome == "answered" and (not isinstance(flows, list) or len(flows) != CHILDREN
-                                            or not all(isinstance(f, dict) for f in flows)):
-            problems.append(f"round {trial.round} fanout: run {trial.run_id} answered "
-                            f"without its children's outputs: {flows}")
+        if trial.script.get("race"):
+            problems.extend(_judge_first(query, trial))
+        else:
+            rows = query("select body -> 'output' -> 'flows' from ticketiq.answers "
+                         "where run_id = %s", trial.run_id)
+            flows = rows[0][0] if rows else None
+            if trial.outcome == "answered" and (
+                    not isinstance(flows, list) or len(flows) != CHILDREN
+                    or not all(isinstance(f, dict) for f in flows)):
+                problems.append(f"round {trial.round} fanout: run {trial.run_id} answered "
+                                f"without its children's outputs: {flows}")
         trial.children = len(children)
     return problems
+
+
+def _judge_first(query: Query, trial: Trial) -> list[str]:
+    """A first-of's answer: the child recorded as the first to end, completed, its output."""
+    rows = query("select a.body -> 'output' -> 'first', f.child_run_id::text "
+                 "from ticketiq.answers as a left join ticketiq.first_ends as f "
+                 "using (run_id) where a.run_id = %s", trial.run_id)
+    if trial.outcome != "answered":
+        return []
+    first, recorded = rows[0] if rows else (None, None)
+    if (not isinstance(first, dict) or first.get("child_run_id") != recorded
+            or first.get("status") != "completed" or not isinstance(first.get("output"), dict)):
+        return [f"round {trial.round} fanout: run {trial.run_id} answered with {first} as "
+                f"its first child, the database recorded {recorded}"]
+    return []
 
 
 def summary(trials: list[Trial]) -> dict[str, Any]:
@@ -94,8 +117,8 @@ def summary(trials: list[Trial]) -> dict[str, Any]:
                  "running" if ended == 0 else
                  "all ended" if ended == CHILDREN else "some ended")
         phases[phase] = phases.get(phase, 0) + 1
-    return {"trials": len(fan), "child_runs": sum(t.children for t in fan),
-            "at_the_fault": phases}
+    return {"trials": len(fan), "first_of": sum(1 for t in fan if t.script.get("race")),
+            "child_runs": sum(t.children for t in fan), "at_the_fault": phases}
 
 
 def wait_phase(query: Query, trial: Trial, share: float, timeout: float = 15.0) -> bool:

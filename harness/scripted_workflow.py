@@ -13,7 +13,10 @@ of what it saw.  Its input::
 ``fan`` (N > 0) makes the delegation step an ``all``: a read, a keyed write and N child
 agent runs at once.  ``flows`` (N > 0) makes it an ``all`` of N child workflow runs of
 ``scripted_child`` (a keyed write, a durable sleep of ``child_sleep`` seconds when more
-than 0, a write with a reader), waiting for all.
+than 0, a write with a reader), waiting for all; ``race`` (N > 0) makes it a ``first`` of
+N such children (keyed ``c0``, ``c1``, ...; child i thinks ``child_delay`` times i + 1,
+so the first usually ends first), waiting for the first to end: the others run on;
+``race_agents`` (N > 0) a ``first`` of N child agent runs (as ``fan``'s).
 
 ``think`` is the seconds of plain code before each call (the run holds its lease
 meanwhile), so a kill trial catches it running as well as sleeping.
@@ -101,10 +104,22 @@ def delegate(ctx: WorkflowContext) -> WorkflowNext:
             "seed": seed, "index": i, "sleep": float(_spec(ctx).get("child_sleep", 0.0)),
             "think": float(_spec(ctx).get("child_delay", 0.0))}) for i in range(flows)),
             then="finish")
-    if not _spec(ctx).get("child") and not fan:
+    race = int(_spec(ctx).get("race", 0))
+    if race:
+        # The first of ``race`` child workflow runs to end; the others run on, each once.
+        seed = int(_spec(ctx).get("seed", 1))
+        think = float(_spec(ctx).get("child_delay", 0.0))
+        return ctx.first(*(ctx.workflow("scripted_child", {
+            "seed": seed, "index": i, "sleep": float(_spec(ctx).get("child_sleep", 0.0)),
+            "think": think * (i + 1)}, key=f"c{i}") for i in range(race)), then="finish")
+    if not _spec(ctx).get("child") and not fan and not _spec(ctx).get("race_agents"):
         return ctx.goto("finish")
     child = {"seed": int(_spec(ctx).get("seed", 1)), "steps": 2, "plan": "mixed",
              "model_delay": float(_spec(ctx).get("child_delay", 0.0))}
+    if int(_spec(ctx).get("race_agents", 0)):
+        # The first of ``race_agents`` child agent runs to answer; the others run on.
+        return ctx.first(*(ctx.agent({**child, "seed": child["seed"] + i})
+                           for i in range(int(_spec(ctx)["race_agents"]))), then="finish")
     if fan:
         # At once: a read, a keyed write, and ``fan`` child agent runs.
         issue = _issue(ctx)
@@ -121,6 +136,9 @@ def finish(ctx: WorkflowContext) -> WorkflowNext:
     signal = ctx.results.get("await_go")
     child = ctx.results.get("delegate")
     fanned = child if isinstance(child, list) else None
+    first = ({k: child.get(k) for k in ("first", "key", "child_run_id", "status", "output",
+                                        "answer")}
+             if isinstance(child, dict) and "first" in child else None)
     return ctx.end({"issue": _issue(ctx), "loops": ctx.vars["loop"],
                     "incident": (ctx.results.get("open_incident") or {}).get("status"),
                     "signal": signal,
@@ -129,7 +147,7 @@ def finish(ctx: WorkflowContext) -> WorkflowNext:
                             for r in fanned] if fanned is not None else None,
                     "flows": [r.get("output") if isinstance(r, dict) else r
                               for r in fanned] if fanned is not None else None,
-                    "steps_executed": ctx.steps_executed})
+                    "first": first, "steps_executed": ctx.steps_executed})
 
 
 #: The child workflow of ``flows``: what one child of a fan-out does.

@@ -166,6 +166,8 @@ def baseline(fn: str, arg: str, ids: dict[str, Any]) -> Any:
         "p_status": None,
         "p_workflows": [{"name": "flow", "version": "1", "kind": "flow", "runs": ["1"],
                          "signals": ["go"]}],
+        # a workflow waits for the first of its children (schema 26)
+        "p_group": "k-group", "p_children": [ids["child"]],
     }
     return common[arg]
 

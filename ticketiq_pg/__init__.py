@@ -49,6 +49,7 @@ if TYPE_CHECKING:
         AnswerSealed,
         ConfigError,
         Fenced,
+        InvalidAction,
         InvalidPayload,
         KeyConflict,
         LeaseLapsed,
@@ -116,7 +117,7 @@ __all__ = [
     "TicketIQError", "NotOwner", "Fenced", "LeaseLapsed", "LeaseLost", "RunNotRunning",
     "UnknownRun", "UnknownCall", "UnknownApproval", "UnknownJob", "UnknownProcess",
     "LimitReached", "KeyConflict", "InvalidPayload", "AnswerSealed", "StepConflict", "SealMismatch",
-    "SchemaVersionMismatch", "ConfigError", "LivenessUnconfirmed", "UnknownSignal",
+    "SchemaVersionMismatch", "ConfigError", "LivenessUnconfirmed", "UnknownSignal", "InvalidAction",
 ]
 
 
@@ -157,6 +158,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "AnswerSealed": ("ticketiq_pg.errors", "AnswerSealed"),
     "ConfigError": ("ticketiq_pg.errors", "ConfigError"),
     "Fenced": ("ticketiq_pg.errors", "Fenced"),
+    "InvalidAction": ("ticketiq_pg.errors", "InvalidAction"),
     "InvalidPayload": ("ticketiq_pg.errors", "InvalidPayload"),
     "LeaseLapsed": ("ticketiq_pg.errors", "LeaseLapsed"),
     "LeaseLost": ("ticketiq_pg.errors", "LeaseLost"),

@@ -41,7 +41,7 @@ The whole tree::
         TransientError, UnknownRun, InvalidPayload, AnswerSealed, StepConflict,
         UnknownCall, UnknownApproval, UnknownJob, UnknownProcess, LimitReached,
         KeyConflict, UnknownSignal, SealMismatch, SchemaVersionMismatch, ConfigError,
-        LivenessUnconfirmed
+        LivenessUnconfirmed, InvalidAction
     RunInterrupted
         StopRequested, Suspended, Drained, RunFailed
 """
@@ -178,6 +178,13 @@ class SealMismatch(TicketIQError):
 
 class SchemaVersionMismatch(TicketIQError):
     """The database's schema version is not one this driver knows."""
+
+
+class InvalidAction(TicketIQError, ValueError):
+    """A workflow step built an action that cannot be made: :meth:`~ticketiq_pg.workflow.
+    WorkflowContext.first` or :meth:`~ticketiq_pg.workflow.WorkflowContext.all` with no
+    child, too many, or two of one key (raised in Python, by the step's code: the run
+    fails with it, nothing started)."""
 
 
 class ConfigError(TicketIQError, ValueError):

@@ -8,7 +8,8 @@ tools (:meth:`~WorkflowContext.call`), sleeps (:meth:`~WorkflowContext.sleep`), 
 for a signal (:meth:`~WorkflowContext.wait_signal`), hands a question to an agent run
 (:meth:`~WorkflowContext.agent`) or starts a child workflow run
 (:meth:`~WorkflowContext.workflow`), or several calls and child runs at once
-(:meth:`~WorkflowContext.all`), then goes on to the step it names.  A call of a tool
+(:meth:`~WorkflowContext.all`: waiting for all; :meth:`~WorkflowContext.first`: several
+child runs, waiting for the first to end), then goes on to the step it names.  A call of a tool
 is the tool's in every way: its classification, gates (a hold waits for a person),
 step key, reader and settlement.
 
@@ -30,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ticketiq_pg.agent import RunInfo
+from ticketiq_pg.errors import InvalidAction
 
 __all__ = ["Workflow", "WorkflowContext", "WorkflowNext", "STEP_ID"]
 
@@ -44,7 +46,7 @@ class WorkflowNext:
     """What a step returns: the next step, or the action to take before it.
 
     Built by the :class:`WorkflowContext` methods; ``kind`` is ``goto``, ``end``,
-    ``call``, ``sleep``, ``signal``, ``agent``, ``workflow`` or ``all``.
+    ``call``, ``sleep``, ``signal``, ``agent``, ``workflow``, ``all`` or ``first``.
     """
 
     kind: str
@@ -52,8 +54,10 @@ class WorkflowNext:
     tool: str | None = None
     arguments: dict[str, Any] = field(default_factory=dict)
     answer: Any = None
-    #: The actions of an ``all``: made at once, their results in this order.
+    #: The actions of an ``all`` or a ``first``: made at once, in this order.
     parts: tuple[WorkflowNext, ...] = ()
+    #: A child run's key within an ``all`` or a ``first`` (None: its place).
+    key: str | None = None
 
 
 @dataclass
@@ -144,21 +148,24 @@ class WorkflowContext:
         return WorkflowNext("signal", then=_step_id(then), tool=SIGNAL_TOOL,
                             arguments={"name": name, "timeout": timeout})
 
-    def agent(self, input: Any, *, then: str | None = None) -> WorkflowNext:
+    def agent(self, input: Any, *, then: str | None = None, key: str | None = None
+              ) -> WorkflowNext:
         """Start a child agent run of the app with ``input`` and wait for its answer, then
-        go on to ``then`` (left out only inside :meth:`all`).
+        go on to ``then`` (left out only inside :meth:`all` or :meth:`first`; ``key``:
+        its name there, see :meth:`first`).
 
         Its delegation key is this step's key: a resumed workflow finds the child it
         started (its answer, or the child still running), never starts a second one.
         The result is ``{"child_run_id", "status", "answer"}``.
         """
         return WorkflowNext("agent", then=_then(then), tool=AGENT_TOOL,
-                            arguments={"input": input})
+                            arguments={"input": input}, key=_key(key))
 
-    def workflow(self, name: str, input: Any = None, *, then: str | None = None
-                 ) -> WorkflowNext:
+    def workflow(self, name: str, input: Any = None, *, then: str | None = None,
+                 key: str | None = None) -> WorkflowNext:
         """Start a child run of the app's workflow ``name`` with ``input`` and wait for it
-        to end, then go on to ``then`` (left out only inside :meth:`all`).
+        to end, then go on to ``then`` (left out only inside :meth:`all` or :meth:`first`;
+        ``key``: its name there, see :meth:`first`).
 
         As :meth:`agent`: the child's delegation key is this step's key, so a resumed
         workflow finds the child it started (ended, running, or left by a lost process:
@@ -171,7 +178,7 @@ class WorkflowContext:
         if not isinstance(name, str) or not STEP_ID.match(name):
             raise ValueError(f"workflow: the name of one of the app's workflows: {name!r}")
         return WorkflowNext("workflow", then=_then(then), tool=CHILD_WORKFLOW_TOOL,
-                            arguments={"workflow": name, "input": input})
+                            arguments={"workflow": name, "input": input}, key=_key(key))
 
     def all(self, *actions: WorkflowNext, then: str) -> WorkflowNext:
         """Make several calls and child runs at once and wait for all, then go on to
@@ -185,13 +192,47 @@ class WorkflowContext:
         resume settles each one on its own.
         """
         if not 1 <= len(actions) <= MAX_AT_ONCE:
-            raise ValueError(f"all: 1 to {MAX_AT_ONCE} actions")
+            raise InvalidAction(f"all: 1 to {MAX_AT_ONCE} actions, not {len(actions)}")
         for action in actions:
             if not isinstance(action, WorkflowNext) or action.kind not in CHILD_OR_CALL:
-                raise ValueError("all: each action is a ctx.call(...), a ctx.agent(...) or "
-                                 "a ctx.workflow(...); sleep, wait_signal, goto and end are "
-                                 "not made at once")
+                raise InvalidAction("all: each action is a ctx.call(...), a ctx.agent(...) "
+                                    "or a ctx.workflow(...); sleep, wait_signal, goto and "
+                                    "end are not made at once")
+        _part_keys("all", actions)
         return WorkflowNext("all", then=_step_id(then), parts=tuple(actions))
+
+    def first(self, *children: WorkflowNext, then: str) -> WorkflowNext:
+        """Start several child runs at once and wait for the first of them to end, then
+        go on to ``then``.
+
+        Each child is built by :meth:`workflow` or :meth:`agent` (its own ``then`` is not
+        used); 1 to 64.  The run holds no lease while it waits.  The result,
+        ``results[<this step>]``, is the first child's result (as :meth:`workflow` or
+        :meth:`agent` gives it: ``child_run_id``, ``status``, its ``output`` or
+        ``answer``, or its ``reason``) with ``first``, its place in the order given,
+        ``key``, its key (``key=`` on the child, else its place as a string), and
+        ``children``, every child's run id in that order.  The first to end is the first
+        whatever its status: a child that failed or was stopped first is the result.
+
+        The choice is written once, in the database, as the child ends: a run resumed
+        after a crash is told the same child, never another that ended meanwhile.  The
+        other children keep running to their own end, each once (stop one by its run
+        id if its work is no longer wanted); their ends wake nothing and are not this
+        step's results.  A later step that wants them reads them by their run ids.
+
+        Each child's delegation key is this step's key with its key, so a resumed
+        workflow finds each child it started, never starts a second one; two children
+        of one key are refused (:class:`~ticketiq_pg.errors.InvalidAction`), as is a
+        ``first`` of no child.
+        """
+        if not 1 <= len(children) <= MAX_AT_ONCE:
+            raise InvalidAction(f"first: 1 to {MAX_AT_ONCE} child runs, not {len(children)}")
+        for child in children:
+            if not isinstance(child, WorkflowNext) or child.kind not in CHILDREN:
+                raise InvalidAction("first: each child is a ctx.workflow(...) or a "
+                                    "ctx.agent(...); calls, waits, goto and end do not race")
+        _part_keys("first", children)
+        return WorkflowNext("first", then=_step_id(then), parts=tuple(children))
 
 
 #: The names of the actions that are not the app's tools (a workflow's waits and child runs).
@@ -199,8 +240,12 @@ SLEEP_TOOL = "workflow.sleep"
 SIGNAL_TOOL = "workflow.signal"
 AGENT_TOOL = "workflow.agent"
 CHILD_WORKFLOW_TOOL = "workflow.child"
+#: The action of a :meth:`WorkflowContext.first` (its children in its arguments).
+FIRST_TOOL = "workflow.first"
 #: The actions :meth:`WorkflowContext.all` makes at once.
 CHILD_OR_CALL = ("call", "agent", "workflow")
+#: The child runs :meth:`WorkflowContext.first` starts.
+CHILDREN = ("agent", "workflow")
 #: The most actions one ``all`` makes at once.
 MAX_AT_ONCE = 64
 #: The most :meth:`WorkflowContext.patched` decisions one run records.
@@ -310,6 +355,27 @@ class Workflow:
 
 def _version_ok(version: object) -> bool:
     return isinstance(version, str) and 0 < len(version) <= 100
+
+
+def part_key(action: WorkflowNext, place: int) -> str:
+    """The key of an action of an ``all`` or a ``first``: its ``key=``, else its place."""
+    return action.key if action.key is not None else str(place)
+
+
+def _part_keys(what: str, actions: tuple[WorkflowNext, ...]) -> None:
+    seen: set[str] = set()
+    for place, action in enumerate(actions):
+        key = part_key(action, place)
+        if key in seen:
+            raise InvalidAction(f"{what}: two actions of the key {key!r} (each child's key "
+                                "is its key= or its place, and keys one delegation)")
+        seen.add(key)
+
+
+def _key(key: str | None) -> str | None:
+    if key is not None and (not isinstance(key, str) or not STEP_ID.match(key)):
+        raise InvalidAction(f"a child's key is a step id (letters, digits, _ . -): {key!r}")
+    return key
 
 
 def _then(step: str | None) -> str | None:

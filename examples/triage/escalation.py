@@ -17,6 +17,9 @@ is posted twice.
 
 ``{"kind": "escalation_batch", "input": {"ticket_ids": ["T-1", "T-2"]}}`` escalates
 several tickets at once: one child escalation run per ticket, waited for all together.
+``{"kind": "escalation_first", "input": {"ticket_ids": [...]}}`` escalates the tickets of
+one incident at once and goes on as soon as the first escalation ends (its ticket
+acknowledged, or found not to be a P1): the incident has an owner; the others run on.
 """
 
 from __future__ import annotations
@@ -117,12 +120,36 @@ def summary(ctx: WorkflowContext) -> WorkflowNext:
         for child in ctx.results["fan_out"]]})
 
 
+# The tickets of one incident, escalated at once: the first escalation to end owns it.
+escalation_first = Workflow("escalation_first", signals=[])
+
+
+@escalation_first.step(first=True)
+def race(ctx: WorkflowContext) -> WorkflowNext:
+    tickets = [str(t) for t in ctx.input["ticket_ids"]][:64]  # a first starts up to 64
+    # keyed by ticket (key=, else its place): a resumed run finds each escalation it
+    # started, and is told the one the database recorded as the first to end
+    return ctx.first(*(ctx.workflow("escalation", {"ticket_id": t}, key=f"ticket.{t}")
+                       for t in tickets), then="owner")
+
+
+@escalation_first.step()
+def owner(ctx: WorkflowContext) -> WorkflowNext:
+    first = ctx.results["race"]  # the first child's result, its place and key, every child
+    others = [run_id for run_id in first["children"] if run_id != first["child_run_id"]]
+    # the others run on to their own end (each once); their ends wake this run no more
+    return ctx.end({"owner": first["key"], "run_id": first["child_run_id"],
+                    "status": first["status"], **(first.get("output") or {}),
+                    "still_escalating": others})
+
+
 class EscalationGates:
     """Escalations start from ``POST /runs`` (alone or in a batch); the triage agent's runs
     are delegations."""
 
     async def check_run(self, run: RunInfo) -> Verdict:
-        if run.entry_point not in ("escalation", "escalation_batch", "delegation"):
+        if run.entry_point not in ("escalation", "escalation_batch", "escalation_first",
+                                   "delegation"):
             return Verdict.deny(f"escalation runs start from POST /runs, not {run.entry_point}")
         return Verdict.allow()
 
@@ -132,5 +159,5 @@ class EscalationGates:
 
 # The triage app's model (its child runs are triage runs) and its client's hooks.
 app = App(model=triage_app.model, tools=tools, gates=EscalationGates(),
-          workflows=[escalation, escalation_batch],
+          workflows=[escalation, escalation_batch, escalation_first],
           on_startup=[open_client], on_shutdown=[close_client])

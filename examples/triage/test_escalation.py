@@ -18,6 +18,7 @@ import signal
 from collections import Counter
 
 import httpx
+import psycopg
 from test_triage import HERE, SEAL_KEYS, service
 
 from ticketiq_pg.testing import (
@@ -148,6 +149,78 @@ def test_a_batch_escalates_each_ticket_once_across_a_sigkill(service: str, tmp_p
             assert {(e["status"], e["acked_by"]) for e in escalations} == {
                 ("completed", "on-call")}
             assert len(children(batch)) == 3  # one child per ticket, never a second
+            assert survivor.stop() == 0
+
+        record = httpx.get(f"{service}/requests").json()["requests"]
+        comments = Counter(r["path"].split("/")[2] for r in record if r["method"] == "POST"
+                           and r["path"].endswith("/comments") and r["effect"] == "created")
+        assert comments == Counter({ticket: 2 for ticket in tickets})
+
+
+def test_the_first_escalation_to_end_owns_the_incident_across_a_sigkill(
+        service: str, tmp_path) -> None:  # noqa: F811
+    """``escalation_first``: the tickets of one incident escalated at once, the run going
+    on from the first escalation to end.  The worker is SIGKILLed while they all wait for
+    their acknowledgements (the run waiting for the first, holding nothing); on the
+    survivor one ticket is acknowledged: its escalation is the first, the run ends with
+    it, and the others, acknowledged later, end on their own, each once."""
+    with fresh_database() as db:
+        key = make_api_key(db, "escalation-client")
+        auth = {"Authorization": f"Bearer {key}"}
+
+        def worker(name: str) -> WorkerProcess:
+            return WorkerProcess("escalation:app", db, seal_keys=SEAL_KEYS, name=name,
+                                 app_dir=HERE, http=True, log_dir=tmp_path,
+                                 env={"TRIAGE_SERVICE_URL": service,
+                                      "TRIAGE_THINK_SECONDS": "0.2",
+                                      "ESCALATION_ACK_SECONDS": "120"})
+
+        tickets = [f"F-{n}" for n in range(1, 4)]
+        for ticket in tickets:
+            httpx.post(f"{service}/tickets", json={
+                "id": ticket, "title": "Checkout is down", "body": "An outage."},
+            ).raise_for_status()
+
+        def children(parent: str) -> dict[str, dict]:
+            with psycopg.connect(db) as conn:  # the escalations by ticket
+                rows = conn.execute(
+                    "select input ->> 'ticket_id', run_id::text, status::text "
+                    "from ticketiq.runs where parent_run_id = %s", (parent,)).fetchall()
+            return {t: {"run_id": r, "status": status} for t, r, status in rows}
+
+        def ack(url: str, child: dict) -> None:
+            httpx.post(f"{url}/runs/{child['run_id']}/signals/ack", headers={
+                **auth, "Idempotency-Key": f"ack-{child['run_id']}"},
+                json={"payload": "on-call"}).raise_for_status()
+
+        with worker("victim") as victim:
+            started = httpx.post(f"{victim.url}/runs", headers={
+                **auth, "Idempotency-Key": "incident-1"},
+                json={"kind": "escalation_first", "input": {"ticket_ids": tickets}})
+            started.raise_for_status()
+            incident = started.json()["run_id"]
+            wait_for("the three escalations to wait for their ack", lambda: len(
+                [c for c in children(incident).values() if c["status"] == "suspended"]) == 3,
+                30)
+            assert victim.kill() == -signal.SIGKILL
+
+        with worker("survivor") as survivor:
+            ack(survivor.url, children(incident)["F-2"])
+            wait_for("the incident to end", lambda: httpx.get(
+                f"{survivor.url}/runs/{incident}", headers=auth).json()["status"]
+                == "completed", 90)
+            answer = httpx.get(f"{survivor.url}/runs/{incident}", headers=auth).json()
+            owner = answer["answer"]["output"]
+            assert (owner["owner"], owner["ticket_id"], owner["acked_by"]) == (
+                "ticket.F-2", "F-2", "on-call")
+            assert sorted(owner["still_escalating"]) == sorted(
+                str(children(incident)[t]["run_id"]) for t in ("F-1", "F-3"))
+            for ticket in ("F-1", "F-3"):
+                ack(survivor.url, children(incident)[ticket])
+            # the incident, its three escalations and their three triage runs
+            ended = wait_for_runs(db, 7, timeout=90)
+            assert {r["status"] for r in ended} == {"completed"}, ended
+            assert len(children(incident)) == 3  # one child per ticket, never a second
             assert survivor.stop() == 0
 
         record = httpx.get(f"{service}/requests").json()["requests"]

@@ -3,7 +3,9 @@
 -- Picks the oldest claimed run (or p_run_id when given) with FOR UPDATE
 -- SKIP LOCKED, so of several resume workers exactly one adopts it (without
 -- p_run_id, a child whose parent is running or claimed is left to the
--- parent: ticketiq.take_over_child), raises
+-- parent: ticketiq.take_over_child; not a child its parent waits for with
+-- others, the first to end, ticketiq.first_waits: its parent never runs
+-- it, any process does), raises
 -- its epoch by one (I2), gives p_holder its lease for p_ttl_seconds and
 -- returns in the same statement everything a resume needs: the run, its
 -- last checkpoint with its seal (which lists every call of that step), the
@@ -66,7 +68,7 @@ begin
         and (p_run_id is not null or r.parent_run_id is null or not exists (
             select 1 from ticketiq.runs as p
             where p.run_id = r.parent_run_id and p.status in ('running', 'claimed')
-        ))
+        ) or exists (select 1 from ticketiq.first_waits as fw where fw.run_id = r.run_id))
         -- A run stays on the workflow version it started with: adopted only by a
         -- process whose code can run that version (a rolling deploy's old worker).
         -- An agent run's kind names no workflow version: no checkpoint is read for it.

@@ -45,7 +45,9 @@ call left in doubt settled by its route, none landed twice; ``three`` in the rep
 ``LIYAGENT_KILL_TARGET=three`` (any kind) times every round's fault from that kind,
 so every round kills the three writes in flight.  Those modes also begin a fan-out
 (:mod:`harness.fanout_trial`: a workflow starting three child workflows at once and
-waiting for all; judged, one child run per delegation key, each completed;
+waiting for all, or in half the rounds for the first to end; judged, one child run per
+delegation key, each completed, a first-of answered with the first end the database
+recorded;
 ``fanout`` in the report tallies where its children were at the fault), and
 ``LIYAGENT_KILL_TARGET=fanout`` times every round's fault from its children.
 ``LIYAGENT_KILL_REPORT`` names a file to write the result to as JSON;

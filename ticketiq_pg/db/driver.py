@@ -53,7 +53,7 @@ from ticketiq_pg.db.waits import WaitFunctions
 from ticketiq_pg.seal import JsonText
 
 #: Schema versions this driver knows how to talk to.
-KNOWN_SCHEMA_VERSIONS = frozenset({25})
+KNOWN_SCHEMA_VERSIONS = frozenset({26})
 
 #: NOTIFY channels the functions use.
 RESUME_CHANNEL = "ticketiq_resume"

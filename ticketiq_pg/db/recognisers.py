@@ -137,6 +137,18 @@ db: _Reads, args: Sequence[Any], error: Exception | None, rows: list[dict[str, A
     return [{"outcome": "suspended", "payload": None, "due_at": None, "epoch": run.epoch}]
 
 
+async def await_first(
+db: _Reads, args: Sequence[Any], error: Exception | None, rows: list[dict[str, Any]] | None
+) -> list[dict[str, Any]] | None:
+    if not isinstance(error, errors.Fenced):
+        return None
+    run = await db.get_run(args[0])
+    if (run.status != "suspended" or run.epoch != args[1] + 1
+            or run.wait_key != f"first:{args[0]}:{args[2]}"):
+        return None
+    return [{"outcome": "suspended", "child_run_id": None, "place": None, "epoch": run.epoch}]
+
+
 async def job_ended_at_epoch(
 db: _Reads, args: Sequence[Any], error: Exception | None, state: str
 ) -> list[dict[str, Any]] | None:
@@ -169,6 +181,7 @@ BY_FUNCTION: Mapping[str, Recogniser] = {
     "release_run": release_run,
     "suspend_run": suspend_run,
     "wait_run": wait_run,
+    "await_first": await_first,
     "suspend_for_vendor": suspend_for_vendor,
     "finish_job": finish_job,
     "fail_job": fail_job,

@@ -163,6 +163,10 @@ RULES: dict[str, Rule] = {
     "suspend_run": Rule(
         C, "a repeat finds the epoch raised (TQ002); suspended at epoch + 1 on the same "
         "wait key is the first attempt's suspension"),
+    "await_first": Rule(
+        C, "a repeat finds the same first end (written once) or waits again; after a "
+        "suspension it finds the epoch raised (TQ002), and suspended at epoch + 1 on the "
+        "group's wait key is the first attempt's suspension"),
     "suspend_for_vendor": Rule(
         C, "a repeat finds the epoch raised (TQ002); suspended at epoch + 1 on the "
         "vendor's wait key is the first attempt's suspension"),

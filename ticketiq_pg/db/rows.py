@@ -397,6 +397,17 @@ class WaitOutcome:
 
 
 @dataclass(frozen=True, slots=True)
+class FirstEnd:
+    """``ticketiq.await_first``: first (the child and its place), suspended (at
+    ``epoch``) or waiting."""
+
+    outcome: str
+    child_run_id: uuid.UUID | None
+    place: int | None
+    epoch: int
+
+
+@dataclass(frozen=True, slots=True)
 class SignalSent:
     signal_id: int
     created: bool

@@ -114,6 +114,23 @@ class WaitFunctions:
         rows = await self._t.many(models.ChildRun, "delegation_status", (delegation_key,), conn)
         return rows[0] if rows else None
 
+    async def await_first(
+        self,
+        run_id: uuid.UUID,
+        epoch: int,
+        group: str,
+        children: list[uuid.UUID],
+        detail: dict[str, Any] | None = None,
+        *,
+        conn: psycopg.AsyncConnection | None = None,
+    ) -> models.FirstEnd:
+        """``ticketiq.await_first``: The first of several child runs to end (written once),
+        else the run suspends (or, if it may not wait, waits) until one does (fenced)."""
+        return await self._t.one(
+            models.FirstEnd, "await_first",
+            (run_id, epoch, group, children, Jsonb(detail or {})), conn,
+        )
+
     async def wake_runs(self, wait_key: str, *, conn: psycopg.AsyncConnection | None = None) -> int:
         """``ticketiq.wake_runs``: Wake every run suspended on p_wait_key (claimed, epoch + 1,
         NOTIFY ticketiq_resume).

@@ -12,6 +12,8 @@ passes them:
 ``after_checkpoint``   the write-ahead checkpoint is committed
 ``after_mark``         a changing call is marked in doubt, not yet sent
 ``after_call``         a call returned, its outcome not yet recorded
+``children_started``   a ``ctx.first``'s child runs are started (held by this process),
+                       not yet in their group nor handed over
 ``mid_settlement``     a resume recorded the settlement of a call its last step
                        left (``@step.n``: the n-th), the others not yet settled
 ``after_seal``         the answer is sealed, not yet handed on
@@ -37,6 +39,7 @@ POINTS = (
     "after_checkpoint",
     "after_mark",
     "after_call",
+    "children_started",
     "mid_settlement",
     "after_seal",
     "after_deliver",

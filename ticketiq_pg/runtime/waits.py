@@ -36,7 +36,7 @@ from ticketiq_pg.runtime.run_state import (
 )
 from ticketiq_pg.runtime.setup import EngineSetup
 from ticketiq_pg.runtime.workflow_engine import Workflows
-from ticketiq_pg.workflow import CHILD_WORKFLOW_TOOL, SLEEP_TOOL
+from ticketiq_pg.workflow import CHILD_WORKFLOW_TOOL, FIRST_TOOL, SLEEP_TOOL
 
 log = logging.getLogger(__name__)
 
@@ -118,29 +118,16 @@ class Waits:
         A child workflow's run is of its workflow's entry kind, so it is adopted,
         listed and signalled as any run of that workflow.
         """
+        if tool.name == FIRST_TOOL:
+            return await self.delegate_first(state, context)
         key = context.step_key
         child_input = tool.child_input(context) if tool.child_input else context.arguments
-        entry_point = "delegation"
         workflow = tool.name == CHILD_WORKFLOW_TOOL
-        if workflow:
-            flow = self.children.workflows.child(str(context.arguments.get("workflow")))
-            if flow is None:  # checked when the step was decided; a definition gone since
-                return {"error": f"no workflow {context.arguments.get('workflow')!r} here",
-                        "outcome": "not_applied"}
-            entry_point = flow.kind
+        entry_point = self._entry_point(tool.name, context.arguments)
+        if entry_point is None:  # checked when the step was decided; a definition gone since
+            return _no_workflow(context.arguments)
         started = await self.children.start(
-            owner=state.info.owner,
-            run_as=state.info.run_as,
-            channel=state.info.channel,
-            entry_point=entry_point,
-            may_wait=state.info.may_wait,
-            input=child_input,
-            idempotency_key=key,
-            correlation_id=f"{state.info.correlation_id}/{context.call_id}",
-            meta={"parent_call_id": context.call_id, "tool": tool.name,
-                  "parent_run_id": str(state.run_id)},
-            parent_run_id=state.run_id,
-        )
+            **self._child(state, tool.name, context.call_id, entry_point, child_input, key))
         if isinstance(started, RunState):
             outcome = await self.children.run(started)
             if outcome.status in ("completed", "failed", "stopped"):
@@ -157,6 +144,86 @@ class Waits:
                     "outcome": "unknown"}
         return await self.await_child(state, key, workflow)
 
+
+    def _entry_point(self, tool: str, arguments: dict[str, Any]) -> str | None:
+        """A child run's entry kind: its workflow's, or a delegation's (None: a workflow
+        this process does not define)."""
+        if tool != CHILD_WORKFLOW_TOOL:
+            return "delegation"
+        flow = self.children.workflows.child(str(arguments.get("workflow")))
+        return None if flow is None else flow.kind
+
+    @staticmethod
+    def _child(state: RunState, tool: str, call_id: str, entry_point: str, child_input: Any,
+               key: str | None) -> dict[str, Any]:
+        """How a child run is started: its parent's owner and channel, its delegation key."""
+        return {"owner": state.info.owner, "run_as": state.info.run_as,
+                "channel": state.info.channel, "entry_point": entry_point,
+                "may_wait": state.info.may_wait, "input": child_input, "idempotency_key": key,
+                "correlation_id": f"{state.info.correlation_id}/{call_id}",
+                "meta": {"parent_call_id": call_id, "tool": tool,
+                         "parent_run_id": str(state.run_id)},
+                "parent_run_id": state.run_id}
+
+    async def delegate_first(self, state: RunState, context: CallContext) -> Any:
+        """Start (or find, by their keys) a ``ctx.first``'s child runs; the first to end.
+
+        A child started here joins the group, then is handed over at once (released:
+        whichever process adopts it first runs it, each once; a child of a group is
+        adopted whatever its parent is doing), so none of them is this run's to finish:
+        the run waits for the first end holding no lease (suspended on the group's key),
+        or, if it may not wait, polls.  The first end is written once by the database
+        (``ticketiq.await_first``), so asking again after a crash gives the same child.
+        """
+        children = context.arguments.get("children") or []
+        group = context.step_key
+        if group is None or not children:
+            return {"error": "a first of no child or with no step key", "outcome": "unknown"}
+        starts = []
+        for child in children:
+            entry_point = self._entry_point(child["tool"], child["arguments"])
+            if entry_point is None:
+                return _no_workflow(child["arguments"])  # nothing started: checked first
+            starts.append(self._child(state, child["tool"], f"{context.call_id}.{child['key']}",
+                                      entry_point, child["arguments"].get("input"),
+                                      child["step_key"]))
+        run_ids: list[uuid.UUID] = []
+        held: list[RunState] = []
+        for kwargs in starts:
+            started = await self.children.start(**kwargs)
+            if isinstance(started, RunState):
+                held.append(started)
+            run_ids.append(started.run_id)
+        self.setup.faults.reach("children_started", state.step)
+        if state.info.may_wait:
+            await self.before_suspend(state, state.step)
+        while True:
+            self.setup.leases.check(state.run_id, state.epoch)
+            end = await self.setup.db.waits.await_first(
+                state.run_id, state.epoch, group, run_ids, {"call_id": context.call_id})
+            for child in held:
+                # In the group now, so any process adopts it (never left to this run,
+                # which does not run it): handed over as a released run, at once.
+                await self.setup.db.release_run(child.run_id, child.epoch, "first of", {})
+                self.setup.leases.drop(child.run_id, child.epoch)
+            held = []
+            if end.outcome == "first" and end.place is not None:
+                break
+            if end.outcome == "suspended":
+                raise Suspended(f"waiting for the first of child runs {run_ids}")
+            if self.setup.draining:
+                raise Drained("shut down while waiting for the first of its child runs")
+            await asyncio.sleep(self.setup.poll_interval)
+        first = children[end.place]
+        found = await self.setup.db.waits.delegation_status(first["step_key"])
+        assert found is not None  # it ended: its row is there
+        workflow = first["tool"] == CHILD_WORKFLOW_TOOL
+        result = (_child_result(found.run_id, "completed", found.answer, "", workflow)
+                  if found.answer is not None else
+                  _child_result(found.run_id, found.status, None, found.failure_reason or "",
+                                workflow))
+        return {**result, "first": end.place, "key": first["key"],
+                "children": [str(run_id) for run_id in run_ids]}
 
     async def await_child(self, state: RunState, key: str, workflow: bool = False) -> Any:
         while True:
@@ -221,6 +288,10 @@ class _Decision:
     first_state: str
     decided_by: str | None
     reason: str | None
+
+
+def _no_workflow(arguments: dict[str, Any]) -> dict[str, Any]:
+    return {"error": f"no workflow {arguments.get('workflow')!r} here", "outcome": "not_applied"}
 
 
 def _child_result(run_id: uuid.UUID, status: str, answer: Any, reason: str,

@@ -27,10 +27,12 @@ from ticketiq_pg.runtime.run_state import RunFailed, RunState
 from ticketiq_pg.workflow import (
     AGENT_TOOL,
     CHILD_WORKFLOW_TOOL,
+    FIRST_TOOL,
     SIGNAL_TOOL,
     SLEEP_TOOL,
     Workflow,
     WorkflowContext,
+    part_key,
 )
 
 log = logging.getLogger(__name__)
@@ -60,6 +62,8 @@ BUILTIN_TOOLS: dict[str, Tool] = {
                      child_input=lambda call: call.arguments.get("input")),
     CHILD_WORKFLOW_TOOL: Tool(CHILD_WORKFLOW_TOOL, "delegation", subagent=True,
                               child_input=lambda call: call.arguments.get("input")),
+    # several child runs, the first to end the result: asked again by the children's keys
+    FIRST_TOOL: Tool(FIRST_TOOL, "delegation", subagent=True),
 }
 WAITS = frozenset({SLEEP_TOOL, SIGNAL_TOOL})
 
@@ -120,6 +124,10 @@ class Workflows:
         """Fail a run whose code starts a child workflow this process does not define
         (before anything is written: a bug in the code, not a result to go on with)."""
         for act in acts:
+            if act.tool == FIRST_TOOL:
+                self.check_children(parent, (
+                    Act(act.call_id, child["tool"], child["arguments"], child["step_key"])
+                    for child in act.arguments["children"]))
             if act.tool == CHILD_WORKFLOW_TOOL:
                 name = str(act.arguments.get("workflow"))
                 if self.child(name) is None:
@@ -311,16 +319,25 @@ async def decide(flow: Workflow, state: RunState, step_no: int) -> Act | ActAll 
             # Each part keyed by the run id, the step id, its place and the steps executed.
             acts = tuple(
                 Act(f"{step_id}#{wf.executed}.{i}", str(part.tool), part.arguments,
-                    keys.workflow_step_key(str(state.run_id), f"{step_id}.{i}", wf.executed))
+                    keys.workflow_step_key(str(state.run_id), f"{step_id}.{part_key(part, i)}",
+                                           wf.executed))
                 for i, part in enumerate(nxt.parts))
             wf.fan = [act.call_id for act in acts]
             state.counters["workflow"] = wf.to_json()
             return ActAll(acts)
         wf.call_id = f"{step_id}#{wf.executed}"
         state.counters["workflow"] = wf.to_json()
-        assert nxt.tool is not None
         # keyed by the run id, the step id and the steps executed
         key = keys.workflow_step_key(str(state.run_id), step_id, wf.executed)
+        if nxt.kind == "first":
+            # One call: its children each keyed as an all's part, by its key.
+            children = [{"tool": part.tool, "arguments": part.arguments,
+                         "key": part_key(part, i),
+                         "step_key": keys.workflow_step_key(
+                             str(state.run_id), f"{step_id}.{part_key(part, i)}", wf.executed)}
+                        for i, part in enumerate(nxt.parts)]
+            return Act(wf.call_id, FIRST_TOOL, {"children": children}, key)
+        assert nxt.tool is not None
         return Act(wf.call_id, nxt.tool, nxt.arguments, key)
     raise RunFailed(f"workflow {flow.name}: {flow.max_code_steps} code steps from step "
                     f"{step_no} without an action or an end (a loop that never acts?)")

@@ -179,7 +179,7 @@ select is(
 select is(ticketiq.renew_leader('sweep', 'app-1', 1, 10), true, 'renew_leader');
 select is(ticketiq.resign_leader('sweep', 'app-1'), true, 'resign_leader');
 select is_empty($$select 1 from ticketiq.sweep_lapsed('app-1')$$, 'sweep_lapsed');
-select is(ticketiq.schema_version(), 25, 'schema_version');
+select is(ticketiq.schema_version(), 26, 'schema_version');
 select throws_ok(
     $$select ticketiq._fence('run', '00000000-0000-0000-0000-000000000004', 2, '2030-01-01 00:00:00+00')$$,
     '42501', null, 'app cannot call the internal _fence'

@@ -4,7 +4,7 @@
 -- but now() and schema_version(); it cannot decide an approval nor write,
 -- claim or read an entry through the API, nor count an attempt or audit.
 begin;
-select plan(65);
+select plan(69);
 
 select tiq_test.use_fake_clock('2030-01-01 00:00:00+00');
 select tiq_test.new_run('p1', 8, tiq_test.rid(1));
@@ -28,7 +28,7 @@ select table_privs_are('ticketiq', t.name, 'ticketiq_operator', array[]::name[])
 from unnest(array[
     'answers', 'approval_requests', 'audit', 'calls', 'checkpoints', 'config', 'cron_schedules', 'entries',
     'jobs', 'leader_leases', 'processes', 'runs', 'schema_migrations', 'transcript_entries', 'attempts',
-    'audit_once_keys', 'workflow_timers', 'workflow_signals'
+    'audit_once_keys', 'workflow_timers', 'workflow_signals', 'first_waits', 'first_ends'
 ]) as t (name);
 
 set local role ticketiq_operator;
@@ -65,7 +65,7 @@ select throws_ok(format('select * from ticketiq.%I', t.name), '42501', null, 'op
 from unnest(array[
     'answers', 'approval_requests', 'audit', 'calls', 'checkpoints', 'config', 'cron_schedules', 'entries',
     'jobs', 'leader_leases', 'processes', 'runs', 'schema_migrations', 'transcript_entries', 'attempts',
-    'audit_once_keys', 'workflow_timers', 'workflow_signals'
+    'audit_once_keys', 'workflow_timers', 'workflow_signals', 'first_waits', 'first_ends'
 ]) as t (name);
 
 select throws_ok(
@@ -123,7 +123,7 @@ select throws_ok(
     $$select ticketiq.get_answer('00000000-0000-0000-0000-000000000001')$$, '42501', null,
     'operator cannot read a sealed answer and its seal'
 );
-select is(ticketiq.schema_version(), 25, 'operator calls schema_version()');
+select is(ticketiq.schema_version(), 26, 'operator calls schema_version()');
 
 reset role;
 

@@ -16,9 +16,9 @@
 -- 25: suspend_for_vendor; the internal _vendor_bucket, the bucket read
 -- take_vendor_token and suspend_for_vendor share, and _event_outcome, a
 -- call_settled event's outcome, and _require_run_filters, the filters
--- list_runs and stop_runs share).
+-- list_runs and stop_runs share; schema version 26: await_first).
 begin;
-select plan(87);
+select plan(88);
 
 select has_schema('ticketiq');
 select functions_are(
@@ -44,7 +44,8 @@ select functions_are(
         'set_vendor_limit', 'take_vendor_token', 'give_vendor_token', 'slow_vendor', 'vendor_limit_figures',
         'list_runs', 'stop_runs', 'restart_run', 'fork_source', 'fork_run',
         'declare_workflows', 'unrunnable_runs', 'fail_unrunnable_runs', 'suspend_for_vendor',
-        '_vendor_bucket', '_event_outcome', '_require_run_filters'
+        '_vendor_bucket', '_event_outcome', '_require_run_filters',
+        'await_first'
     ],
     'ticketiq has the documented functions and no others'
 );
@@ -161,6 +162,7 @@ select has_function(
 );
 select has_function('ticketiq', 'fire_due_crons', array['boolean', 'integer']);
 select has_function('ticketiq', 'suspend_run', array['uuid', 'bigint', 'text', 'jsonb']);
+select has_function('ticketiq', 'await_first', array['uuid', 'bigint', 'text', 'uuid[]', 'jsonb']);
 select has_function('ticketiq', 'wake_runs', array['text']);
 select has_function('ticketiq', 'mark_delivery', array['uuid', 'bigint']);
 select has_function('ticketiq', 'get_run', array['uuid']);

@@ -19,7 +19,8 @@
 -- entries.priority and an index; 23 (operating_runs) only the two keyset
 -- indexes of list_runs; 24 (workflow_versions) the table workflow_versions
 -- and processes.workflows; 25 (vendor_turns) the table vendor_turns and
--- vendor_buckets.granted_at and suspended.
+-- vendor_buckets.granted_at and suspended; 26 (first_of) the tables
+-- first_waits and first_ends (ctx.first).
 begin;
 select plan(29);
 
@@ -30,7 +31,7 @@ select tables_are(
         'transcript_entries', 'audit', 'leader_leases', 'approval_requests', 'entries', 'cron_schedules',
         'jobs', 'attempts', 'audit_once_keys', 'api_keys', 'trace_contexts', 'workflow_timers',
         'workflow_signals', 'run_events', 'vendor_limits', 'vendor_buckets', 'vendor_calls',
-        'workflow_versions', 'vendor_turns'
+        'workflow_versions', 'vendor_turns', 'first_waits', 'first_ends'
     ]
 );
 select views_are(
@@ -38,7 +39,7 @@ select views_are(
         'runs_in_flight', 'calls_in_doubt', 'resume_audit', 'approvals_waiting', 'entries_open', 'jobs_open'
     ]
 );
-select is(ticketiq.schema_version(), 25, 'schema_version() is 25');
+select is(ticketiq.schema_version(), 26, 'schema_version() is 26');
 select results_eq(
     $$select m.version, m.name from ticketiq.schema_migrations as m order by m.version$$,
     $$values (1, 'core'::text), (2, 'approvals_delegation'), (3, 'entry_points'), (4, 'jobs'), (5, 'fast_steps'),
@@ -46,8 +47,9 @@ select results_eq(
         (11, 'front_auth'), (12, 'chained_seals'), (13, 'front_owners'), (14, 'trace_context'),
         (15, 'workflows'), (16, 'resume_audit_lookup'), (17, 'one_lease_machine'),
         (18, 'owner_keys_and_limits'), (19, 'run_events'), (21, 'vendor_limits'),
-        (22, 'fair_shares'), (23, 'operating_runs'), (24, 'workflow_versions'), (25, 'vendor_turns')$$,
-    'migrations 1 to 19 and 21 to 25 are recorded'
+        (22, 'fair_shares'), (23, 'operating_runs'), (24, 'workflow_versions'), (25, 'vendor_turns'),
+        (26, 'first_of')$$,
+    'migrations 1 to 19 and 21 to 26 are recorded'
 );
 select is(
     (select c.reloptions from pg_catalog.pg_class as c where c.oid = 'ticketiq.runs'::regclass),
