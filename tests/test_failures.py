@@ -29,7 +29,7 @@ from ticketiq_pg import (
 from ticketiq_pg.config import parse_seal_keys
 from ticketiq_pg.db.driver import TicketIQ
 from ticketiq_pg.runtime.leases import LeaseKeeper
-from ticketiq_pg.runtime.runner import Runner
+from ticketiq_pg.runtime.runner import Runner, RunState
 from ticketiq_pg.seal import Sealer
 from ticketiq_pg.vendors.clients import VendorClients
 
@@ -265,6 +265,29 @@ async def test_a_looping_model_stops_at_its_step_limit(stack: Stack) -> None:
     assert max(model.asks) == 5
     assert per_run.status == "failed" and "limit of 2 model steps" in per_run.reason
     assert events(stack, outcome.run_id, "agent.run.limit_reached")
+
+
+async def test_a_run_resumed_before_its_first_step_keeps_the_engines_limits(
+    stack: Stack,
+) -> None:
+    """A run released (or lost) before its first checkpoint, as a ``ctx.first`` child is
+    released at once, is resumed with the engine's step limit and deadline: before, its
+    counters held neither, and a looping model was asked until the default of 50."""
+    model = Flaky(steps=10_000)
+    async with await TicketIQ.connect(stack.db_url) as db:
+        runner = await runner_for(stack, db, model, Tools([read_tool()]), max_steps=4)
+        state = await runner.start(**START, input={})
+        assert isinstance(state, RunState)
+        await db.release_run(state.run_id, state.epoch, "shutdown", {})
+        adopted = await db.adopt_run("proc-a", 30, state.run_id)
+        assert adopted is not None
+        outcome = await runner.resume(adopted, runner.leases.sent_at())
+    assert outcome.status == "failed" and "limit of 4 model steps" in outcome.reason
+    assert max(model.asks) == 4
+    ((counters,),) = stack.query(
+        "select body -> 'counters' from ticketiq.checkpoints where run_id = %s and step = 1",
+        state.run_id)
+    assert counters["max_steps"] == 4 and counters["deadline_at"] > 0
 
 
 async def test_a_run_past_its_deadline_is_failed(stack: Stack) -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,11 +67,14 @@ class Stop:
 class Resumer:
     """Verifies, re-checks and settles an adopted run (one per process)."""
 
-    def __init__(self, setup: EngineSetup, calls: CallExecutor,
-                 workflows: flows.Workflows) -> None:
+    def __init__(self, setup: EngineSetup, calls: CallExecutor, workflows: flows.Workflows,
+                 fresh_counters: Callable[[Any], dict[str, Any]]) -> None:
         self.setup = setup
         self.calls = calls
         self.workflows = workflows
+        #: A run's counters before its first step, with the engine's limits (given the
+        #: run's workflow or None): a run adopted before its first checkpoint starts so.
+        self.fresh_counters = fresh_counters
 
     async def resume(self, adopted: AdoptedRun) -> RunState | HandOn | Refuse | Stop:
         setup = self.setup
@@ -116,9 +120,12 @@ class Resumer:
                 return Refuse(state, f"checkpoint failed verification: {exc}",
                               "agent.run.seal_failed")
         else:
+            # No checkpoint yet (released or lost before its first step, as a ctx.first
+            # child is released at once): the limits a start gives, the engine's own (a
+            # start's own limits were never written, so they are not known here).
             body = None
             state.conversation = [user_message(adopted.input)]
-            state.counters = {"model_steps": 0, "tool_calls": 0}
+            state.counters = self.fresh_counters(self.workflows.for_run(info, adopted.input))
 
         if adopted.stop_requested:
             return Stop(state)

@@ -142,7 +142,7 @@ class Runner:
                              deliveries=deliveries)
         self.setup.progress = self.ending.progress
         self.calls = CallExecutor(self.setup, Waits(self.setup, children=self))
-        self.resumer = Resumer(self.setup, self.calls, self.workflows)
+        self.resumer = Resumer(self.setup, self.calls, self.workflows, self.fresh_counters)
         self.model_decider = ModelDecider(self.setup)
         self.workflow_decider = WorkflowDecider(self.setup, self.workflows)
 
@@ -302,11 +302,20 @@ class Runner:
 
     def fresh_state(self, info: RunInfo, epoch: int, input: Any, durable: bool = True, *,
                     max_steps: int | None = None, deadline: float | None = None) -> RunState:
-        """The state of a run that has taken no step yet, with its limits.
+        """The state of a run that has taken no step yet, with its limits."""
+        workflow = self.workflows.for_run(info, input)
+        return RunState(info=info, epoch=epoch, input=input,
+                        conversation=[user_message(input)],
+                        counters=self.fresh_counters(workflow, max_steps, deadline),
+                        durable=durable, workflow=workflow)
+
+    def fresh_counters(self, workflow: Workflow | None, max_steps: int | None = None,
+                       deadline: float | None = None) -> dict[str, Any]:
+        """A run's counters before its first step, with its limits (a start's own, or the
+        engine's): also a resume's, of a run adopted before its first checkpoint.
 
         A workflow run has no deadline unless its start gives one (it may sleep for days).
         """
-        workflow = self.workflows.for_run(info, input)
         counters: dict[str, Any] = {"model_steps": 0, "tool_calls": 0}
         counters["max_steps"] = max_steps if max_steps is not None else self.max_steps
         seconds = deadline if deadline is not None or workflow else self.deadline
@@ -314,9 +323,7 @@ class Runner:
             # A deadline is not a lease: the wall clock of the process that starts the run
             # decides it, carried in the sealed checkpoints (seconds of skew at most).
             counters["deadline_at"] = time.time() + seconds
-        return RunState(info=info, epoch=epoch, input=input,
-                        conversation=[user_message(input)], counters=counters, durable=durable,
-                        workflow=workflow)
+        return counters
 
 
     async def start_and_run(self, **kwargs: Any) -> RunOutcome:
