@@ -40,7 +40,8 @@ import random
 import signal
 import time
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
 
@@ -50,7 +51,25 @@ from harness.trial_report import Trial
 if TYPE_CHECKING:
     from harness.trial_proc import Proc
     from harness.trial_report import Report
-    from harness.trials import Arena
+    from harness.trial_shape import Shape
+
+
+class Arena(Protocol):
+    """What a round uses of its arena (:class:`harness.trials.Arena`)."""
+
+    shape: Shape
+    survivor: Proc | None
+    survivor_url: str
+    tag: str
+    say: Callable[[str], None]
+
+    def spawn(self, name: str, **extra: str) -> tuple[Proc, str]: ...
+
+    def query(self, sql: str, *params: Any) -> list[tuple[Any, ...]]: ...
+
+    def authed(self, kwargs: dict[str, Any]) -> dict[str, Any]: ...
+
+    def writes(self) -> list[dict[str, Any]]: ...
 
 #: The trial kinds: a run of each workflow (their entry kinds in trial_report.ENTRY_KINDS).
 KINDS = {"keep": "deploy_keep", "strict": "deploy_strict"}
