@@ -117,9 +117,9 @@ clean:
 # LIYAGENT_KILL_FLAKY=1 adds transient model and vendor errors at random (judged:
 # no run fails, no loss counted for an error).  The production shape (docs/operations.md):
 # LIYAGENT_KILL_EDGE=1 (HAProxy in front), LIYAGENT_KILL_MODE=deploy|patroni,
-# LIYAGENT_KILL_POOLER=session|transaction (PgBouncer); kill-trials-shape-smoke runs a
-# round or two of each (about 3 minutes), skipping with the apt-get command if a package
-# is missing.
+# LIYAGENT_KILL_POOLER=session|transaction (PgBouncer), LIYAGENT_KILL_TARGET=versions (a
+# deploy of a new workflow version); kill-trials-shape-smoke runs a round or two of each
+# (about 3.5 minutes), skipping with the apt-get command if a package is missing.
 KILL_TRIALS ?= 200
 kill-trials: deps venv
 	$(call banner,kill-trials: $(KILL_TRIALS) rounds ($(or $(LIYAGENT_KILL_MODE),kill)))
@@ -131,9 +131,10 @@ kill-trials-smoke: deps venv
 
 SHAPE_TRIALS = $(WITH_SERVER) $(VBIN)/pytest tests/unit/test_kill_trials.py -q -rs
 kill-trials-shape-smoke: deps venv
-	$(call banner,kill-trials-shape-smoke: edge + session pooler; deploy; Patroni; transaction pooler)
+	$(call banner,kill-trials-shape-smoke: edge + session pooler; deploy; a new workflow version; Patroni; transaction pooler)
 	@LIYAGENT_KILL_TRIALS=1 LIYAGENT_KILL_EDGE=1 LIYAGENT_KILL_POOLER=session $(SHAPE_TRIALS)
 	@LIYAGENT_KILL_TRIALS=2 LIYAGENT_KILL_EDGE=1 LIYAGENT_KILL_MODE=deploy $(SHAPE_TRIALS)
+	@LIYAGENT_KILL_TRIALS=2 LIYAGENT_KILL_EDGE=1 LIYAGENT_KILL_MODE=deploy LIYAGENT_KILL_TARGET=versions LIYAGENT_KILL_SEED=11 $(SHAPE_TRIALS)
 	@LIYAGENT_KILL_TRIALS=2 LIYAGENT_KILL_MODE=patroni $(SHAPE_TRIALS)
 	@LIYAGENT_KILL_TRIALS=1 LIYAGENT_KILL_POOLER=transaction $(SHAPE_TRIALS)
 

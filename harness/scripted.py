@@ -399,6 +399,7 @@ def app() -> Any:
         tool = tools.get(name)
         if vendor in limits and tool is not None:
             tools.add(dataclasses.replace(tool, vendor=vendor))
+    from harness import deploy_workflows
     from harness.scripted_jobs import scripted_handlers
     from harness.scripted_workflow import scripted_child, scripted_flow
     from ticketiq_pg.runtime.entries import teams_delivery
@@ -414,7 +415,8 @@ def app() -> Any:
             {"scripted": scripted_tools.answer_delivery(clients)}
             if os.environ.get("TICKETIQ_SCRIPT_DELIVER") else {})},
         jobs=scripted_handlers(clients),
-        workflows=[scripted_flow, scripted_child],
+        # TICKETIQ_SCRIPT_RELEASE=2: the new release of the versions trial's workflows.
+        workflows=[scripted_flow, scripted_child, *deploy_workflows.workflows()],
         vendor_limits=limits,
     )
 

@@ -15,7 +15,7 @@ from harness import landed, stalled_calls
 
 #: The inbox entry kind of a trial kind whose entry is named otherwise.
 ENTRY_KINDS = {"long": "webhook", "workflow": "scripted_flow", "three": "run", "watch": "run",
-               "fanout": "scripted_flow"}
+               "fanout": "scripted_flow", "keep": "deploy_keep", "strict": "deploy_strict"}
 
 
 @dataclass
@@ -63,6 +63,13 @@ class Trial:
     # fault (None: not looked), and its child runs in the end.
     children_at_fault: tuple[int, int] | None = None
     children: int = 0
+    # The versions kind (harness.versions_trial): the workflow version its run started
+    # on, the process and release that ran its last step, why it was taken over after a
+    # SIGKILL (each time), and its round's deploy (the process killed, each release).
+    workflow_version: str | None = None
+    finished_by: str | None = None
+    taken_over: list[str] = field(default_factory=list)
+    versions: dict[str, Any] | None = None
 
     @property
     def judged_seconds(self) -> float | None:
@@ -130,6 +137,7 @@ class Report:
     watch: dict[str, Any] | None = None
     three: dict[str, Any] | None = None
     fanout: dict[str, Any] | None = None
+    versions: dict[str, Any] | None = None
 
     @property
     def lost(self) -> int:
@@ -232,6 +240,7 @@ class Report:
             **({"watch": self.watch} if self.watch is not None else {}),
             **({"three": self.three} if self.three is not None else {}),
             **({"fanout": self.fanout} if self.fanout is not None else {}),
+            **({"versions": self.versions} if self.versions is not None else {}),
             "recovery_seconds": self.recovery_seconds,
             "trials": [asdict(t) for t in self.trials],
             "write_log": self.writes,

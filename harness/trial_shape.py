@@ -150,7 +150,7 @@ class Shape:
                     f"({t.claimed_by})" for t in trials if t.claimed_by)
         self.ports.pop(name, None)
         if self.edge is not None:
-            report.shape_problems.extend(self._one_run_per_2xx(arena, trials))
+            report.shape_problems.extend(self.one_run_per_2xx(arena, trials))
 
     def _handovers(self, arena: Arena, name: str, trials: list[Trial],
                    fault_at: float) -> None:
@@ -179,7 +179,7 @@ class Shape:
                 trial.handover_step = max(0.0, float(step) - float(released))
 
     @staticmethod
-    def _one_run_per_2xx(arena: Arena, trials: list[Trial]) -> list[str]:
+    def one_run_per_2xx(arena: Arena, trials: list[Trial]) -> list[str]:
         problems = []
         for trial in trials:
             if not any(200 <= status < 300 for status in trial.http_status):

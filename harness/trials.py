@@ -87,7 +87,7 @@ import httpx
 import psycopg
 from psycopg.types.json import Jsonb
 
-from harness import fanout_trial, landed, stalled_calls, three_writes
+from harness import fanout_trial, landed, stalled_calls, three_writes, versions_trial
 from harness.flaky import ENV as FLAKY_ENV
 from harness.flaky import Flaky, injected_at_vendor, note_errors, vendor_faults
 from harness.trial_proc import Proc
@@ -226,6 +226,9 @@ class Arena:
 
     def round(self, index: int, rng: random.Random, mode: str, report: Report,
               lease_only: bool = False) -> list[Trial]:
+        if self.target_kind == "versions":
+            # a rolling deploy of a new workflow version, a round of its own
+            return versions_trial.run_round(self, index, rng, report)
         name = f"victim-{index}"
         victim, victim_url = self.spawn(
             name, **({"TICKETIQ_LIVENESS_INTERVAL": "0"} if lease_only else {}))
@@ -591,6 +594,9 @@ def run_trials(
                   failover_cluster=failover_cluster, env=env, say=say,
                   flaky=Flaky(workdir / "flaky.log", seed=seed) if flaky else None, shape=shape,
                   target_kind=target_kind)
+    if target_kind == "versions" and (mode != "deploy" or shape is None or shape.edge is None):
+        raise ValueError("the versions trial is a deploy behind the edge: "
+                         "LIYAGENT_KILL_MODE=deploy LIYAGENT_KILL_EDGE=1")
     if mode == "watch":
         if shape is None or shape.edge is None:
             raise ValueError("watch mode runs behind the edge (LIYAGENT_KILL_EDGE=1)")
@@ -617,6 +623,8 @@ def run_trials(
             report.three = three_writes.summary(report.trials)
         if any(t.kind == "fanout" for t in report.trials):
             report.fanout = fanout_trial.summary(report.trials)
+        if target_kind == "versions":
+            report.versions = versions_trial.summary(report.trials)
         if arena.flaky is not None and arena.vendor is not None:
             report.model_errors = sum(
                 1 for e in arena.flaky.entries() if e.get("source") == "model")

@@ -167,3 +167,20 @@ def test_past_the_operators_limit_a_run_no_worker_can_run_fails_with_its_reason(
     assert statuses(stack, [asleep])[asleep][0] == "suspended"
     assert f"failed run {woken}: no live worker can run" in new.stderr_text()
     assert new.terminate() == 0, new.stderr_text()
+
+
+def test_a_worker_without_liveness_is_seen_while_idle(stack: Stack) -> None:
+    """With ``TICKETIQ_LIVENESS_INTERVAL=0`` a SIGKILLed worker is never marked stopped;
+    ``unrunnable_runs`` counts it live only while it was seen within 30 s, so an idle
+    one must still be seen: its lease keeper renews nothing, every renew interval."""
+    idle, _ = deploy_worker(stack, "idle", "1", TICKETIQ_LIVENESS_INTERVAL="0")
+
+    def seen() -> Any:
+        return stack.query("select last_seen_at from ticketiq.processes "
+                           "where process_id = 'idle'")[0][0]
+
+    first = seen()
+    wait_for("an idle heartbeat", lambda: seen() > first, 30)
+    assert stack.query("select stopped_at, liveness_key from ticketiq.processes "
+                       "where process_id = 'idle'") == [(None, None)]
+    assert idle.terminate() == 0, idle.stderr_text()

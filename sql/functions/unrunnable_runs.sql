@@ -6,8 +6,14 @@
 -- lists the claimed runs (woken, or released, and waiting for such a
 -- process) and the suspended ones (asleep, or waiting for a signal: they
 -- will wait for one when they wake) whose workflow version no live process
--- (processes.stopped_at null) can run; none while a live process declared
--- nothing (it runs any run).  What a worker logs at its start, what
+-- can run; none while a live process declared nothing (it runs any run).
+-- Live: not stopped (processes.stopped_at null), and either holding a
+-- liveness token (the liveness watch marks it stopped once its session
+-- ends) or seen within 30 s by the database clock (last_seen_at: its lease
+-- renewals, and its idle heartbeat, every TICKETIQ_RENEW_INTERVAL).  A
+-- process without a token (TICKETIQ_LIVENESS_INTERVAL=0) that was
+-- SIGKILLed is never marked stopped: without the 30 s it would hide the
+-- runs only it could run for ever.  What a worker logs at its start, what
 -- `ticketiq-pg status` shows, and what ticketiq.fail_unrunnable_runs fails
 -- once the operator's limit has passed.  Oldest waiting first (updated_at:
 -- when it was woken, released or suspended); p_status keeps one of the two.
@@ -33,6 +39,8 @@ security definer
 set search_path = pg_catalog, pg_temp
 as $$
 #variable_conflict use_column
+declare
+    v_seen_after timestamptz;
 begin
     if p_limit is null or p_limit not between 1 and 1000 then
         raise exception 'limit must be 1 to 1000' using errcode = 'TQ004';
@@ -41,8 +49,11 @@ begin
         raise exception 'status must be claimed or suspended, not %', left(p_status, 40)
             using errcode = 'TQ004';
     end if;
+    v_seen_after := ticketiq.now() - interval '30 seconds';
     if exists (
-        select 1 from ticketiq.processes as p where p.stopped_at is null and p.workflows is null
+        select 1 from ticketiq.processes as p
+        where p.stopped_at is null and p.workflows is null
+            and (p.liveness_key is not null or p.last_seen_at > v_seen_after)
     ) then
         return;
     end if;
@@ -56,6 +67,7 @@ begin
         and not exists (
             select 1 from ticketiq.processes as p
             where p.stopped_at is null
+                and (p.liveness_key is not null or p.last_seen_at > v_seen_after)
                 and coalesce((p.workflows -> (f.body #>> '{counters,workflow,name}'))
                     ? (f.body #>> '{counters,workflow,version}'), false)
         )
@@ -65,4 +77,4 @@ end;
 $$;
 
 comment on function ticketiq.unrunnable_runs(integer, text) is
-'The claimed and suspended workflow runs whose version (their first checkpoint''s) no live process declared it can run, oldest waiting first. TQ004.';
+'The claimed and suspended workflow runs whose version (their first checkpoint''s) no live process (holding a liveness token, or seen within 30 s) declared it can run, oldest waiting first. TQ004.';

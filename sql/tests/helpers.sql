@@ -671,3 +671,25 @@ $$;
 
 comment on function tiq_test.workflow_run(uuid, text, text, text) is
 'Start a workflow run (entry point: its name) held by holder with a first checkpoint naming the workflow and version; returns its run id.';
+
+-- A rolling deploy's two workers: run rid(1), of flow version 1, claimed
+-- (lost by its holder); process 'new' declares flow version 2 only, 'old'
+-- version 1, neither holding a liveness token.
+create or replace function tiq_test.deploy_pair()
+returns void
+language plpgsql
+as $$
+begin
+    perform tiq_test.workflow_run(tiq_test.rid(1), 'flow', '1');
+    perform tiq_test.lose(tiq_test.rid(1));
+    perform ticketiq.register_process('new', 'h', 1);
+    perform ticketiq.declare_workflows('new',
+        '[{"name": "flow", "version": "2", "kind": "flow", "runs": ["2"]}]');
+    perform ticketiq.register_process('old', 'h', 2);
+    perform ticketiq.declare_workflows('old',
+        '[{"name": "flow", "version": "1", "kind": "flow", "runs": ["1"]}]');
+end;
+$$;
+
+comment on function tiq_test.deploy_pair() is
+'A rolling deploy''s workers: run rid(1) of flow version 1 claimed, process new declaring version 2, old version 1.';

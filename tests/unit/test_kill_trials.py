@@ -50,6 +50,14 @@ delegation key, each completed, a first-of answered with the first end the datab
 recorded;
 ``fanout`` in the report tallies where its children were at the fault), and
 ``LIYAGENT_KILL_TARGET=fanout`` times every round's fault from its children.
+``LIYAGENT_KILL_TARGET=versions`` (with ``LIYAGENT_KILL_MODE=deploy LIYAGENT_KILL_EDGE=1``)
+makes every round a rolling deploy of a new workflow version
+(:mod:`harness.versions_trial`): runs of the old version asleep on timers and waiting for
+signals while a process of the new release comes up and the old one drains, the signals
+sent through the edge, and in half the rounds a SIGKILL of the draining, the new or the
+kept old process; judged, every run completed on a process whose release runs its
+version, none failed for the deploy, a loss counted only where the SIGKILL took a run
+over; ``versions`` in the report gives where each run finished.
 ``LIYAGENT_KILL_REPORT`` names a file to write the result to as JSON;
 ``LIYAGENT_KILL_PLOT`` a PNG of the recovery time of every trial caught in
 flight, per round (needs matplotlib, the ``bench`` extra).
@@ -245,6 +253,8 @@ def test_kill_trials(pg_server_url: str, tmp_path: Path) -> None:
         if taken or report.excess_losses:
             found.append(f"a deploy lost runs: taken over {taken}, losses "
                          f"{report.excess_losses}")
+    if TARGET == "versions" and not (result.get("versions") or {}).get("runs"):
+        found.append("the versions trial ran no runs")
     if patroni is not None:
         unpromoted = [e for e in patroni.events if e.get("new") in (None, e["old"])]
         if len(patroni.events) != report.rounds or unpromoted:

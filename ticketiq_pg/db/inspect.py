@@ -261,7 +261,8 @@ def _processes(conn: psycopg.Connection[Any], now: datetime, seen_within: float,
         p["runs_held"] = int(p["runs_held"])
         p["jobs_held"] = int(p["jobs_held"])
     # A process is listed while it looks alive: seen lately, its session still connected,
-    # or holding a lease.  (last_seen_at moves only when it renews leases.)
+    # or holding a lease.  (last_seen_at moves when it renews leases; without liveness
+    # also when it holds none, every renew interval, so unrunnable_runs sees it live.)
     shown = [
         p for p in processes
         if seen_within == 0 or p["last_seen_at"] >= seen_after or p["session_connected"]

@@ -275,3 +275,13 @@ class LeaseKeeper(LeaseBook):
                          clock=clock, conninfo=conninfo, prepared=prepared)
         self.db = db
         self.holder = holder
+
+    async def renew_once(self) -> list[uuid.UUID]:
+        """Renew every live lease; without a liveness token and with none to renew, an
+        empty renewal still marks the process seen (``processes.last_seen_at``): all that
+        tells ``ticketiq.unrunnable_runs`` an idle live process from a SIGKILLed one."""
+        if self.liveness is None and all(h.lost is not None for h in self.entries.values()):
+            conn = await self._session.get() if self._session is not None else None
+            await self._renew([], conn)
+            return []
+        return await super().renew_once()

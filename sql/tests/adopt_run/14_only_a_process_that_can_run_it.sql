@@ -6,12 +6,7 @@ begin;
 select plan(8);
 
 select tiq_test.use_fake_clock('2030-01-01 00:00:00+00');
-select tiq_test.workflow_run(tiq_test.rid(1), 'flow', '1');
-select tiq_test.lose(tiq_test.rid(1));
-select ticketiq.register_process('new', 'h', 1);
-select ticketiq.declare_workflows('new', '[{"name": "flow", "version": "2", "kind": "flow", "runs": ["2"]}]');
-select ticketiq.register_process('old', 'h', 2);
-select ticketiq.declare_workflows('old', '[{"name": "flow", "version": "1", "kind": "flow", "runs": ["1"]}]');
+select tiq_test.deploy_pair();
 
 select is_empty($$select 1 from ticketiq.adopt_run('new', 8)$$,
     'the new worker does not adopt a run of version 1');
