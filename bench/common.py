@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import platform
 import re
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -428,3 +433,53 @@ def cpu_between(before: dict[int, float] | None, after: dict[int, float] | None)
     if before is None or after is None:
         return None
     return sum(t - before.get(pid, 0.0) for pid, t in after.items())
+
+
+# -- A/B runs of an older build beside this one (bench.engine_ab, bench.takeover_ab) ----
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@contextmanager
+def revision_tree(rev: str) -> Iterator[Path]:
+    """``rev`` checked out beside this tree (a detached git worktree), removed at the end."""
+    with tempfile.TemporaryDirectory(prefix="bench-ab-") as tmp:
+        tree = Path(tmp) / "old"
+        subprocess.run(["git", "worktree", "add", "--detach", str(tree), rev], cwd=ROOT,
+                       check=True, capture_output=True)
+        try:
+            yield tree
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT,
+                           check=False, capture_output=True)
+
+
+def run_in_tree(tree: Path, code: str, args: list[str], env: dict[str, str] | None = None
+                ) -> Any:
+    """``code`` run by this Python in a process of its own with ``tree`` first on its path
+    (its children too), so it measures that tree's ``ticketiq_pg`` and SQL: the JSON it
+    prints last."""
+    full = {**os.environ, **(env or {}), "PYTHONPATH": str(tree)}
+    done = subprocess.run([sys.executable, "-c", code, *args], cwd=tree, env=full,
+                          capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"arm {tree} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def alternate(arms: dict[str, Any], rounds: int, digits: int = 1
+              ) -> tuple[dict[str, list[dict[str, float]]], dict[str, dict[str, float]]]:
+    """Each arm's figures (``arms[name]()``), ``rounds`` times, the order reversed every
+    other round, with the load average beside each: (every round's, the medians)."""
+    rows: dict[str, list[dict[str, float]]] = {arm: [] for arm in arms}
+    names = list(arms)
+    for r in range(rounds):
+        for arm in names if r % 2 == 0 else names[::-1]:
+            got = arms[arm]()
+            got["loadavg"] = os.getloadavg()[0]
+            rows[arm].append(got)
+            print(f"round {r + 1} {arm}: " + ", ".join(
+                f"{k} {v:.{digits}f}" for k, v in got.items()), flush=True)
+    medians = {arm: {k: statistics.median(row[k] for row in rs) for k in rs[0]}
+               for arm, rs in rows.items()}
+    return rows, medians

@@ -15,15 +15,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import statistics
-import subprocess
-import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+from .common import ROOT, alternate, revision_tree, run_in_tree
 
 #: Run in each arm's tree: section 13 with levels 1 and 8, its figures as JSON on stdout.
 CHILD = r"""
@@ -57,12 +52,7 @@ def figures(section: dict[str, Any]) -> dict[str, float]:
 
 
 def run_arm(tree: Path, rounds: int) -> dict[str, float]:
-    env = {**os.environ, "PYTHONPATH": str(tree)}
-    done = subprocess.run([sys.executable, "-c", CHILD, str(rounds)], cwd=tree, env=env,
-                          capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise RuntimeError(f"arm {tree} failed:\n{done.stderr[-3000:]}")
-    return figures(json.loads(done.stdout.strip().splitlines()[-1]))
+    return figures(run_in_tree(tree, CHILD, [str(rounds)]))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -74,26 +64,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="section 13's rounds inside each arm (default 4)")
     parser.add_argument("--json", help="write every figure there")
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="engine-ab-") as tmp:
-        old = Path(tmp) / "old"
-        subprocess.run(["git", "worktree", "add", "--detach", str(old), args.old], cwd=ROOT,
-                       check=True, capture_output=True)
-        try:
-            arms = {"old": old, "new": ROOT}
-            rows: dict[str, list[dict[str, float]]] = {"old": [], "new": []}
-            for r in range(args.rounds):
-                order = ("old", "new") if r % 2 == 0 else ("new", "old")
-                for arm in order:
-                    got = run_arm(arms[arm], args.arm_rounds)
-                    got["loadavg"] = os.getloadavg()[0]
-                    rows[arm].append(got)
-                    print(f"round {r + 1} {arm}: " + ", ".join(
-                        f"{k} {v:.1f}" for k, v in got.items()), flush=True)
-        finally:
-            subprocess.run(["git", "worktree", "remove", "--force", str(old)], cwd=ROOT,
-                           check=False, capture_output=True)
-    medians = {arm: {k: statistics.median(row[k] for row in rs) for k in rs[0]}
-               for arm, rs in rows.items()}
+    with revision_tree(args.old) as old:
+        rows, medians = alternate({"old": lambda: run_arm(old, args.arm_rounds),
+                                   "new": lambda: run_arm(ROOT, args.arm_rounds)},
+                                  args.rounds)
     print(f"\nmedians of {args.rounds} alternating rounds (old = {args.old}):")
     for key in medians["new"]:
         o, n = medians["old"][key], medians["new"][key]

@@ -41,3 +41,44 @@ def test_a_decision_records_its_calls_as_the_conversation_does() -> None:
     assert not decision.final and Decision(text="done").final
     assert decision.message() == {"role": "assistant", "content": "looking", "tool_calls": [
         {"call_id": "c1", "tool": "crm.read", "arguments": {"id": 1}}]}
+
+
+async def test_newer_code_that_steps_a_run_pins_it_and_the_older_code_hands_it_back() -> None:
+    """A worker running version 2 with version 1 compatible takes a step of a version 1
+    run: the run records that code (counters.workflow.code), and a worker of the older
+    code, which might lack the step the newer code led it to, hands it back instead of
+    failing it (``adopt_run`` leaves it to the newer code, ``_can_run_workflow``)."""
+    from ticketiq_pg.runtime import workflow_engine as flows
+    from ticketiq_pg.workflow import Workflow, WorkflowContext, WorkflowNext
+
+    def release(version: str, compatible: tuple[str, ...] = ()) -> Workflow:
+        flow = Workflow("onboard", version=version, compatible=list(compatible))
+
+        @flow.step(first=True)
+        def begin(ctx: WorkflowContext) -> WorkflowNext:
+            return ctx.sleep(1, then="after")
+
+        @flow.step()
+        def after(ctx: WorkflowContext) -> WorkflowNext:
+            if version == "1":
+                return ctx.end({"by": version})
+            return ctx.sleep(1, then="only_in_2")  # where version 1's code has no step
+
+        if version == "2":
+            @flow.step()
+            def only_in_2(ctx: WorkflowContext) -> WorkflowNext:
+                return ctx.end({"by": version})
+
+        return flow
+
+    old, new = release("1"), release("2", ("1",))
+    run = state(old)
+    await flows.decide(old, run, 1)  # begun on version 1's code: not pinned
+    assert "code" not in run.counters["workflow"]
+    run.last_results = {run.counters["workflow"]["call_id"]: None}
+    await flows.decide(new, run, 2)  # the new code steps it on
+    assert run.counters["workflow"]["version"] == "1"
+    assert run.counters["workflow"]["code"] == "2"
+    with pytest.raises(flows.NotRunnableHere, match="pinned to version '2'"):
+        flows.Workflows([old]).for_resume(run.info, None, run.counters)
+    assert flows.Workflows([new]).for_resume(run.info, None, run.counters) is new

@@ -18,8 +18,10 @@
 -- hands the answer on).  A workflow run is adopted only by a process that
 -- can run it: when p_holder's process declared its workflows
 -- (ticketiq.declare_workflows), a run whose first checkpoint names a
--- workflow and version not among them is left claimed for a process that
--- can (ticketiq.unrunnable_runs lists those no live process can run), and
+-- workflow and version not among them, or whose last checkpoint was written
+-- by newer code it does not run (ticketiq._can_run_workflow: pinned), is left
+-- claimed for a process that can (ticketiq.unrunnable_runs lists those no live
+-- process can run), and
 -- one before its first checkpoint only by a process that declared a
 -- workflow of its entry kind (an app without it would take it for an agent
 -- run); a holder that declared nothing adopts any run.  When the last checkpoint is a link of a chain
@@ -77,9 +79,10 @@ begin
                 select 1 from ticketiq.workflow_versions as w where w.kind = r.entry_point
             ))
             or coalesce((
-                select coalesce((v_can -> (f.body #>> '{counters,workflow,name}'))
-                    ? (f.body #>> '{counters,workflow,version}'), false)
+                select ticketiq._can_run_workflow(v_can, f.body, l.body)
                 from ticketiq.checkpoints as f
+                left join ticketiq.checkpoints as l
+                    on l.run_id = r.run_id and l.step = r.last_step
                 where f.run_id = r.run_id and f.step = 1 and f.body -> 'counters' ? 'workflow'
             ),
             -- before its first checkpoint: any version of a workflow of its kind

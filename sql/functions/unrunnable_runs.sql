@@ -62,14 +62,14 @@ begin
         f.body #>> '{counters,workflow,version}', r.updated_at, r.wait_key::text
     from ticketiq.runs as r
     inner join ticketiq.checkpoints as f on r.run_id = f.run_id and f.step = 1
+    left join ticketiq.checkpoints as l on r.run_id = l.run_id and l.step = r.last_step
     where r.status in ('claimed', 'suspended') and (p_status is null or r.status = p_status)
         and f.body -> 'counters' ? 'workflow'
         and not exists (
             select 1 from ticketiq.processes as p
             where p.stopped_at is null
                 and (p.liveness_key is not null or p.last_seen_at > v_seen_after)
-                and coalesce((p.workflows -> (f.body #>> '{counters,workflow,name}'))
-                    ? (f.body #>> '{counters,workflow,version}'), false)
+                and ticketiq._can_run_workflow(p.workflows, f.body, l.body)
         )
     order by r.updated_at, r.run_id
     limit p_limit;
@@ -77,4 +77,4 @@ end;
 $$;
 
 comment on function ticketiq.unrunnable_runs(integer, text) is
-'The claimed and suspended workflow runs whose version (their first checkpoint''s) no live process (holding a liveness token, or seen within 30 s) declared it can run, oldest waiting first. TQ004.';
+'The claimed and suspended workflow runs whose version (their first checkpoint''s, and the newer code their last is pinned to) no live process (holding a liveness token, or seen within 30 s) declared it can run, oldest waiting first. TQ004.';

@@ -157,10 +157,14 @@ class Workflows:
             raise RunFailed(f"workflow {recorded.get('name')!r} (version "
                             f"{recorded.get('version')!r}) is not defined in this process",
                             UNKNOWN_WORKFLOW)
-        if str(recorded.get("version")) not in flow.runs_versions():
+        runs = flow.runs_versions()
+        if str(recorded.get("version")) not in runs or (
+                recorded.get("code") is not None and str(recorded["code"]) not in runs):
+            pinned = (f" (pinned to version {recorded['code']!r}'s code, which took a step)"
+                      if recorded.get("code") is not None else "")
             raise NotRunnableHere(
                 f"run {info.run_id} is on workflow {flow.name} version "
-                f"{recorded.get('version')!r}; this process runs {list(flow.runs_versions())}")
+                f"{recorded.get('version')!r}{pinned}; this process runs {list(runs)}")
         return flow
 
 
@@ -186,6 +190,11 @@ class WorkflowState:
     #: The steps whose code the run has executed (None: a run from before they were
     #: recorded; it counts as having passed every step once it executed one).
     passed: list[str] | None = field(default_factory=list)
+    #: The version of the newer code that took a step of this run (a worker that runs
+    #: the run's own version as ``compatible``): the run is pinned to that code from
+    #: then on, since its path may lead where the older code has no step (None: only its
+    #: own version's code took its steps).
+    code: Any = None
     #: Set when the code ended: the run's answer.
     ended: bool = False
     answer: Any = None
@@ -206,7 +215,8 @@ class WorkflowState:
                    executed=int(wf.get("executed") or 0), call_id=wf.get("call_id"),
                    then=wf.get("then"), fan=wf.get("fan"), vars=wf.get("vars") or {},
                    results=wf.get("results") or {}, patches=wf.get("patches") or {},
-                   passed=wf.get("passed"), ended="answer" in wf, answer=wf.get("answer"))
+                   passed=wf.get("passed"), code=wf.get("code"), ended="answer" in wf,
+                   answer=wf.get("answer"))
 
     def to_json(self) -> dict[str, Any]:
         out = {"name": self.name, "version": self.version, "at": self.at,
@@ -218,6 +228,8 @@ class WorkflowState:
             out["patches"] = self.patches
         if self.passed is not None:
             out["passed"] = self.passed
+        if self.code is not None:
+            out["code"] = self.code
         if self.ended:
             out["answer"] = self.answer
         return out
@@ -271,6 +283,8 @@ async def decide(flow: Workflow, state: RunState, step_no: int) -> Act | ActAll 
     engine writes before the action, so a resume never runs this code again.
     """
     wf = WorkflowState.of(state) or WorkflowState.first(flow)
+    if str(flow.version) != str(wf.version if wf.code is None else wf.code):
+        wf.code = flow.version  # newer code steps it: pinned to that code from now on
     if wf.call_id or wf.fan:
         # The action of the last step was made (or settled): its result, then go on.
         assert wf.at is not None

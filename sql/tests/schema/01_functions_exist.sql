@@ -16,7 +16,8 @@
 -- 25: suspend_for_vendor; the internal _vendor_bucket, the bucket read
 -- take_vendor_token and suspend_for_vendor share, and _event_outcome, a
 -- call_settled event's outcome, and _require_run_filters, the filters
--- list_runs and stop_runs share; schema version 26: await_first).
+-- list_runs and stop_runs share; schema version 26: await_first; the
+-- internal _can_run_workflow, adopt_run's and unrunnable_runs' one rule).
 begin;
 select plan(88);
 
@@ -45,7 +46,7 @@ select functions_are(
         'list_runs', 'stop_runs', 'restart_run', 'fork_source', 'fork_run',
         'declare_workflows', 'unrunnable_runs', 'fail_unrunnable_runs', 'suspend_for_vendor',
         '_vendor_bucket', '_event_outcome', '_require_run_filters',
-        'await_first'
+        'await_first', '_can_run_workflow'
     ],
     'ticketiq has the documented functions and no others'
 );
