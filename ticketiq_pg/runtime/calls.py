@@ -258,7 +258,8 @@ class CallExecutor:
                           "by": approval.decided_by, "reason": approval.reason}
                 return result, how if how != "made" else "skipped"
             approval_id = approval.approval_id
-        await self.first_token(state, step_no, call, judged.tool)
+        if judged.tool.vendor:
+            await self.first_token(state, step_no, call, judged.tool)
         classification = recorded
         if state.durable and (is_changing(recorded) or is_changing(current)):
             setup.leases.check(state.run_id, state.epoch)
@@ -285,7 +286,7 @@ class CallExecutor:
             await self._audit_downgrade(state, tool, call,
                                         context.step_key if approval_id else call.get("step_key"))
         await setup.leases.ready(state.run_id, state.epoch)
-        if not changing:
+        if not changing and setup.live.anyone:
             # A changing call's start and end are durable events (its mark, its outcome
             # row); a read's are told live only.
             setup.live.emit(state.run_id, "call_started", step_no, state.epoch,
@@ -296,7 +297,7 @@ class CallExecutor:
         if changing and not tool.subagent:
             setup.leases.check(state.run_id, state.epoch)
             await call_rows.record(setup.db, setup.sealer, state, step_no, call, result, ended)
-        elif not changing:
+        elif not changing and setup.live.anyone:
             setup.live.emit(state.run_id, "call_settled", step_no, state.epoch,
                             {"call_id": call["call_id"], "tool": call["tool"],
                              "settlement": ended, "outcome": result})

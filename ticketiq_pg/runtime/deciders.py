@@ -125,7 +125,8 @@ class ModelDecider:
         first_failure: float | None = None
         setup.faults.reach("before_model", step_no)
         live = setup.live
-        live.emit(state.run_id, "step_started", step_no, state.epoch)
+        if live.anyone:
+            live.emit(state.run_id, "step_started", step_no, state.epoch)
         setup.progress(state.info, state.input)
         while True:
             await setup.leases.ready(state.run_id, state.epoch)  # the model is a call too
@@ -135,7 +136,8 @@ class ModelDecider:
                 # A copy of the list: the model reads it, it must not change it.
                 conversation=list(state.conversation),
                 input=state.input,
-                on_text=live.text_sink(state.run_id, step_no, state.epoch),
+                on_text=(live.text_sink(state.run_id, step_no, state.epoch)
+                         if live.anyone else None),
             )
             try:
                 answer = await bounded(setup.model.step(request), policy.timeout)
@@ -167,8 +169,10 @@ class ModelDecider:
             if request.on_text is not None:
                 live.text_done(state.run_id, step_no, state.epoch)
             check_answer(answer)
-            await malformed.note(setup, state, step_no, answer, self.max_malformed)
-            await self.recovery.recovered()
+            if not malformed.clean(state, answer):
+                await malformed.note(setup, state, step_no, answer, self.max_malformed)
+            if getattr(policy, "suspend", False):
+                await self.recovery.recovered()
             return answer
 
 
@@ -183,7 +187,8 @@ class WorkflowDecider:
     async def decide(self, state: RunState, step_no: int) -> Decision:
         assert state.workflow is not None
         self.setup.faults.reach("before_model", step_no)
-        self.setup.live.emit(state.run_id, "step_started", step_no, state.epoch)
+        if self.setup.live.anyone:
+            self.setup.live.emit(state.run_id, "step_started", step_no, state.epoch)
         self.setup.progress(state.info, state.input)
         next_ = await flows.decide(state.workflow, state, step_no)
         if isinstance(next_, flows.End):

@@ -34,6 +34,16 @@ def reason_of(call: Any) -> str | None:
     return reason if isinstance(reason, str) and reason else None
 
 
+def clean(state: RunState, answer: ModelStep) -> bool:
+    """Whether no call of the step is malformed (the count of steps in a row then ends):
+    the step loop's check, in line; :func:`note` does the rest."""
+    for call in answer.calls:
+        if reason_of(call):
+            return False
+    state.counters.pop(COUNTER, None)
+    return True
+
+
 async def note(setup: EngineSetup, state: RunState, step_no: int, answer: ModelStep,
                limit: int = MAX_MALFORMED) -> None:
     """Count a step's malformed calls; raise RunFailed at ``limit`` steps in a row."""

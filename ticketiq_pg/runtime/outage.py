@@ -64,6 +64,8 @@ class Recovery:
         self.woken_at: float | None = None
 
     async def recovered(self) -> None:
+        """The model answered: wake the runs suspended for its outage (at most every
+        WAKE_EVERY seconds).  Only a policy that suspends (``suspend``) has any."""
         if not getattr(self.setup.model_retry, "suspend", False):
             return
         now = time.monotonic()

@@ -77,10 +77,11 @@ class RunState:
     #: The run's :class:`~ticketiq_pg.workflow.Workflow` when it is a workflow run (its
     #: code decides the steps), None for an agent run (the model does).
     workflow: Any = None
+    #: The run's id (its info's): read a dozen times a step, so an attribute.
+    run_id: uuid.UUID = field(init=False)
 
-    @property
-    def run_id(self) -> uuid.UUID:
-        return self.info.run_id
+    def __post_init__(self) -> None:
+        self.run_id = self.info.run_id
 
 
 class Step(Protocol):

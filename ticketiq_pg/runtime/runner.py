@@ -386,9 +386,6 @@ class Runner:
         finally:
             self.leases.drop(run_id, epoch)
 
-    def _decider(self, state: RunState) -> Decider:
-        return self.model_decider if state.workflow is None else self.workflow_decider
-
     async def _drive(self, state: RunState, resume: ResumeTurn | None = None) -> RunOutcome:
         """The loop: decide, write ahead, make the calls, carry their results; then end.
 
@@ -410,7 +407,9 @@ class Runner:
                 return await self.ending.fail(state, verdict.reason, "agent.run.gate_refused")
             step_no = state.step + 1
             within_limits(state, step_no)
-            decision = await self._decider(state).decide(state, step_no)
+            decider: Decider = (self.model_decider if state.workflow is None
+                                else self.workflow_decider)
+            decision = await decider.decide(state, step_no)
             if decision.final:
                 return await self.ending.finish(state, step_no, decision)
             if await self._write_ahead(state, step_no, decision):
@@ -418,9 +417,12 @@ class Runner:
             if resume is not None:
                 resume.end()
             try:
-                results = await self._make_calls(state, step_no, decision.calls)
+                results = await self.calls.make_all(state, step_no, decision.calls)
             except StopRequested:
                 return await self.ending.stop(state)
+            except Drained:
+                await self._hand_over(state, step_no)
+                raise
             carry_results(state, decision.calls, results)
 
     async def _write_ahead(self, state: RunState, step_no: int, decision: Decision) -> bool:
@@ -449,17 +451,10 @@ class Runner:
         adopt_body(state, step_no, body)
         return stop
 
-    async def _make_calls(
-        self, state: RunState, step_no: int, calls: list[dict[str, Any]]
-    ) -> list[Any]:
-        """Make the step's calls (at once where they may overlap); their results."""
-        try:
-            return await self.calls.make_all(state, step_no, calls)
-        except Drained:
-            # Shutting down while a call waits (an approval, a child): hand the run over
-            # with the results it has; the waiting call stays as it is, for the adopter
-            # to route or ask again.
-            made = {call["call_id"]: result for call, result, _ in state.made}
-            await call_rows.record_made(self.setup.db, self.setup.sealer, state, step_no)
-            await self.setup.db.release_run(state.run_id, state.epoch, "shutdown", made)
-            raise
+    async def _hand_over(self, state: RunState, step_no: int) -> None:
+        """Shutting down while a call waits (an approval, a child): hand the run over with
+        the results it has; the waiting call stays as it is, for the adopter to route or
+        ask again."""
+        made = {call["call_id"]: result for call, result, _ in state.made}
+        await call_rows.record_made(self.setup.db, self.setup.sealer, state, step_no)
+        await self.setup.db.release_run(state.run_id, state.epoch, "shutdown", made)
