@@ -41,12 +41,16 @@ print(json.dumps(out, default=str))
 def figures(section: dict[str, Any]) -> dict[str, float]:
     w, a = section["next_step_written_s"], section["adopted_s"]
     cpu = section["cpu_s"]
+    stmts = section.get("statements", {})
     return {
         "next_p50_s": w["p50"], "next_p99_s": w["p99"], "next_max_s": w["max"],
         "adopted_max_s": a["max"], "all_ended_s": section["all_ended_s"],
         "survivor_cpu_s": cpu["survivor"], "server_cpu_s": cpu["server"] or 0.0,
         "calls_held": section.get("survivor_gc", {}).get("liveness_calls_held", -1),
         "lost": section["lost"], "duplicates": section["duplicates"],
+        # the database's side (pg_stat_statements): a resume's audit, adoption in all
+        "record_resume_mean_ms": stmts.get("record_resume", {}).get("mean_ms", -1.0),
+        "adopt_runs_s": stmts.get("adopt_runs", {}).get("ms", -1000.0) / 1000,
     }
 
 

@@ -127,7 +127,8 @@ class ModelDecider:
         live = setup.live
         if live.anyone:
             live.emit(state.run_id, "step_started", step_no, state.epoch)
-        setup.progress(state.info, state.input)
+        if setup.progress is not None:
+            setup.progress(state.info, state.input)
         while True:
             await setup.leases.ready(state.run_id, state.epoch)  # the model is a call too
             request = StepRequest(
@@ -189,7 +190,8 @@ class WorkflowDecider:
         self.setup.faults.reach("before_model", step_no)
         if self.setup.live.anyone:
             self.setup.live.emit(state.run_id, "step_started", step_no, state.epoch)
-        self.setup.progress(state.info, state.input)
+        if self.setup.progress is not None:
+            self.setup.progress(state.info, state.input)
         next_ = await flows.decide(state.workflow, state, step_no)
         if isinstance(next_, flows.End):
             return Decision(text=next_.text)

@@ -140,7 +140,8 @@ class Runner:
         # The parts, each calling only those below it.
         self.ending = Ending(self.setup, answer_retention=answer_retention, deliver=deliver,
                              deliveries=deliveries)
-        self.setup.progress = self.ending.progress
+        if any(getattr(d, "progress", None) for d in self.ending.deliveries.values()):
+            self.setup.progress = self.ending.progress  # else a step shows nobody anything
         self.calls = CallExecutor(self.setup, Waits(self.setup, children=self))
         self.resumer = Resumer(self.setup, self.calls, self.workflows, self.fresh_counters)
         self.model_decider = ModelDecider(self.setup)

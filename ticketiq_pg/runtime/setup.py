@@ -134,7 +134,8 @@ class EngineSetup:
     live: LiveEvents = field(default_factory=LiveEvents)
     #: Called as each step starts (the run's info, its request): the entry point's
     #: delivery shows progress (:meth:`ticketiq_pg.runtime.ending.Ending.progress`).
-    progress: Callable[[RunInfo, Any], None] = field(default=lambda info, request: None)
+    #: None when no delivery shows progress: the step loop then calls nothing.
+    progress: Callable[[RunInfo, Any], None] | None = None
 
     @property
     def holder(self) -> str:

@@ -1,0 +1,117 @@
+"""The client's instructions a step, an older engine and this one: callgrind counts.
+
+``python -m bench.step_instructions --old REV`` (under ``scripts/with_test_server.py``,
+valgrind installed) checks REV out beside this tree and, in each tree, runs runs of 20
+steps at one at once through the ``Runner`` (one read a step, no model wait, as bench
+section 13) under ``valgrind --tool=callgrind``, twice: ``--small`` runs and ``--large``
+runs after two to warm up.  The client's instructions a step are the difference of the
+two totals over the steps between them, so the start-up, imports and warm-up drop out.
+A CPU-time figure on a machine shared with anything moves by 5 to 10 % from run to run
+(bench.engine_ab); an instruction count moves by well under 1 %, so a difference of a
+few per cent between two engines shows.  Each arm's database is made, with its own
+tree's schema, before valgrind starts; the server is not counted (it is not the client).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from .common import ROOT, open_server, revision_tree
+
+STEPS = 20
+
+#: In the arm's tree: a database of its own with its schema; prints its URL.
+SETUP = r"""
+import sys
+from bench.common import BenchDB
+print(BenchDB.create(sys.argv[1]).url)
+"""
+
+#: Under callgrind: RUNS runs of STEPS steps, one at once, after two to warm up.
+RUNS = r"""
+import asyncio, sys
+from bench.throughput import ticketiq_round
+from bench.workload import BenchModel, make_runner
+from ticketiq_pg.db.driver import TicketIQ
+
+async def main(url, runs, steps):
+    db = await TicketIQ.connect(url, min_size=1, max_size=2)
+    model = BenchModel()
+    runner = make_runner(db, "instructions", model)
+    runner.leases.start()
+    for i in range(2 + runs):
+        await ticketiq_round(runner, model, 1, steps, 1000 + i)
+    await runner.leases.stop()
+    await db.close()
+
+asyncio.run(main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3])))
+"""
+
+
+def instructions(tree: Path, admin_url: str, runs: int) -> int:
+    """The client's instructions (callgrind's total) for ``runs`` runs in ``tree``."""
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    url = subprocess.run([sys.executable, "-c", SETUP, admin_url], cwd=tree, env=env,
+                         capture_output=True, text=True, check=True).stdout.split()[-1]
+    with tempfile.TemporaryDirectory(prefix="callgrind-") as tmp:
+        out = Path(tmp) / "callgrind.out"
+        done = subprocess.run(
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable,
+             "-c", RUNS, url, str(runs), str(STEPS)],
+            cwd=tree, env=env, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"callgrind in {tree} failed:\n{done.stderr[-3000:]}")
+        for line in out.read_text().splitlines():
+            if line.startswith(("summary:", "totals:")):
+                return int(line.split()[1])
+    raise RuntimeError("callgrind wrote no total")
+
+
+def per_step(tree: Path, admin_url: str, small: int, large: int) -> float:
+    return (instructions(tree, admin_url, large) - instructions(tree, admin_url, small)) / (
+        (large - small) * STEPS)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.step_instructions",
+                                     description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--old", required=True, help="the older engine's git revision")
+    parser.add_argument("--small", type=int, default=5, help="runs of the short count (5)")
+    parser.add_argument("--large", type=int, default=45, help="runs of the long count (45)")
+    parser.add_argument("--rounds", type=int, default=2, help="alternations (default 2)")
+    parser.add_argument("--json", help="write the figures there")
+    args = parser.parse_args(argv)
+    if shutil.which("valgrind") is None:
+        parser.error("valgrind is not installed (Debian's valgrind)")
+    server = open_server()
+    rows: dict[str, list[float]] = {"old": [], "new": []}
+    with revision_tree(args.old) as old:
+        trees = {"old": old, "new": ROOT}
+        for r in range(args.rounds):
+            for arm in ("old", "new") if r % 2 == 0 else ("new", "old"):
+                got = per_step(trees[arm], server.admin_url, args.small, args.large)
+                rows[arm].append(got)
+                print(f"round {r + 1} {arm}: {got:,.0f} instructions a step", flush=True)
+    medians = {arm: statistics.median(v) for arm, v in rows.items()}
+    print(f"\nclient instructions a step, medians of {args.rounds}: old ({args.old}) "
+          f"{medians['old']:,.0f}, new {medians['new']:,.0f}, new/old "
+          f"{medians['new'] / medians['old']:.3f}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(
+            {"old": args.old, "steps_per_run": STEPS, "small": args.small,
+             "large": args.large, "rounds": rows, "medians": medians}, indent=1))
+    server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
