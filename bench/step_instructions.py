@@ -26,6 +26,9 @@ from pathlib import Path
 
 from .common import ROOT, open_server, revision_tree
 
+#: A run of the bench at most this long under valgrind (a hang is a failure, not a wait).
+VALGRIND_TIMEOUT = 900
+
 STEPS = 20
 
 #: In the arm's tree: a database of its own with its schema; prints its URL.
@@ -39,13 +42,18 @@ print(BenchDB.create(sys.argv[1]).url)
 RUNS = r"""
 import asyncio, sys
 from bench.throughput import ticketiq_round
-from bench.workload import BenchModel, make_runner
+from bench.workload import SEALER, TOOLS, BenchModel
 from ticketiq_pg.db.driver import TicketIQ
+from ticketiq_pg.runtime.leases import LeaseKeeper
+from ticketiq_pg.runtime.runner import Runner
 
 async def main(url, runs, steps):
     db = await TicketIQ.connect(url, min_size=1, max_size=2)
     model = BenchModel()
-    runner = make_runner(db, "instructions", model)
+    # A long lease: under valgrind a step is some fifty times slower, and a renewal
+    # late past the bench's 8 s lease would end the run as lost.
+    leases = LeaseKeeper(db, "instructions", ttl=600, renew_interval=60, margin=5)
+    runner = Runner(db, leases, SEALER, model, TOOLS)
     runner.leases.start()
     for i in range(2 + runs):
         await ticketiq_round(runner, model, 1, steps, 1000 + i)
@@ -66,7 +74,8 @@ def instructions(tree: Path, admin_url: str, runs: int) -> int:
         done = subprocess.run(
             ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable,
              "-c", RUNS, url, str(runs), str(STEPS)],
-            cwd=tree, env=env, capture_output=True, text=True, check=False)
+            cwd=tree, env=env, capture_output=True, text=True, check=False,
+            timeout=VALGRIND_TIMEOUT)
         if done.returncode != 0:
             raise RuntimeError(f"callgrind in {tree} failed:\n{done.stderr[-3000:]}")
         for line in out.read_text().splitlines():
