@@ -44,6 +44,18 @@ class WaitStore(Protocol):
         """
         ...
 
+    async def await_first(
+        self,
+        run_id: uuid.UUID,
+        epoch: int,
+        group: str,
+        children: list[uuid.UUID],
+        detail: dict[str, Any] | None = None,
+    ) -> models.FirstEnd:
+        """``ticketiq.await_first``: The first of several child runs to end (written once),
+        else the run suspends (or, if it may not wait, waits) until one does (fenced)."""
+        ...
+
     async def delegation_status(
         self, delegation_key: str
     ) -> models.ChildRun | None:
