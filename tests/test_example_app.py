@@ -547,4 +547,4 @@ def test_the_examples_own_test_passes(pg_server_url: str, tmp_path: Path, test_f
     ``test_escalation.py``) passes as an app author runs it, from its folder with a server
     URL, on a database it makes itself."""
     run_example_test(EXAMPLE, test_file, pg_server_url, tmp_path / "pytest",
-                     passed=2 if test_file == "test_escalation.py" else 1)
+                     passed=3 if test_file == "test_escalation.py" else 1)
