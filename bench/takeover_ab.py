@@ -6,7 +6,7 @@ a survivor, a victim holding ``--runs`` runs SIGKILLed once each has written its
 step) in each arm in turn, ``--rounds`` times, on one server (as the bench reads it; under
 ``scripts/with_test_server.py`` a private cluster).  The arms: ``old`` (REV's tree),
 ``new`` (this tree as shipped) and each ``--env NAME=K=V`` (this tree with that setting,
-e.g. ``--env order-off=TICKETIQ_RESUMES_FIRST_WAIT=0``).  Each arm runs in a process of
+e.g. ``--env order-on=TICKETIQ_RESUMES_FIRST_WAIT=5``).  Each arm runs in a process of
 its own with its tree first on ``sys.path`` (its survivor and victim too), so each
 measures its own ``ticketiq_pg`` and SQL.  It prints, per arm and round, the next step's
 p50, p99 and max from the kill, the last adoption, the survivor's and the server's CPU,

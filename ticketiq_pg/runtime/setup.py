@@ -45,12 +45,18 @@ class ResumesFirst:
     the next step came 8 s after the last adoption at the median.  While resumes are
     pending, a run about to decide a later step waits for them, at most ``max_wait``
     seconds a step: a resumed run's first step may wait on a slow model, and nobody
-    waits longer than that for it.  ``max_wait`` 0 turns the order off.
+    waits longer than that for it.  ``max_wait`` 0 (the default) turns the order off.
+
+    Off by default: a resume that waits for others before its first step (a parent
+    settling its children's calls, which are runs of this process too) holds every
+    other run's steps up to ``max_wait`` each meanwhile, its children's among them; in
+    the kill trials' lease-only round that took recoveries from about 10 to 15-40 s.
+    Turn it on for a process that takes over thousands of agent runs at once.
     """
 
     __slots__ = ("_clear", "max_wait", "pending", "waited")
 
-    def __init__(self, max_wait: float = 5.0) -> None:
+    def __init__(self, max_wait: float = 0.0) -> None:
         self.max_wait = max_wait
         #: Resumes adopted whose first step is not written yet.
         self.pending = 0
