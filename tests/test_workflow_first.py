@@ -104,6 +104,20 @@ def check(stack: Stack, run_id: str) -> dict[str, Any]:
     return first
 
 
+def survivor_finishes(stack: Stack, run_id: str) -> None:
+    """The victim's lease lapsed (as if an hour later), another process takes the run
+    over and ends it and its children."""
+    stack.sweep_as_if_later()
+    survivor = stack.spawn()
+    survivor.read_event("ready")
+    try:
+        wait_for(f"run {run_id} and its children to end", lambda: all_ended(stack, run_id),
+                 60)
+    finally:
+        survivor.signal(signal.SIGTERM)
+        survivor.wait(30)
+
+
 def first_group(run_id: str) -> str:
     return workflow_step_key(run_id, "delegate", FIRST_EXECUTED)
 
@@ -150,15 +164,7 @@ def test_a_first_of_child_workflows_killed_at_a_boundary_keeps_its_first_child(
     before = recorded_first(stack, run_id)
     if fault.startswith("before_model"):
         assert before is not None  # the first end was written before the kill
-    stack.sweep_as_if_later()
-    survivor = stack.spawn()
-    survivor.read_event("ready")
-    try:
-        wait_for(f"run {run_id} and its children to end", lambda: all_ended(stack, run_id),
-                 60)
-    finally:
-        survivor.signal(signal.SIGTERM)
-        survivor.wait(30)
+    survivor_finishes(stack, run_id)
     first = check(stack, run_id)
     if before is not None:
         # the parent resumed after the kill is told the child it was told before
@@ -236,15 +242,7 @@ def test_the_first_of_child_agent_runs_killed_after_it_answered(stack: Stack) ->
     assert proc.wait(60) == KILLED
     before = recorded_first(stack, run_id)
     assert before is not None
-    stack.sweep_as_if_later()
-    survivor = stack.spawn()
-    survivor.read_event("ready")
-    try:
-        wait_for(f"run {run_id} and its children to end", lambda: all_ended(stack, run_id),
-                 60)
-    finally:
-        survivor.signal(signal.SIGTERM)
-        survivor.wait(30)
+    survivor_finishes(stack, run_id)
     ((state, output),) = stack.query(
         "select r.status, a.body -> 'output' -> 'first' from ticketiq.runs as r "
         "join ticketiq.answers as a using (run_id) where r.run_id = %s", run_id)

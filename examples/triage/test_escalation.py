@@ -16,9 +16,13 @@ from __future__ import annotations
 
 import signal
 from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import httpx
 import psycopg
+import pytest
 from test_triage import HERE, SEAL_KEYS, service
 
 from ticketiq_pg.testing import (
@@ -35,195 +39,174 @@ TICKETS = 4
 _ = service  # the ticket service fixture, shared with test_triage.py
 
 
-def test_a_sigkilled_worker_escalates_every_ticket_once(service: str, tmp_path) -> None:  # noqa: F811
-    with fresh_database() as db:
-        key = make_api_key(db, "escalation-client")
-        auth = {"Authorization": f"Bearer {key}"}
+class Escalations:
+    """A fresh database, a client's key, the ticket service: what each test below starts
+    its workers on and judges by."""
 
-        def worker(name: str) -> WorkerProcess:
-            return WorkerProcess("escalation:app", db, seal_keys=SEAL_KEYS, name=name,
-                                 app_dir=HERE, http=True, log_dir=tmp_path,
-                                 env={"TRIAGE_SERVICE_URL": service,
-                                      "TRIAGE_THINK_SECONDS": "0.5",
-                                      "ESCALATION_ACK_SECONDS": "120"})
+    def __init__(self, db: str, service: str, log_dir: Path) -> None:
+        self.db, self.service, self.log_dir = db, service, log_dir
+        self.auth = {"Authorization": f"Bearer {make_api_key(db, 'escalation-client')}"}
 
-        def ack(front: str, run_id: str, sender: str) -> httpx.Response:
-            response = httpx.post(f"{front}/runs/{run_id}/signals/ack", headers={
-                **auth, "Idempotency-Key": sender}, json={"payload": f"on-call {sender}"})
-            response.raise_for_status()
-            return response
+    def worker(self, name: str, think_seconds: float = 0.2) -> WorkerProcess:
+        # the ack wait outlasts every test: an acknowledgement is what ends a wait
+        return WorkerProcess("escalation:app", self.db, seal_keys=SEAL_KEYS, name=name,
+                             app_dir=HERE, http=True, log_dir=self.log_dir,
+                             env={"TRIAGE_SERVICE_URL": self.service,
+                                  "TRIAGE_THINK_SECONDS": str(think_seconds),
+                                  "ESCALATION_ACK_SECONDS": "120"})
 
-        run_ids = []
-        with worker("victim") as victim:
-            for n in range(1, TICKETS + 1):
-                httpx.post(f"{service}/tickets", json={
-                    "id": f"T-{n}", "title": "Checkout is down", "body": "An outage."},
-                ).raise_for_status()
-                started = httpx.post(f"{victim.url}/runs", headers={
-                    **auth, "Idempotency-Key": f"esc-T-{n}"},
-                    json={"kind": "escalation", "input": {"ticket_id": f"T-{n}"}})
-                started.raise_for_status()
-                run_ids.append(started.json()["run_id"])
-
-            def waiting() -> bool:
-                rows = runs(db, statuses=["suspended"])
-                return len([r for r in rows if str(r["run_id"]) in run_ids]) == TICKETS
-
-            wait_for("every escalation to wait for its ack", waiting, 30)
-            for run_id in run_ids[:2]:
-                assert ack(victim.url, run_id, f"ack-{run_id}").status_code == 202
-            caught = wait_for("the victim to hold the acknowledged runs in flight",
-                              lambda: victim.held_runs(), 30)
-            assert victim.kill() == -signal.SIGKILL
-
-        with worker("survivor") as survivor:
-            for run_id in run_ids[2:]:
-                assert ack(survivor.url, run_id, f"ack-{run_id}").status_code == 202
-            # the same acknowledgement again (a retried request): delivered once
-            again = ack(survivor.url, run_ids[3], f"ack-{run_ids[3]}")
-            assert again.status_code == 200 and again.json()["created"] is False
-
-            ended = wait_for_runs(db, 2 * TICKETS, timeout=90)  # the workflows, their children
-            assert {r["status"] for r in ended} == {"completed"}, ended
-            resumed = Counter(str(r["run_id"]) for r in crash_resumes(db))
-            assert {str(r["run_id"]) for r in caught} <= set(resumed)
-            for run_id in run_ids:
-                answer = httpx.get(f"{survivor.url}/runs/{run_id}", headers=auth).json()
-                assert answer["answer"]["output"]["acked_by"] == f"on-call ack-{run_id}"
-            assert survivor.stop() == 0
-
-        # What landed, from the ticket service's own record: per ticket one escalation
-        # comment and one triage comment (the child agent's), each once.
-        record = httpx.get(f"{service}/requests").json()["requests"]
-        comments = Counter(r["path"].split("/")[2] for r in record if r["method"] == "POST"
-                           and r["path"].endswith("/comments") and r["effect"] == "created")
-        assert comments == Counter({f"T-{n}": 2 for n in range(1, TICKETS + 1)})
-
-
-def test_a_batch_escalates_each_ticket_once_across_a_sigkill(service: str, tmp_path) -> None:  # noqa: F811
-    """``escalation_batch``: one child escalation per ticket, all at once.  The worker is
-    SIGKILLed while the children wait for their acknowledgements; the survivor's front
-    takes them, and the batch ends with each ticket escalated by one child, once."""
-    with fresh_database() as db:
-        key = make_api_key(db, "escalation-client")
-        auth = {"Authorization": f"Bearer {key}"}
-
-        def worker(name: str) -> WorkerProcess:
-            return WorkerProcess("escalation:app", db, seal_keys=SEAL_KEYS, name=name,
-                                 app_dir=HERE, http=True, log_dir=tmp_path,
-                                 env={"TRIAGE_SERVICE_URL": service,
-                                      "TRIAGE_THINK_SECONDS": "0.2",
-                                      "ESCALATION_ACK_SECONDS": "120"})
-
-        tickets = [f"B-{n}" for n in range(1, 4)]
-        for ticket in tickets:
-            httpx.post(f"{service}/tickets", json={
+    def open_tickets(self, tickets: list[str]) -> None:
+        for ticket in tickets:  # P1s: each is escalated
+            httpx.post(f"{self.service}/tickets", json={
                 "id": ticket, "title": "Checkout is down", "body": "An outage."},
             ).raise_for_status()
 
-        def children(batch: str) -> list[dict]:
-            return [r for r in runs(db) if str(r["parent_run_id"]) == batch]
+    def start(self, front: str, kind: str, key: str, run_input: dict[str, Any]) -> str:
+        started = httpx.post(f"{front}/runs", headers={**self.auth, "Idempotency-Key": key},
+                             json={"kind": kind, "input": run_input})
+        started.raise_for_status()
+        return str(started.json()["run_id"])
 
-        with worker("victim") as victim:
-            started = httpx.post(f"{victim.url}/runs", headers={
-                **auth, "Idempotency-Key": "batch-1"},
-                json={"kind": "escalation_batch", "input": {"ticket_ids": tickets}})
-            started.raise_for_status()
-            batch = started.json()["run_id"]
-            # every child waits for its ack; the batch waits for them, holding nothing
-            wait_for("the three escalations to wait for their ack", lambda: len(
-                [c for c in children(batch) if c["status"] == "suspended"]) == 3, 30)
-            assert victim.kill() == -signal.SIGKILL
+    def ack(self, front: str, run_id: str, payload: str = "on-call") -> httpx.Response:
+        """Acknowledge the escalation ``run_id``, keyed by the run: sent again, it is the
+        same acknowledgement."""
+        response = httpx.post(f"{front}/runs/{run_id}/signals/ack", headers={
+            **self.auth, "Idempotency-Key": f"ack-{run_id}"}, json={"payload": payload})
+        response.raise_for_status()
+        return response
 
-        with worker("survivor") as survivor:
-            for child in children(batch):
-                httpx.post(f"{survivor.url}/runs/{child['run_id']}/signals/ack", headers={
-                    **auth, "Idempotency-Key": f"ack-{child['run_id']}"},
-                    json={"payload": "on-call"}).raise_for_status()
-            # the batch, its three escalations and their three triage runs
-            ended = wait_for_runs(db, 7, timeout=90)
-            assert {r["status"] for r in ended} == {"completed"}, ended
-            answer = httpx.get(f"{survivor.url}/runs/{batch}", headers=auth).json()
-            escalations = answer["answer"]["output"]["escalations"]
-            assert sorted(e["ticket_id"] for e in escalations) == tickets
-            assert {(e["status"], e["acked_by"]) for e in escalations} == {
-                ("completed", "on-call")}
-            assert len(children(batch)) == 3  # one child per ticket, never a second
-            assert survivor.stop() == 0
+    def answer(self, front: str, run_id: str) -> dict[str, Any]:
+        return httpx.get(f"{front}/runs/{run_id}", headers=self.auth).json()
 
-        record = httpx.get(f"{service}/requests").json()["requests"]
-        comments = Counter(r["path"].split("/")[2] for r in record if r["method"] == "POST"
-                           and r["path"].endswith("/comments") and r["effect"] == "created")
-        assert comments == Counter({ticket: 2 for ticket in tickets})
+    def children(self, parent: str) -> list[dict[str, str]]:
+        """The escalations ``parent`` started, each with its ticket, every one (a second
+        child of one ticket is a second row)."""
+        with psycopg.connect(self.db) as conn:
+            rows = conn.execute(
+                "select input ->> 'ticket_id', run_id::text, status::text "
+                "from ticketiq.runs where parent_run_id = %s", (parent,)).fetchall()
+        return [{"ticket_id": t, "run_id": r, "status": status} for t, r, status in rows]
+
+    def comments_landed(self) -> Counter[str]:
+        """Per ticket, the comments the ticket service's own record says it created."""
+        record = httpx.get(f"{self.service}/requests").json()["requests"]
+        return Counter(r["path"].split("/")[2] for r in record if r["method"] == "POST"
+                       and r["path"].endswith("/comments") and r["effect"] == "created")
+
+
+@pytest.fixture
+def esc(service: str, tmp_path: Path) -> Iterator[Escalations]:  # noqa: F811
+    with fresh_database() as db:
+        yield Escalations(db, service, tmp_path)
+
+
+def test_a_sigkilled_worker_escalates_every_ticket_once(esc: Escalations) -> None:
+    esc.open_tickets([f"T-{n}" for n in range(1, TICKETS + 1)])
+    run_ids = []
+    # the triage agent thinks longer here: the acknowledged runs are still held at the kill
+    with esc.worker("victim", think_seconds=0.5) as victim:
+        for n in range(1, TICKETS + 1):
+            run_ids.append(esc.start(victim.url, "escalation", f"esc-T-{n}",
+                                     {"ticket_id": f"T-{n}"}))
+
+        def waiting() -> bool:
+            rows = runs(esc.db, statuses=["suspended"])
+            return len([r for r in rows if str(r["run_id"]) in run_ids]) == TICKETS
+
+        wait_for("every escalation to wait for its ack", waiting, 30)
+        for run_id in run_ids[:2]:
+            assert esc.ack(victim.url, run_id, f"on-call {run_id}").status_code == 202
+        caught = wait_for("the victim to hold the acknowledged runs in flight",
+                          lambda: victim.held_runs(), 30)
+        assert victim.kill() == -signal.SIGKILL
+
+    with esc.worker("survivor", think_seconds=0.5) as survivor:
+        for run_id in run_ids[2:]:
+            assert esc.ack(survivor.url, run_id, f"on-call {run_id}").status_code == 202
+        # the same acknowledgement again (a retried request): delivered once
+        again = esc.ack(survivor.url, run_ids[3], f"on-call {run_ids[3]}")
+        assert again.status_code == 200 and again.json()["created"] is False
+
+        ended = wait_for_runs(esc.db, 2 * TICKETS, timeout=90)  # the workflows, their children
+        assert {r["status"] for r in ended} == {"completed"}, ended
+        resumed = Counter(str(r["run_id"]) for r in crash_resumes(esc.db))
+        assert {str(r["run_id"]) for r in caught} <= set(resumed)
+        for run_id in run_ids:
+            answer = esc.answer(survivor.url, run_id)
+            assert answer["answer"]["output"]["acked_by"] == f"on-call {run_id}"
+        assert survivor.stop() == 0
+
+    # What landed, from the ticket service's own record: per ticket one escalation
+    # comment and one triage comment (the child agent's), each once.
+    assert esc.comments_landed() == Counter({f"T-{n}": 2 for n in range(1, TICKETS + 1)})
+
+
+def test_a_batch_escalates_each_ticket_once_across_a_sigkill(esc: Escalations) -> None:
+    """``escalation_batch``: one child escalation per ticket, all at once.  The worker is
+    SIGKILLed while the children wait for their acknowledgements; the survivor's front
+    takes them, and the batch ends with each ticket escalated by one child, once."""
+    tickets = [f"B-{n}" for n in range(1, 4)]
+    esc.open_tickets(tickets)
+
+    with esc.worker("victim") as victim:
+        batch = esc.start(victim.url, "escalation_batch", "batch-1", {"ticket_ids": tickets})
+        # every child waits for its ack; the batch waits for them, holding nothing
+        wait_for("the three escalations to wait for their ack", lambda: len(
+            [c for c in esc.children(batch) if c["status"] == "suspended"]) == 3, 30)
+        assert victim.kill() == -signal.SIGKILL
+
+    with esc.worker("survivor") as survivor:
+        for child in esc.children(batch):
+            esc.ack(survivor.url, child["run_id"])
+        # the batch, its three escalations and their three triage runs
+        ended = wait_for_runs(esc.db, 7, timeout=90)
+        assert {r["status"] for r in ended} == {"completed"}, ended
+        escalations = esc.answer(survivor.url, batch)["answer"]["output"]["escalations"]
+        assert sorted(e["ticket_id"] for e in escalations) == tickets
+        assert {(e["status"], e["acked_by"]) for e in escalations} == {
+            ("completed", "on-call")}
+        assert len(esc.children(batch)) == 3  # one child per ticket, never a second
+        assert survivor.stop() == 0
+
+    assert esc.comments_landed() == Counter({ticket: 2 for ticket in tickets})
 
 
 def test_the_first_escalation_to_end_owns_the_incident_across_a_sigkill(
-        service: str, tmp_path) -> None:  # noqa: F811
+        esc: Escalations) -> None:
     """``escalation_first``: the tickets of one incident escalated at once, the run going
     on from the first escalation to end.  The worker is SIGKILLed while they all wait for
     their acknowledgements (the run waiting for the first, holding nothing); on the
     survivor one ticket is acknowledged: its escalation is the first, the run ends with
     it, and the others, acknowledged later, end on their own, each once."""
-    with fresh_database() as db:
-        key = make_api_key(db, "escalation-client")
-        auth = {"Authorization": f"Bearer {key}"}
+    tickets = [f"F-{n}" for n in range(1, 4)]
+    esc.open_tickets(tickets)
 
-        def worker(name: str) -> WorkerProcess:
-            return WorkerProcess("escalation:app", db, seal_keys=SEAL_KEYS, name=name,
-                                 app_dir=HERE, http=True, log_dir=tmp_path,
-                                 env={"TRIAGE_SERVICE_URL": service,
-                                      "TRIAGE_THINK_SECONDS": "0.2",
-                                      "ESCALATION_ACK_SECONDS": "120"})
+    def child_of(ticket: str) -> str:
+        (run_id,) = [c["run_id"] for c in esc.children(incident) if c["ticket_id"] == ticket]
+        return run_id
 
-        tickets = [f"F-{n}" for n in range(1, 4)]
-        for ticket in tickets:
-            httpx.post(f"{service}/tickets", json={
-                "id": ticket, "title": "Checkout is down", "body": "An outage."},
-            ).raise_for_status()
+    with esc.worker("victim") as victim:
+        incident = esc.start(victim.url, "escalation_first", "incident-1",
+                             {"ticket_ids": tickets})
+        wait_for("the three escalations to wait for their ack", lambda: len(
+            [c for c in esc.children(incident) if c["status"] == "suspended"]) == 3, 30)
+        assert victim.kill() == -signal.SIGKILL
 
-        def children(parent: str) -> dict[str, dict]:
-            with psycopg.connect(db) as conn:  # the escalations by ticket
-                rows = conn.execute(
-                    "select input ->> 'ticket_id', run_id::text, status::text "
-                    "from ticketiq.runs where parent_run_id = %s", (parent,)).fetchall()
-            return {t: {"run_id": r, "status": status} for t, r, status in rows}
+    with esc.worker("survivor") as survivor:
+        esc.ack(survivor.url, child_of("F-2"))
+        wait_for("the incident to end", lambda: esc.answer(
+            survivor.url, incident)["status"] == "completed", 90)
+        owner = esc.answer(survivor.url, incident)["answer"]["output"]
+        assert (owner["owner"], owner["ticket_id"], owner["acked_by"]) == (
+            "ticket.F-2", "F-2", "on-call")
+        assert sorted(owner["still_escalating"]) == sorted(
+            child_of(t) for t in ("F-1", "F-3"))
+        for ticket in ("F-1", "F-3"):
+            esc.ack(survivor.url, child_of(ticket))
+        # the incident, its three escalations and their three triage runs
+        ended = wait_for_runs(esc.db, 7, timeout=90)
+        assert {r["status"] for r in ended} == {"completed"}, ended
+        assert len(esc.children(incident)) == 3  # one child per ticket, never a second
+        assert survivor.stop() == 0
 
-        def ack(url: str, child: dict) -> None:
-            httpx.post(f"{url}/runs/{child['run_id']}/signals/ack", headers={
-                **auth, "Idempotency-Key": f"ack-{child['run_id']}"},
-                json={"payload": "on-call"}).raise_for_status()
-
-        with worker("victim") as victim:
-            started = httpx.post(f"{victim.url}/runs", headers={
-                **auth, "Idempotency-Key": "incident-1"},
-                json={"kind": "escalation_first", "input": {"ticket_ids": tickets}})
-            started.raise_for_status()
-            incident = started.json()["run_id"]
-            wait_for("the three escalations to wait for their ack", lambda: len(
-                [c for c in children(incident).values() if c["status"] == "suspended"]) == 3,
-                30)
-            assert victim.kill() == -signal.SIGKILL
-
-        with worker("survivor") as survivor:
-            ack(survivor.url, children(incident)["F-2"])
-            wait_for("the incident to end", lambda: httpx.get(
-                f"{survivor.url}/runs/{incident}", headers=auth).json()["status"]
-                == "completed", 90)
-            answer = httpx.get(f"{survivor.url}/runs/{incident}", headers=auth).json()
-            owner = answer["answer"]["output"]
-            assert (owner["owner"], owner["ticket_id"], owner["acked_by"]) == (
-                "ticket.F-2", "F-2", "on-call")
-            assert sorted(owner["still_escalating"]) == sorted(
-                str(children(incident)[t]["run_id"]) for t in ("F-1", "F-3"))
-            for ticket in ("F-1", "F-3"):
-                ack(survivor.url, children(incident)[ticket])
-            # the incident, its three escalations and their three triage runs
-            ended = wait_for_runs(db, 7, timeout=90)
-            assert {r["status"] for r in ended} == {"completed"}, ended
-            assert len(children(incident)) == 3  # one child per ticket, never a second
-            assert survivor.stop() == 0
-
-        record = httpx.get(f"{service}/requests").json()["requests"]
-        comments = Counter(r["path"].split("/")[2] for r in record if r["method"] == "POST"
-                           and r["path"].endswith("/comments") and r["effect"] == "created")
-        assert comments == Counter({ticket: 2 for ticket in tickets})
+    assert esc.comments_landed() == Counter({ticket: 2 for ticket in tickets})

@@ -643,6 +643,25 @@ $$;
 comment on function tiq_test.traceparent(text, text) is
 'The traceparent 00-<t x 32>-<s x 16>-01.';
 
+-- A checkpoint body holding only what ticketiq._can_run_workflow reads:
+-- counters.workflow's name and version and, once newer code took a step, that
+-- code's version (code; null: none).
+create or replace function tiq_test.workflow_body(
+    version text,
+    code text default null,
+    workflow text default 'flow'
+)
+returns jsonb
+language sql
+immutable
+as $$
+    select jsonb_build_object('counters', jsonb_build_object('workflow',
+        jsonb_strip_nulls(jsonb_build_object('name', $3, 'version', $1, 'code', $2))));
+$$;
+
+comment on function tiq_test.workflow_body(text, text, text) is
+'The body {"counters": {"workflow": {"name", "version"[, "code"]}}} of a workflow run''s checkpoint.';
+
 -- Start a workflow run (entry point = the workflow's name) held by holder,
 -- its first checkpoint naming the workflow and version as the engine's
 -- does (counters.workflow); returns its run id.

@@ -4,21 +4,17 @@ begin;
 select plan(5);
 
 select ok(ticketiq._can_run_workflow('{"flow": ["2", "1"]}',
-    '{"counters": {"workflow": {"name": "flow", "version": "1"}}}',
-    '{"counters": {"workflow": {"name": "flow", "version": "1"}}}'),
+    tiq_test.workflow_body('1'), tiq_test.workflow_body('1')),
     'a version it runs (as compatible)');
 select ok(not ticketiq._can_run_workflow('{"flow": ["2"]}',
-    '{"counters": {"workflow": {"name": "flow", "version": "1"}}}',
-    '{"counters": {"workflow": {"name": "flow", "version": "1"}}}'),
+    tiq_test.workflow_body('1'), tiq_test.workflow_body('1')),
     'not a version it does not run');
 select ok(not ticketiq._can_run_workflow('{"other": ["1"]}',
-    '{"counters": {"workflow": {"name": "flow", "version": "1"}}}', null),
+    tiq_test.workflow_body('1'), null),
     'not another workflow''s');
-select ok(not ticketiq._can_run_workflow(null,
-    '{"counters": {"workflow": {"name": "flow", "version": "1"}}}', null),
+select ok(not ticketiq._can_run_workflow(null, tiq_test.workflow_body('1'), null),
     'not without a declaration (the caller decides what no declaration means)');
-select ok(ticketiq._can_run_workflow('{"flow": ["1"]}',
-    '{"counters": {"workflow": {"name": "flow", "version": "1"}}}', null),
+select ok(ticketiq._can_run_workflow('{"flow": ["1"]}', tiq_test.workflow_body('1'), null),
     'no last checkpoint (an answer sealed): the version decides');
 
 select * from finish();
