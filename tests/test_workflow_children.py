@@ -59,12 +59,13 @@ BOUNDARIES = [
 ]
 
 
-def finish(stack: Stack, run_id: str, timeout: float = 60.0) -> dict[str, Any]:
-    """A second process takes the run over and drives it and its children to their end
-    (a child whose answer was sealed but not handed on when the victim died gives the
-    parent its answer, and is handed on once the parent no longer holds it); the run's
-    output."""
-    survivor = stack.spawn()
+def finish(stack: Stack, run_id: str, timeout: float = 60.0,
+           **env: str) -> dict[str, Any]:
+    """A second process (its settings ``env``) takes the run over and drives it and its
+    children to their end (a child whose answer was sealed but not handed on when the
+    victim died gives the parent its answer, and is handed on once the parent no longer
+    holds it); the run's output."""
+    survivor = stack.spawn(**env)
     survivor.read_event("ready")
     try:
         wait_for(f"run {run_id} and its children to end", lambda: stack.query(
@@ -152,6 +153,22 @@ def test_a_fan_out_of_child_workflows_killed_at_a_boundary_runs_each_child_once(
     assert parent == "running"
     stack.sweep_as_if_later()
     check_each_child_once(stack, run_id, finish(stack, run_id))
+
+
+@pytest.mark.slow
+def test_a_resumed_parent_waiting_for_its_children_does_not_hold_their_steps(
+    stack: Stack,
+) -> None:
+    """ResumesFirst on in the survivor (a takeover's resumes before other runs' later
+    steps, up to 30 s a step): the parent, resumed while its children's writes were in
+    doubt, asks for its children again and waits for them before its own first step.
+    It leaves the order as it starts to wait; held in it, each child's later step would
+    wait the 30 s for it (about 90 s; the run ends within 45)."""
+    proc, run_id = victim(stack, SPEC, faults="after_call@1.4")
+    assert proc.wait(60) == KILLED
+    stack.sweep_as_if_later()
+    check_each_child_once(stack, run_id, finish(stack, run_id, 45.0,
+                                                TICKETIQ_RESUMES_FIRST_WAIT="30"))
 
 
 @pytest.mark.slow

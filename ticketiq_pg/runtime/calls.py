@@ -613,7 +613,7 @@ class _RunAttempt:
                 await self.executor.suspend_for(state, step_no, vendor, call_id)
             # Short sleeps: the lease is checked, and a token freed early is taken soon.
             pause = min(max(wait, 0.005), 1.0)
-            await asyncio.sleep(pause)
+            await setup.poll(state, pause)
             waited += pause
             await self.ready()
 

@@ -74,7 +74,8 @@ class LiveEvents:
         self._idle = asyncio.Event()
         #: Whether any run may be watched now (mode ``always``, or a watch seen): the
         #: engine asks :meth:`watching` and builds an event only then, so a step of a
-        #: process nobody watches pays one attribute read for its live events.
+        #: process nobody watches pays one attribute read for its live events.  Kept
+        #: beside ``_watched`` by :meth:`_watch` and :meth:`_unwatch`, its only writers.
         self.anyone = self.mode == "always"
         #: Events sent, statements used, sends that failed (for the bench and metrics).
         self.sent = 0
@@ -89,8 +90,7 @@ class LiveEvents:
             run_id = uuid.UUID(payload.strip())
         except ValueError:
             return
-        self._watched[run_id] = self.clock() + self.watch_ttl
-        self.anyone = self.mode != "off"
+        self._watch(run_id, self.clock() + self.watch_ttl)
 
     def watching(self, run_id: uuid.UUID) -> bool:
         if self.mode == "always":
@@ -101,10 +101,17 @@ class LiveEvents:
         if until is None:
             return False
         if until < self.clock():
-            del self._watched[run_id]
-            self.anyone = bool(self._watched)
+            self._unwatch(run_id)
             return False
         return True
+
+    def _watch(self, run_id: uuid.UUID, until: float) -> None:
+        self._watched[run_id] = until
+        self.anyone = self.mode != "off"
+
+    def _unwatch(self, run_id: uuid.UUID) -> None:
+        del self._watched[run_id]
+        self.anyone = self.mode == "always" or bool(self._watched)
 
     # -- what the engine says ------------------------------------------------
 

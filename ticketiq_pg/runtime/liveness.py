@@ -43,7 +43,8 @@ The watch runs in a thread of its own, on its own event loop and connection: a
 confirmation must not wait for the app's event loop.  A process taking over ten
 thousand runs keeps that loop busy for seconds at a time; a watch queued behind the
 runs' work came back stale, and every outside call waited for a fresh one
-(``calls_held``: 24,115 in one 10,000-run takeover, bench section 8).  What the watch
+(``calls_held`` counts them: 2,700 to 7,000 in a 10,000-run takeover with the thread,
+from collector pauses, bench section 8).  What the watch
 learns is handed to the app's loop thread-safely: its events (``ok``, ``confirmed``,
 ``watching``) are set there, ``on_claimed`` is called there, and a renewal of the
 lease books after a gap runs there.  :meth:`Liveness.may_call` reads the plain

@@ -32,7 +32,7 @@ from ticketiq_pg.runtime import call_rows, chain
 from ticketiq_pg.runtime import workflow_engine as flows
 from ticketiq_pg.runtime.calls import CallExecutor
 from ticketiq_pg.runtime.run_state import Drained, RunState, StopRequested
-from ticketiq_pg.runtime.setup import EngineSetup
+from ticketiq_pg.runtime.setup import EngineSetup, ResumeTurn
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +76,8 @@ class Resumer:
         #: run's workflow or None): a run adopted before its first checkpoint starts so.
         self.fresh_counters = fresh_counters
 
-    async def resume(self, adopted: AdoptedRun) -> RunState | HandOn | Refuse | Stop:
+    async def resume(self, adopted: AdoptedRun,
+                     turn: ResumeTurn | None = None) -> RunState | HandOn | Refuse | Stop:
         setup = self.setup
         info = RunInfo(
             run_id=adopted.run_id,
@@ -90,7 +91,7 @@ class Resumer:
             resumed=True,
             parent_run_id=_parent(adopted.meta),
         )
-        state = RunState(info=info, epoch=adopted.epoch, input=adopted.input)
+        state = RunState(info=info, epoch=adopted.epoch, input=adopted.input, resuming=turn)
 
         if adopted.answer_body is not None:
             try:

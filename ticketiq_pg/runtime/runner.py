@@ -77,7 +77,7 @@ from ticketiq_pg.runtime.run_state import (
     carry_results,
     checkpoint_body,
 )
-from ticketiq_pg.runtime.setup import EngineSetup, ResumesFirst, ResumeTurn
+from ticketiq_pg.runtime.setup import EngineSetup, ResumesFirst
 from ticketiq_pg.runtime.store import RunStore
 from ticketiq_pg.runtime.waits import Waits
 from ticketiq_pg.seal import Sealer
@@ -120,7 +120,7 @@ class Runner:
         workflows: Iterable[Workflow] = (),
         calls_at_once: int = 8,
         vendor_suspend_after: float = 2.0,
-        resumes_first_wait: float = 0.0,
+        resumes_first_wait: float = 5.0,
     ) -> None:
         self.setup = EngineSetup(
             db=db, leases=leases, sealer=sealer, model=model, tools=flows.EngineTools(tools),
@@ -348,7 +348,7 @@ class Runner:
     async def _resume(self, adopted: AdoptedRun) -> RunOutcome:
         turn = self.setup.resumes.begin()
         try:
-            resumed = await self.resumer.resume(adopted)
+            resumed = await self.resumer.resume(adopted, turn)
             if isinstance(resumed, HandOn):
                 return await self.ending.hand_on(resumed.info, resumed.epoch, resumed.step,
                                                  resumed.input, resumed.answer)
@@ -356,7 +356,7 @@ class Runner:
                 return await self.ending.fail(resumed.state, resumed.reason, resumed.event)
             if isinstance(resumed, Stop):
                 return await self.ending.stop(resumed.state)
-            return await self._drive(resumed, turn)
+            return await self._drive(resumed)
         finally:
             turn.end()
 
@@ -387,15 +387,15 @@ class Runner:
         finally:
             self.leases.drop(run_id, epoch)
 
-    async def _drive(self, state: RunState, resume: ResumeTurn | None = None) -> RunOutcome:
+    async def _drive(self, state: RunState) -> RunOutcome:
         """The loop: decide, write ahead, make the calls, carry their results; then end.
 
-        ``resume``: the run was adopted, and its first step here goes before the later
+        A run adopted (``state.resuming``) takes its first step here before the later
         steps of other runs (:class:`~ticketiq_pg.runtime.setup.ResumesFirst`).
         """
         setup = self.setup
         while True:
-            if setup.resumes.pending and (resume is None or resume.ended):
+            if setup.resumes.pending and (state.resuming is None or state.resuming.ended):
                 await setup.resumes.turn()
             if setup.draining and state.durable:
                 await call_rows.record_made(setup.db, setup.sealer, state, state.step)
@@ -415,8 +415,8 @@ class Runner:
                 return await self.ending.finish(state, step_no, decision)
             if await self._write_ahead(state, step_no, decision):
                 return await self.ending.stop(state)
-            if resume is not None:
-                resume.end()
+            if state.resuming is not None:
+                state.resuming.end()
             try:
                 results = await self.calls.make_all(state, step_no, decision.calls)
             except StopRequested:

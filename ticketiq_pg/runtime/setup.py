@@ -45,18 +45,19 @@ class ResumesFirst:
     the next step came 8 s after the last adoption at the median.  While resumes are
     pending, a run about to decide a later step waits for them, at most ``max_wait``
     seconds a step: a resumed run's first step may wait on a slow model, and nobody
-    waits longer than that for it.  ``max_wait`` 0 (the default) turns the order off.
+    waits longer than that for it.  ``max_wait`` 0 turns the order off.
 
-    Off by default: a resume that waits for others before its first step (a parent
-    settling its children's calls, which are runs of this process too) holds every
-    other run's steps up to ``max_wait`` each meanwhile, its children's among them; in
-    the kill trials' lease-only round that took recoveries from about 10 to 15-40 s.
-    Turn it on for a process that takes over thousands of agent runs at once.
+    A resume that waits for others (a parent for its child runs, a call for a person's
+    approval or a vendor's token) leaves the order as it starts to wait
+    (:meth:`EngineSetup.poll`): the runs it waits for may be among those held, and
+    holding them for it would make each of their steps wait ``max_wait`` (in the kill
+    trials' lease-only round, before this, a resumed fanout parent took recoveries from
+    about 10 s to 15-40 s).
     """
 
     __slots__ = ("_clear", "max_wait", "pending", "waited")
 
-    def __init__(self, max_wait: float = 0.0) -> None:
+    def __init__(self, max_wait: float = 5.0) -> None:
         self.max_wait = max_wait
         #: Resumes adopted whose first step is not written yet.
         self.pending = 0
@@ -146,6 +147,14 @@ class EngineSetup:
     @property
     def holder(self) -> str:
         return self.leases.holder
+
+    async def poll(self, state: RunState, seconds: float | None = None) -> None:
+        """Wait between two looks at what the run waits for (``poll_interval``, or
+        ``seconds``).  A resume that waits for others is no longer one the other runs'
+        steps wait for (:class:`ResumesFirst`): what it waits for may be among them."""
+        if state.resuming is not None:
+            state.resuming.end()
+        await asyncio.sleep(self.poll_interval if seconds is None else seconds)
 
     async def count_failure(self, state: RunState, step_no: int, target: str, reason: str,
                             failed: int) -> int:

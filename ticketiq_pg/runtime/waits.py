@@ -19,7 +19,6 @@ process's entry pump) or the signal (``ticketiq.send_signal``) wakes it.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import uuid
 from dataclasses import dataclass
@@ -93,7 +92,7 @@ class Waits:
         while approval.state == "waiting":
             if self.setup.draining:
                 raise Drained(f"shut down while waiting for approval {filed.approval_id}")
-            await asyncio.sleep(self.setup.poll_interval)
+            await self.setup.poll(state)
             self.setup.leases.check(state.run_id, state.epoch)
             approval = await self.setup.db.waits.get_approval(filed.approval_id)
         return _Decision(
@@ -213,7 +212,7 @@ class Waits:
                 raise Suspended(f"waiting for the first of child runs {run_ids}")
             if self.setup.draining:
                 raise Drained("shut down while waiting for the first of its child runs")
-            await asyncio.sleep(self.setup.poll_interval)
+            await self.setup.poll(state)
         first = children[end.place]
         found = await self.setup.db.waits.delegation_status(first["step_key"])
         assert found is not None  # it ended: its row is there
@@ -246,6 +245,8 @@ class Waits:
                     max_losses=self.setup.max_losses,
                 )
                 if adopted is not None:
+                    if state.resuming is not None:
+                        state.resuming.end()  # the child's resume goes first, not this
                     await self.children.resume(adopted, sent)
                     continue
             elif state.info.may_wait and child.status in ("running", "suspended"):
@@ -255,7 +256,7 @@ class Waits:
                 await self.setup.db.suspend_run(state.run_id, state.epoch, f"child:{child.run_id}",
                                           {"delegation_key": key})
                 raise Suspended(f"waiting for child run {child.run_id}")
-            await asyncio.sleep(self.setup.poll_interval)
+            await self.setup.poll(state)
 
 
     # -- a workflow's sleep or signal -----------------------------------------
