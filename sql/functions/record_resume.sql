@@ -3,7 +3,7 @@
 -- Every resume has one audit row from the moment it begins: agent.run.
 -- crash_resumed after a loss (I14), agent.run.resumed after a graceful
 -- release or a wake-up, with the step, how many times the run was lost and
--- why it was up for adoption.  ticketiq.adopt_run writes it (calling this
+-- why it was up for adoption.  The adoption writes it (ticketiq._adopt,
 -- with no settlements), so a resumer that dies before it settled anything
 -- still leaves it.  The adopter then calls this as each call the last step
 -- left is settled: in one statement each settlement is recorded on its
@@ -50,7 +50,6 @@ declare
     v_item jsonb;
     v_earlier jsonb;
     v_audit_id bigint;
-    v_event text;
     v_prior jsonb;
     v_settlements jsonb;
     v_complete boolean;
@@ -60,11 +59,6 @@ begin
     if p_settlements is null or jsonb_typeof(p_settlements) <> 'array' then
         raise exception 'settlements must be a JSON array' using errcode = 'TQ004';
     end if;
-    v_event := case coalesce(v_run.claim_reason, 'lease_lapsed')
-        when 'lease_lapsed' then 'agent.run.crash_resumed'
-        when 'session_ended' then 'agent.run.crash_resumed'
-        else 'agent.run.resumed'
-    end;
     -- The predicate is audit_one_resume_per_epoch_idx's, word for word: one probe
     -- whatever the statistics (sql/tests/record_resume/13_lookup_is_one_probe.sql).
     select a.audit_id, a.detail into v_audit_id, v_prior
@@ -143,15 +137,13 @@ begin
     );
 
     if v_audit_id is null then
+        -- Opened at adoption (ticketiq._adopt); a resume adopted before it was is
+        -- opened here.
         insert into ticketiq.audit (at, event, run_id, epoch, actor, detail)
-        values (v_now, v_event, p_run_id, p_epoch, v_run.lease_holder,
-            jsonb_build_object(
-                'step', v_run.last_step,
-                'loss_count', v_run.loss_count,
-                'reason', coalesce(v_run.claim_reason, 'lease_lapsed'),
-                'settlements', v_settlements,
-                'complete', v_complete
-            ))
+        select v_now, o.o_event, p_run_id, p_epoch, v_run.lease_holder, o.o_detail
+        from ticketiq._resume_opened(
+            v_run.claim_reason, v_run.last_step, v_run.loss_count, v_settlements, v_complete
+        ) as o
         returning ticketiq.audit.audit_id into v_audit_id;
     elsif v_settlements is distinct from v_prior -> 'settlements'
         or v_complete is distinct from (v_prior -> 'complete')::boolean then

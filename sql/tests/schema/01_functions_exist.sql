@@ -17,7 +17,10 @@
 -- take_vendor_token and suspend_for_vendor share, and _event_outcome, a
 -- call_settled event's outcome, and _require_run_filters, the filters
 -- list_runs and stop_runs share; schema version 26: await_first; the
--- internal _can_run_workflow, adopt_run's and unrunnable_runs' one rule).
+-- internal _can_run_workflow, adopt_run's and unrunnable_runs' one rule;
+-- the internal _adoptable and _adopt, the choice and the adoption adopt_run
+-- and adopt_runs share, and _resume_opened, a resume audit row's event and
+-- detail).
 begin;
 select plan(88);
 
@@ -46,7 +49,7 @@ select functions_are(
         'list_runs', 'stop_runs', 'restart_run', 'fork_source', 'fork_run',
         'declare_workflows', 'unrunnable_runs', 'fail_unrunnable_runs', 'suspend_for_vendor',
         '_vendor_bucket', '_event_outcome', '_require_run_filters',
-        'await_first', '_can_run_workflow'
+        'await_first', '_can_run_workflow', '_adoptable', '_adopt', '_resume_opened'
     ],
     'ticketiq has the documented functions and no others'
 );
