@@ -36,6 +36,19 @@ def test_a_newer_attempt_of_the_same_run_fences_the_older_one() -> None:
         leases.check(RUN, 5)
 
 
+def test_a_lease_held_at_adoption_keeps_its_renewed_deadline_when_the_resume_holds_it() -> None:
+    """The worker holds an adopted run's lease as the batch comes back; its resume, a
+    while later, holds it again with the adoption's send time: the deadline a renewal
+    moved meanwhile is kept, not put back."""
+    now = [100.0]
+    leases = keeper(now)
+    held = leases.hold(RUN, 2, now[0])  # adopted at 100: deadline 107
+    held.deadline = 112.0  # renewed at 105
+    now[0] = 108.0
+    assert leases.hold(RUN, 2, 100.0) is held  # the resume's own hold, sent at 100
+    leases.check(RUN, 2)
+
+
 def test_past_the_deadline_nothing_may_act() -> None:
     now = [100.0]
     leases = keeper(now)

@@ -114,7 +114,11 @@ class LeaseBook:
         return sent_at + self.ttl - self.margin
 
     def hold(self, key: uuid.UUID, epoch: int, sent_at: float) -> Held:
-        """Record a lease granted by a statement sent at ``sent_at``."""
+        """Record a lease granted by a statement sent at ``sent_at``; one of that epoch
+        recorded already (at adoption, and renewed since) is kept as it is."""
+        held = self.entries.get(key)
+        if held is not None and held.epoch == epoch and held.lost is None:
+            return held
         return self.add(Held(key, epoch, self.deadline(sent_at)))
 
     def add(self, held: Held) -> Held:

@@ -537,6 +537,10 @@ class Worker:
                 if adopted and adopting is None:
                     adopting = self.runner.setup.resumes.begin()
                 for run in adopted:
+                    # Held (so renewed) from here, not from its task's first turn: a
+                    # thousand resumes start one after another.
+                    self.leases.hold(run.run_id, run.epoch, sent)
+                for run in adopted:
                     log.info(
                         "resuming run %s from step %s (lost %s times)",
                         run.run_id, run.last_step, run.loss_count,
