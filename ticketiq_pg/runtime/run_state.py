@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from ticketiq_pg.agent import RunInfo, is_changing, tool_message
 
 # The engine's control flow lives in the one error tree; named here for the runtime's parts.
 from ticketiq_pg.errors import Drained, RunFailed, StopRequested, Suspended
-
-if TYPE_CHECKING:
-    from ticketiq_pg.runtime.setup import ResumeTurn
 
 __all__ = [
     "LIMIT_COUNTERS", "UNKNOWN_OUTCOME", "RunOutcome", "RunState", "Step", "checkpoint_body",
@@ -43,6 +40,15 @@ class RunOutcome:
     status: str  # completed | failed | stopped | lost | released | suspended | exists
     answer: Any = None
     reason: str = ""
+
+
+class Turn(Protocol):
+    """A resume's place in a takeover's order (:class:`~ticketiq_pg.runtime.setup.ResumeTurn`)."""
+
+    @property
+    def ended(self) -> bool: ...
+
+    def end(self) -> None: ...
 
 
 @dataclass
@@ -82,7 +88,7 @@ class RunState:
     workflow: Any = None
     #: Its place among a takeover's resumes until its first step here is written
     #: (:class:`~ticketiq_pg.runtime.setup.ResumesFirst`); None for a run not resumed.
-    resuming: ResumeTurn | None = None
+    resuming: Turn | None = None
     #: The run's id (its info's): read a dozen times a step, so an attribute.
     run_id: uuid.UUID = field(init=False)
 
