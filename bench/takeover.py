@@ -55,10 +55,11 @@ ROOT = Path(__file__).resolve().parent.parent
 class Child:
     """A bench worker process whose JSON events are read as they come."""
 
-    def __init__(self, url: str, role: str, name: str, *args: str) -> None:
+    def __init__(self, url: str, role: str, name: str, *args: str, **settings: str) -> None:
         import base64
 
         env = dict(os.environ)
+        env.update(settings)
         env.update(
             TICKETIQ_DATABASE_URL=url,
             TICKETIQ_SEAL_KEYS=f"{SEAL_KEY_ID}:{base64.b64encode(SEAL_KEY).decode()}",
@@ -155,7 +156,11 @@ def _wait(what: str, check: Any, timeout: float, interval: float = 0.05) -> None
 
 def takeover(bdb: BenchDB, runs: int, log: Any) -> dict[str, Any]:
     latency = max(VICTIM_LATENCY, runs / VICTIM_STEPS_PER_S)
-    survivor = Child(bdb.url, "survivor", "survivor", "--latency", str(SURVIVOR_LATENCY))
+    # The survivor has room for the takeover and some: at exactly its limit (10,000, the
+    # default TICKETIQ_MAX_RUNS) the entry pump's tick, which holds 16 places while it
+    # claims, left the last 16 runs claimed until others ended (adopted at 15-16 s).
+    survivor = Child(bdb.url, "survivor", "survivor", "--latency", str(SURVIVOR_LATENCY),
+                     TICKETIQ_MAX_RUNS=str(max(10_000, runs + 1_000)))
     victim: Child | None = None
     try:
         survivor_ready = survivor.wait("ready", 60)
@@ -234,6 +239,9 @@ def takeover(bdb: BenchDB, runs: int, log: Any) -> dict[str, Any]:
         "adopted_s": _dist(adopted),
         "next_step_written_s": _dist(written),
         "samples_s": sorted(written),
+        # how many runs were claimed, adopted and stepped in each second from the kill
+        "by_second": {"claimed": _by_second(claimed), "adopted": _by_second(adopted),
+                      "written": _by_second(written)},
         "all_ended_s": ended,
         "cpu_s": {"window": ended, "survivor": survivor_cpu, "server": server_cpu,
                   "cores": os.cpu_count()},
@@ -275,6 +283,14 @@ def _gc_figures(gc_event: dict[str, Any], runs: int) -> dict[str, Any]:
     if runs and "objects_max" in out and "objects_ready" in out:
         out["objects_per_run"] = round((out["objects_max"] - out["objects_ready"]) / runs, 1)
     return out
+
+
+def _by_second(values: list[float]) -> list[int]:
+    """Counts of ``values`` in each whole second from 0 (a takeover's timeline)."""
+    counts = [0] * (int(max(values, default=-1)) + 1)
+    for value in values:
+        counts[max(0, int(value))] += 1
+    return counts
 
 
 def _dist(values: list[float]) -> dict[str, Any]:

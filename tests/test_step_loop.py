@@ -276,3 +276,72 @@ async def test_a_later_step_waits_while_a_takeovers_resumes_are_pending(stack: S
         assert runner.setup.resumes.pending == 0
     finally:
         await db.close()
+
+
+async def test_a_resume_awaiting_its_model_holds_no_other_run(stack: Stack) -> None:
+    """ResumesFirst puts the resumes' own work first, not the answers they wait for: while
+    a resumed run awaits its model, it is not pending, and another run's steps go on (the
+    order's wait, 60 s here, would hold each of them)."""
+    import asyncio
+
+    class HeldFor:
+        """The scripted model, holding one run's answer until released."""
+
+        def __init__(self, model: ScriptedModel) -> None:
+            self.model = model
+            self.held_run: object = None
+            self.release = asyncio.Event()
+            self.asked = asyncio.Event()
+
+        async def step(self, request):  # type: ignore[no-untyped-def]
+            if request.run_id == self.held_run:
+                self.asked.set()
+                await self.release.wait()
+            return await self.model.step(request)
+
+    db = await TicketIQ.connect(stack.db_url)
+    try:
+        leases = LeaseKeeper(db, "proc-a", ttl=30, renew_interval=5, margin=1)
+        model = HeldFor(ScriptedModel(stack.model_log))
+        runner = Runner(db, leases, Sealer(parse_seal_keys(SEAL_KEYS)), model,
+                        vendor_tools(stack.vendor.base_url), resumes_first_wait=60)
+        start = {"owner": "alice", "run_as": "alice", "channel": "playground",
+                 "entry_point": "test", "input": {"seed": 9, "steps": 3, "plan": "reads"}}
+        resumed = await runner.start(**start)
+        resumed.resuming = runner.setup.resumes.begin()  # type: ignore[union-attr]
+        model.held_run = resumed.run_id  # type: ignore[union-attr]
+        held = asyncio.create_task(runner.run(resumed))  # type: ignore[arg-type]
+        await asyncio.wait_for(model.asked.wait(), 10)
+        assert runner.setup.resumes.pending == 0  # awaiting its model: none to wait for
+        other = await runner.start(**{**start, "input": {"seed": 10, "steps": 3,
+                                                         "plan": "reads"}})
+        outcome = await asyncio.wait_for(runner.run(other), 30)  # type: ignore[arg-type]
+        assert outcome.status == "completed" and runner.setup.resumes.waited == 0
+        model.release.set()
+        assert (await asyncio.wait_for(held, 30)).status == "completed"
+        assert runner.setup.resumes.pending == 0
+    finally:
+        await db.close()
+
+
+def test_a_resume_turn_paused_counts_once_and_ends_once() -> None:
+    """pause and unpause move a turn out of the pending count and back; ending a paused
+    turn does not count it out a second time; each is safe to repeat."""
+    from ticketiq_pg.runtime.setup import ResumesFirst
+
+    order = ResumesFirst(5)
+    first, second = order.begin(), order.begin()
+    assert order.pending == 2
+    first.pause()
+    first.pause()
+    assert order.pending == 1
+    first.unpause()
+    first.unpause()
+    assert order.pending == 2
+    first.pause()
+    first.end()  # its first step written while paused: counted out once, not twice
+    first.unpause()
+    assert order.pending == 1
+    second.end()
+    second.end()
+    assert order.pending == 0

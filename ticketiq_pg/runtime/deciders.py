@@ -140,6 +140,9 @@ class ModelDecider:
                 on_text=(live.text_sink(state.run_id, step_no, state.epoch)
                          if live.anyone else None),
             )
+            turn = state.resuming  # a resume awaiting its model: none to wait for
+            if turn is not None:
+                turn.pause()
             try:
                 answer = await bounded(setup.model.step(request), policy.timeout)
             except (NotOwner, Drained, Suspended, StopRequested, RunFailed):
@@ -167,6 +170,9 @@ class ModelDecider:
                             state.run_id, step_no, reason, wait)
                 await asyncio.sleep(wait)
                 continue
+            finally:
+                if turn is not None:
+                    turn.unpause()
             if request.on_text is not None:
                 live.text_done(state.run_id, step_no, state.epoch)
             check_answer(answer)

@@ -50,6 +50,10 @@ class Turn(Protocol):
 
     def end(self) -> None: ...
 
+    def pause(self) -> None: ...
+
+    def unpause(self) -> None: ...
+
 
 @dataclass
 class RunState:

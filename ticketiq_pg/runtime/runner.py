@@ -417,6 +417,7 @@ class Runner:
                 return await self.ending.stop(state)
             if state.resuming is not None:
                 state.resuming.end()
+                state.resuming = None
             try:
                 results = await self.calls.make_all(state, step_no, decision.calls)
             except StopRequested:

@@ -78,6 +78,10 @@ class ResumesFirst:
             self.pending = 0
             self._clear.set()
 
+    def _again(self) -> None:
+        self.pending += 1
+        self._clear.clear()
+
     async def turn(self) -> None:
         """Wait while resumes are pending, at most :attr:`max_wait` seconds."""
         if not self.pending or self.max_wait <= 0:
@@ -89,18 +93,36 @@ class ResumesFirst:
 
 
 class ResumeTurn:
-    """One resume's place in :class:`ResumesFirst`; :meth:`end` once (again: nothing)."""
+    """One resume's place in :class:`ResumesFirst`; :meth:`end` once (again: nothing).
 
-    __slots__ = ("_order", "ended")
+    Between :meth:`pause` and :meth:`unpause` (its model's answer awaited) the resume is
+    not pending: the order puts the work of resumes first, and nothing other runs do
+    delays an answer from outside.
+    """
+
+    __slots__ = ("_order", "ended", "paused")
 
     def __init__(self, order: ResumesFirst) -> None:
         self._order = order
         self.ended = False
+        self.paused = False
 
     def end(self) -> None:
         if not self.ended:
             self.ended = True
+            if not self.paused:
+                self._order._end()
+
+    def pause(self) -> None:
+        if not self.ended and not self.paused:
+            self.paused = True
             self._order._end()
+
+    def unpause(self) -> None:
+        if self.paused:
+            self.paused = False
+            if not self.ended:
+                self._order._again()
 
 
 @dataclass(eq=False)
