@@ -236,7 +236,7 @@ class Settings:
     vendor_suspend_after: float = 2.0
     #: Seconds at most a run's later step waits for the resumes of a takeover to take
     #: their first step (0: no such order).
-    resumes_first_wait: float = 5.0
+    resumes_first_wait: float = 20.0
 
     def sealer(self) -> Sealer:
         """The sealer of these keys (ConfigError without any)."""

@@ -416,8 +416,15 @@ class CallExecutor:
     async def _call_tool_fenced(
         self, state: RunState, tool: Tool, context: CallContext
     ) -> tuple[Any, str]:
-        result, ended = await attempt(tool, context, tool.retry or self.setup.tool_retry,
-                                      _RunAttempt(self, state))
+        turn = state.resuming  # a resume awaiting a vendor (its settlement): none to wait for
+        if turn is not None:
+            turn.pause()
+        try:
+            result, ended = await attempt(tool, context, tool.retry or self.setup.tool_retry,
+                                          _RunAttempt(self, state))
+        finally:
+            if turn is not None:
+                turn.unpause()
         if ended == "failed":
             return result, "made"  # a read's failure is its result: the model is told
         if ended == "made":

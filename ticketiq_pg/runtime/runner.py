@@ -120,7 +120,7 @@ class Runner:
         workflows: Iterable[Workflow] = (),
         calls_at_once: int = 8,
         vendor_suspend_after: float = 2.0,
-        resumes_first_wait: float = 5.0,
+        resumes_first_wait: float = 20.0,
     ) -> None:
         self.setup = EngineSetup(
             db=db, leases=leases, sealer=sealer, model=model, tools=flows.EngineTools(tools),

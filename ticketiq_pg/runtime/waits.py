@@ -128,6 +128,7 @@ class Waits:
         started = await self.children.start(
             **self._child(state, tool.name, context.call_id, entry_point, child_input, key))
         if isinstance(started, RunState):
+            _waits_for_others(state)  # its child, driven here, goes first
             outcome = await self.children.run(started)
             if outcome.status in ("completed", "failed", "stopped"):
                 return _child_result(started.run_id, outcome.status, outcome.answer,
@@ -245,8 +246,7 @@ class Waits:
                     max_losses=self.setup.max_losses,
                 )
                 if adopted is not None:
-                    if state.resuming is not None:
-                        state.resuming.end()  # the child's resume goes first, not this
+                    _waits_for_others(state)  # its child's resume goes first
                     await self.children.resume(adopted, sent)
                     continue
             elif state.info.may_wait and child.status in ("running", "suspended"):
@@ -289,6 +289,13 @@ class _Decision:
     first_state: str
     decided_by: str | None
     reason: str | None
+
+
+def _waits_for_others(state: RunState) -> None:
+    """A resume that waits for others leaves the takeover's order (ResumesFirst): what it
+    waits for may be among the runs the order holds."""
+    if state.resuming is not None:
+        state.resuming.end()
 
 
 def _no_workflow(arguments: dict[str, Any]) -> dict[str, Any]:
