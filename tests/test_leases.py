@@ -47,6 +47,10 @@ def test_a_lease_held_at_adoption_keeps_its_renewed_deadline_when_the_resume_hol
     now[0] = 108.0
     assert leases.hold(RUN, 2, 100.0) is held  # the resume's own hold, sent at 100
     leases.check(RUN, 2)
+    held.lost = "renewal refused: taken over"  # found lost before the resume held it
+    leases.hold(RUN, 2, 108.0)
+    with pytest.raises(LeaseLost, match="lost"):
+        leases.check(RUN, 2)  # a lost lease never comes back
 
 
 def test_past_the_deadline_nothing_may_act() -> None:

@@ -34,6 +34,7 @@ declare
     v_runs ticketiq.runs[];
     v_complete boolean[];
     v_lapsed timestamptz;
+    v_lapsed_run uuid;
 begin
     with adopted as (
         update ticketiq.runs as r
@@ -85,9 +86,12 @@ begin
     from unnest(v_runs) with ordinality as a
     where v_complete[a.ordinality];
     -- The clock after the writes: a lease that lapsed meanwhile was never held.
-    select min(a.lease_expires_at) into v_lapsed from unnest(v_runs) as a;
+    select a.run_id, a.lease_expires_at into v_lapsed_run, v_lapsed
+    from unnest(v_runs) as a
+    order by a.lease_expires_at
+    limit 1;
     if v_lapsed <= ticketiq.now() then
-        raise exception 'lease of run % lapsed at %', v_runs[1].run_id, v_lapsed
+        raise exception 'lease of run % lapsed at %', v_lapsed_run, v_lapsed
             using errcode = 'TQ003',
             hint = 'adopt with a longer TTL';
     end if;

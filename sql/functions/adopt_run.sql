@@ -60,7 +60,9 @@ begin
     -- ticketiq._adopt): adopt_runs makes them for a batch.
     return query
     select a.* from ticketiq._adopt(p_holder, v_ttl, array(
-        select c.run_id from ticketiq._adoptable(p_holder, p_run_id, 1) as c (run_id)
+        select c.run_id
+        from ticketiq._adoptable(p_holder, p_run_id, 1) with ordinality as c (run_id, n)
+        order by c.n
     )) as a;
 end;
 $$;

@@ -37,7 +37,9 @@ begin
     -- cost the server 0.5 ms a run (bench section 8).
     return query
     select a.* from ticketiq._adopt(p_holder, v_ttl, array(
-        select c.run_id from ticketiq._adoptable(p_holder, null, least(p_limit, 1000)) as c (run_id)
+        select c.run_id
+        from ticketiq._adoptable(p_holder, null, least(p_limit, 1000)) with ordinality as c (run_id, n)
+        order by c.n
     )) as a;
 end;
 $$;

@@ -115,9 +115,10 @@ class LeaseBook:
 
     def hold(self, key: uuid.UUID, epoch: int, sent_at: float) -> Held:
         """Record a lease granted by a statement sent at ``sent_at``; one of that epoch
-        recorded already (at adoption, and renewed since) is kept as it is."""
+        recorded already (at adoption, and renewed or found lost since) is kept as it is:
+        a lost lease never comes back."""
         held = self.entries.get(key)
-        if held is not None and held.epoch == epoch and held.lost is None:
+        if held is not None and held.epoch == epoch:
             return held
         return self.add(Held(key, epoch, self.deadline(sent_at)))
 

@@ -369,7 +369,8 @@ class Worker:
 
     # -- running runs -----------------------------------------------------
 
-    def _spawn(self, run_id: uuid.UUID, work: Awaitable[RunOutcome]) -> asyncio.Task[RunOutcome]:
+    def _spawn(self, run_id: uuid.UUID, work: Awaitable[RunOutcome],
+               epoch: int | None = None) -> asyncio.Task[RunOutcome]:
         async def wrapped() -> RunOutcome:
             try:
                 outcome = await work
@@ -389,6 +390,11 @@ class Worker:
         # An abandoned run (logged by the runner) comes back through its lease:
         # its exception is retrieved here, not reported again at exit.
         task.add_done_callback(lambda t: t.cancelled() or t.exception())
+        if epoch is not None and self.leases is not None:
+            # A lease held at adoption: dropped however the task ends, even cancelled
+            # before its first turn (its own finally never runs then).
+            leases = self.leases
+            task.add_done_callback(lambda _t: leases.drop(run_id, epoch))
         self._runs[run_id] = task
         return task
 
@@ -550,7 +556,7 @@ class Worker:
                         "resuming run %s from step %s (lost %s times)",
                         run.run_id, run.last_step, run.loss_count,
                     )
-                    self._spawn(run.run_id, self.runner.resume(run, sent))
+                    self._spawn(run.run_id, self.runner.resume(run, sent), run.epoch)
                 if len(adopted) < room:
                     break
         finally:
