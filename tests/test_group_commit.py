@@ -8,18 +8,22 @@
 * a run whose row another transaction holds locked holds up nobody else: the others are
   written, and it is written once the lock goes;
 * a caller cancelled before its statement went out is left out of it;
-* ``group_commit=False``: one ``write_checkpoint`` per checkpoint.
+* ``group_commit=False``: one ``write_checkpoint`` per checkpoint;
+* resumes settling together share ``record_resumes`` statements, each recorded exactly
+  as ``record_resume`` records it; a refused settlement gets its own typed error, and a
+  resume whose run is locked holds up nobody.
 """
 
 from __future__ import annotations
 
 import asyncio
 import uuid
+from datetime import timedelta
 from typing import Any
 
 import psycopg
 import pytest
-from helpers import body, call, rows, scalar, start
+from helpers import allow_fake_clock, body, call, rows, scalar, set_fake_now, start
 
 from ticketiq_pg import errors
 from ticketiq_pg.db.driver import TicketIQ
@@ -309,3 +313,107 @@ async def test_callers_are_not_left_waiting_when_the_statement_is_cancelled(
         assert all(t.cancelled() for t in done)
     finally:
         await blocker.close()
+
+
+# -- a resume's settlements, grouped (ticketiq.record_resumes) ----------------
+
+
+async def _resumed(tiq: TicketIQ, aconn: psycopg.AsyncConnection, n: int) -> list[Any]:
+    """n runs whose step 1 left one read and one write in doubt, lost and adopted by p2."""
+    await allow_fake_clock(aconn)
+    runs = await _runs(tiq, n)
+    for r in runs:
+        b = body(call("r1", "read"), call("w1", "write", step_key=f"key-{r.run_id}"))
+        await tiq.write_checkpoint_alone(r.run_id, r.epoch, 1, b, _seal(1), "k")
+        await tiq.mark_in_doubt(r.run_id, r.epoch, 1, "w1")
+    # the adopter's clock past every lease; adopted for a minute past that
+    await set_fake_now(aconn, max(r.lease_expires_at for r in runs) + timedelta(seconds=1))
+    await tiq.processes.sweep_lapsed("leader", conn=aconn)
+    adopted = [await tiq.adopt_run("p2", 60, r.run_id, conn=aconn) for r in runs]
+    await set_fake_now(aconn, None)
+    assert all(a is not None and a.epoch == 3 for a in adopted)
+    return adopted
+
+
+def _settled(call_id: str, how: str = "redone") -> dict[str, Any]:
+    return {"call_id": call_id, "settlement": how, "outcome": {"for": call_id}}
+
+
+async def test_resumes_settling_together_share_statements(tiq: TicketIQ, aconn) -> None:
+    adopted = await _resumed(tiq, aconn, 9)
+    tiq.statements.clear()
+    audited = await asyncio.gather(*(
+        tiq.record_resume(a.run_id, a.epoch, [_settled("r1")]) for a in adopted
+    ))
+    # the first alone at once; the eight queued behind it together
+    assert tiq.statements == {"record_resume": 1, "record_resumes": 1}
+    assert tiq.resumes is not None and (tiq.resumes.batches, tiq.resumes.batched) == (1, 8)
+    assert [(r.run_id, r.step, r.loss_count) for r in audited] == [
+        (a.run_id, 1, 1) for a in adopted
+    ]
+    # each as record_resume records it: on the resume's row (not yet complete: w1 is
+    # left), one call_settled event each; a read has no call row to settle
+    assert await rows(aconn, """
+        select v.run_id, jsonb_array_length(v.settlements), (a.detail ->> 'complete')::boolean
+        from ticketiq.resume_audit as v join ticketiq.audit as a using (audit_id)
+        order by v.run_id""") == sorted((a.run_id, 1, False) for a in adopted)
+    assert [r.audit_id for r in audited] == [
+        await scalar(aconn, "select audit_id from ticketiq.resume_audit where run_id = %s",
+                     (a.run_id,)) for a in adopted
+    ]
+    assert await scalar(
+        aconn, "select count(*) from ticketiq.run_events where kind = 'call_settled'"
+    ) == 9
+
+
+async def test_a_refused_settlement_gets_its_own_error(tiq: TicketIQ, aconn) -> None:
+    adopted = await _resumed(tiq, aconn, 5)
+    # run 1 taken over again meanwhile: its resumer is fenced
+    await aconn.execute(
+        "update ticketiq.runs set epoch = epoch + 1 where run_id = %s", (adopted[1].run_id,)
+    )
+    await tiq.record_resume(adopted[3].run_id, 3, [_settled("w1", "unknown")])
+    outcomes = await asyncio.gather(
+        tiq.record_resume(adopted[0].run_id, 3, [_settled("r1")]),  # alone, at once
+        tiq.record_resume(adopted[1].run_id, 3, [_settled("r1")]),  # fenced
+        tiq.record_resume(adopted[2].run_id, 3, [_settled("w9")]),  # no such call
+        tiq.record_resume(adopted[3].run_id, 3, [_settled("w1", "made")]),  # settled otherwise
+        tiq.record_resume(adopted[4].run_id, 3, [_settled("w1", "unknown")]),
+        return_exceptions=True,
+    )
+    assert isinstance(outcomes[1], errors.Fenced)
+    assert isinstance(outcomes[2], errors.TicketIQError) and "no call w9" in str(outcomes[2])
+    assert isinstance(outcomes[3], errors.TicketIQError) and "already" in str(outcomes[3])
+    # the group failed as a whole, each went on its own: the good ones are recorded
+    assert [o.run_id for o in (outcomes[0], outcomes[4])] == [
+        adopted[0].run_id, adopted[4].run_id]
+    assert tiq.resumes is not None and tiq.resumes.batches == 1
+    assert await rows(aconn, """
+        select v.run_id, v.settlements -> 0 ->> 'settlement' from ticketiq.resume_audit as v
+        where jsonb_array_length(v.settlements) > 0 order by v.run_id""") == sorted([
+            (adopted[0].run_id, "redone"), (adopted[3].run_id, "unknown"),
+            (adopted[4].run_id, "unknown")])
+
+
+async def test_a_locked_resume_holds_up_nobody(tiq: TicketIQ, db_url: str, aconn) -> None:
+    adopted = await _resumed(tiq, aconn, 5)
+    blocker = await psycopg.AsyncConnection.connect(db_url)
+    try:
+        await blocker.execute(
+            "select 1 from ticketiq.runs where run_id = %s for no key update",
+            (adopted[2].run_id,),
+        )
+        tasks = [asyncio.create_task(tiq.record_resume(a.run_id, a.epoch, [_settled("r1")]))
+                 for a in adopted]
+        others = [t for i, t in enumerate(tasks) if i != 2]
+        done, _ = await asyncio.wait(others, timeout=30)
+        assert done == set(others)  # recorded while run 2's row is still locked
+        assert not tasks[2].done()
+        await blocker.commit()
+        audited = await asyncio.wait_for(tasks[2], 30)
+        assert audited.run_id == adopted[2].run_id
+    finally:
+        await blocker.close()
+    assert await scalar(
+        aconn, "select count(*) from ticketiq.run_events where kind = 'call_settled'"
+    ) == 5

@@ -126,6 +126,7 @@ def baseline(fn: str, arg: str, ids: dict[str, Any]) -> Any:
         ("audit_inspector_call", "p_run_id"): SQL_NULL,
         ("record_trace_context", "p_kind"): "webhook",
         ("renew_leases", "p_kind"): "run",
+        ("record_resumes", "p_settlements"): [[]],
     }
     if (fn, arg) in special:
         return special[(fn, arg)]

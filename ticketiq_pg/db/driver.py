@@ -36,7 +36,7 @@ from ticketiq_pg.db import retry
 from ticketiq_pg.db import rows as models
 from ticketiq_pg.db.audit import AuditFunctions
 from ticketiq_pg.db.entries import EntryFunctions
-from ticketiq_pg.db.group_commit import DEFAULT_GROUP, CheckpointBatcher
+from ticketiq_pg.db.group_commit import DEFAULT_GROUP, CheckpointBatcher, ResumeBatcher
 from ticketiq_pg.db.jobs import JobStore
 from ticketiq_pg.db.keys import KeyFunctions
 from ticketiq_pg.db.manage import ManageFunctions
@@ -97,6 +97,10 @@ class TicketIQ(Transport):
         self.checkpoints: CheckpointBatcher | None = (
             CheckpointBatcher(self, group=group_size) if group_commit else None
         )
+        #: Pooled settlements of runs resumed at the same moment share one statement.
+        self.resumes: ResumeBatcher | None = (
+            ResumeBatcher(self, group=group_size) if group_commit else None
+        )
         self.processes = ProcessFunctions(self)
         self.waits = WaitFunctions(self)
         self.entries = EntryFunctions(self)
@@ -152,9 +156,12 @@ class TicketIQ(Transport):
         return client
 
     async def close(self) -> None:
-        """Write the checkpoints still grouped, then close the pool if this client opened it."""
+        """Write the checkpoints and settlements still grouped, then close the pool if this
+        client opened it."""
         if self.checkpoints is not None:
             await self.checkpoints.drain()
+        if self.resumes is not None:
+            await self.resumes.drain()
         await super().close()
 
 
@@ -495,13 +502,55 @@ class TicketIQ(Transport):
     ) -> models.ResumeAudited:
         """``ticketiq.record_resume``: Record settlements of the calls the last step left, on
         their calls and on this resume's audit row (written at adoption), as they are decided.
+
+        On the pool it goes through :attr:`resumes`, with the settlements of other
+        resumes queued meanwhile (``ticketiq.record_resumes``); recorded, or refused with
+        the same typed error, before this returns.
         """
+        if conn is None and self.resumes is not None and self.pool is not None:
+            return await self.resumes.write((run_id, epoch, settlements))
+        return await self.record_resume_alone(run_id, epoch, settlements, conn=conn)
+
+    async def record_resume_alone(
+        self,
+        run_id: uuid.UUID,
+        epoch: int,
+        settlements: Sequence[dict[str, Any]] = (),
+        *,
+        conn: psycopg.AsyncConnection | None = None,
+    ) -> models.ResumeAudited:
+        """One ``ticketiq.record_resume`` statement, never grouped."""
         return await self.one(
             models.ResumeAudited,
             "record_resume",
             (run_id, epoch, Jsonb(list(settlements))),
             conn,
         )
+
+    async def record_resumes(
+        self,
+        items: Sequence[tuple[uuid.UUID, int, Sequence[dict[str, Any]]]],
+        *,
+        conn: psycopg.AsyncConnection | None = None,
+    ) -> dict[int, models.ResumeAudited]:
+        """``ticketiq.record_resumes``: several resumes' settlements in one statement.
+
+        ``items`` holds ``(run_id, epoch, settlements)`` tuples.  Returns those
+        recorded by their index in ``items``; any other one (its run's row locked
+        at that moment, or listed twice) goes through :meth:`record_resume_alone`.
+        """
+        args = (
+            [i[0] for i in items],
+            [i[1] for i in items],
+            json_array_param([list(i[2]) for i in items]),
+        )
+        rows = await self.rows("record_resumes", args, conn)
+        return {
+            row["item"] - 1: models.ResumeAudited(
+                row["run_id"], row["step"], row["loss_count"], row["audit_id"]
+            )
+            for row in rows
+        }
 
     # -- reading runs -----------------------------------------------------
 

@@ -151,6 +151,10 @@ RULES: dict[str, Rule] = {
         P, "a settlement already recorded at the same epoch changes nothing and the "
         "resume's audit row (its audit_id) is returned; another settlement of a call "
         "already settled still raises TQ007"),
+    "record_resumes": Rule(
+        P, "a repeat records nothing twice: each settlement its first attempt recorded "
+        "changes nothing and its resume's row comes back as before; an item left out goes "
+        "through record_resume on its own"),
     "fail_run": Rule(
         C, "a repeat finds the run failed (TQ006); failed at the caller's own epoch is "
         "its first attempt"),

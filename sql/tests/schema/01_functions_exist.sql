@@ -20,9 +20,10 @@
 -- internal _can_run_workflow, adopt_run's and unrunnable_runs' one rule;
 -- the internal _adoptable and _adopt, the choice and the adoption adopt_run
 -- and adopt_runs share, and _resume_opened, a resume audit row's event and
--- detail).
+-- detail; record_resumes, the settlements of several resumes in one
+-- statement, and the internal _record_resume it shares with record_resume).
 begin;
-select plan(88);
+select plan(89);
 
 select has_schema('ticketiq');
 select functions_are(
@@ -49,7 +50,8 @@ select functions_are(
         'list_runs', 'stop_runs', 'restart_run', 'fork_source', 'fork_run',
         'declare_workflows', 'unrunnable_runs', 'fail_unrunnable_runs', 'suspend_for_vendor',
         '_vendor_bucket', '_event_outcome', '_require_run_filters',
-        'await_first', '_can_run_workflow', '_adoptable', '_adopt', '_resume_opened'
+        'await_first', '_can_run_workflow', '_adoptable', '_adopt', '_resume_opened',
+        'record_resumes', '_record_resume'
     ],
     'ticketiq has the documented functions and no others'
 );
@@ -110,6 +112,7 @@ select has_function('ticketiq', 'fail_run', array['uuid', 'bigint', 'text', 'tex
 select has_function('ticketiq', 'stop_run', array['uuid', 'bigint', 'text']);
 select has_function('ticketiq', 'request_stop', array['uuid', 'text', 'text']);
 select has_function('ticketiq', 'record_resume', array['uuid', 'bigint', 'jsonb']);
+select has_function('ticketiq', 'record_resumes', array['uuid[]', 'bigint[]', 'jsonb']);
 select has_function('ticketiq', 'register_process', array['text', 'text', 'integer']);
 select has_function('ticketiq', 'hold_liveness', array['text']);
 select has_function('ticketiq', 'release_liveness', array['text']);

@@ -2,7 +2,7 @@
 -- table privilege, so every change goes through them); the internal helpers
 -- and the trigger function do not.
 begin;
-select plan(61);
+select plan(62);
 
 select is_definer('ticketiq', 'schema_version', array[]::name[]);
 select is_definer('ticketiq', 'now', array[]::name[]);
@@ -36,6 +36,7 @@ select is_definer('ticketiq', 'fail_run', array['uuid', 'bigint', 'text', 'text'
 select is_definer('ticketiq', 'stop_run', array['uuid', 'bigint', 'text']);
 select is_definer('ticketiq', 'request_stop', array['uuid', 'text', 'text']);
 select is_definer('ticketiq', 'record_resume', array['uuid', 'bigint', 'jsonb']);
+select is_definer('ticketiq', 'record_resumes', array['uuid[]', 'bigint[]', 'jsonb']);
 select is_definer('ticketiq', 'register_process', array['text', 'text', 'integer']);
 select is_definer('ticketiq', 'hold_liveness', array['text']);
 select is_definer('ticketiq', 'release_liveness', array['text']);

@@ -1,0 +1,100 @@
+-- ticketiq.record_resumes(run ids, epochs, settlements): the settlements of
+-- several resumes in one statement (group commit).
+--
+-- The arrays are read in parallel: item i is one call of
+-- ticketiq.record_resume(p_run_ids[i], p_epochs[i], p_settlements -> (i - 1))
+-- (p_settlements is one JSON array of the items' settlement arrays), with
+-- its fence, its checks and its rows exactly as there.  A process that takes
+-- over thousands of runs at once settles them together: their settlements
+-- go out in one statement and one commit instead of one each.
+--
+-- It returns a row for each item it recorded, with its place in the arrays
+-- (item, from 1), and nothing for a run listed twice or a run whose row
+-- another transaction holds locked at that moment (it never waits for a row
+-- lock, so it cannot deadlock with a lease renewal that locks the same runs
+-- in another order).  Any item record_resume would refuse (fenced, lapsed,
+-- malformed, TQ007, TQ008) raises its error for the whole statement, which
+-- then records nothing.  The caller sends each item left out, or each item
+-- of a statement that failed, through ticketiq.record_resume, which
+-- records it or raises the documented error; a settlement recorded already
+-- changes nothing, so a repeat of this statement after a lost connection
+-- records nothing twice.
+-- Each array is read by position, whatever its subscripts.  The rows are
+-- locked (SKIP LOCKED) before the clock is read.
+-- Limits:
+--   p_run_ids      a one-dimensional array without nulls
+--   p_epochs       a one-dimensional array, as long as p_run_ids
+--   p_settlements  a JSON array of settlement arrays, as long as p_run_ids
+-- SQLSTATEs: TQ004 (arrays of other lengths or dimensions, a null run id,
+--   malformed settlements), TQ001, TQ002, TQ003, TQ006 (an item's fence),
+--   TQ007 and TQ008 (an item's settlements), as record_resume raises them.
+create or replace function ticketiq.record_resumes(
+    p_run_ids uuid[],
+    p_epochs bigint[],
+    p_settlements jsonb
+)
+returns table (
+    item integer,
+    run_id uuid,
+    step integer,
+    loss_count integer,
+    audit_id bigint
+)
+language plpgsql
+security definer
+set search_path = pg_catalog, pg_temp
+as $$
+#variable_conflict use_column
+declare
+    v_now timestamptz;
+    v_n integer := cardinality(p_run_ids);
+    v_locked uuid [];
+    v_item integer;
+    v_run_id uuid;
+    v_epoch bigint;
+begin
+    if coalesce(array_ndims(p_run_ids), 1) <> 1 or coalesce(array_ndims(p_epochs), 1) <> 1 then
+        raise exception 'run ids and epochs must be one-dimensional arrays'
+            using errcode = 'TQ004';
+    end if;
+    if p_run_ids is null
+        or cardinality(p_epochs) is distinct from v_n
+        or jsonb_typeof(p_settlements) is distinct from 'array'
+        or jsonb_array_length(p_settlements) is distinct from v_n
+        or array_position(p_run_ids, null) is not null then
+        raise exception 'run ids, epochs and settlements (a JSON array) must be of equal length, run ids without nulls'
+            using errcode = 'TQ004';
+    end if;
+
+    -- The runs' rows, locked in run id order, none waited for; then the clock.
+    select coalesce(array_agg(l.run_id), '{}') into v_locked
+    from (
+        select r.run_id
+        from ticketiq.runs as r
+        where r.run_id = any(p_run_ids)
+        order by r.run_id
+        for no key update skip locked
+    ) as l;
+    v_now := ticketiq.now();
+
+    -- One at a time, in the order given: each item's writes are record_resume's.
+    for v_item, v_run_id, v_epoch in
+        select g.i::integer, g.run_id, g.epoch
+        from (
+            select u.i, u.run_id, u.epoch, count(*) over (partition by u.run_id) as listed
+            from unnest(p_run_ids, p_epochs) with ordinality as u (run_id, epoch, i)
+        ) as g
+        where g.listed = 1 and g.run_id = any(v_locked)
+        order by g.i
+    loop
+        return query
+        select v_item, r.run_id, r.step, r.loss_count, r.audit_id
+        from ticketiq._record_resume(
+            v_run_id, v_epoch, p_settlements -> (v_item - 1), v_now
+        ) as r;
+    end loop;
+end;
+$$;
+
+comment on function ticketiq.record_resumes(uuid[], bigint[], jsonb) is
+'Group commit: the settlements of several resumes in one statement, each as ticketiq.record_resume would record it; a row per item recorded (item: its place in the arrays, from 1), none for a run listed twice or locked at that moment (send those through record_resume); any item record_resume would refuse raises its error for the whole statement. TQ004 on unequal or multi-dimensional arrays.';

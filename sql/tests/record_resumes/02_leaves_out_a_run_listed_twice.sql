@@ -1,0 +1,28 @@
+-- record_resumes: a run listed twice is left out (no row, nothing recorded:
+-- its caller sends each through record_resume); the others are recorded.
+begin;
+select plan(2);
+
+select tiq_test.new_run('p1', 8, tiq_test.rid(n)) from generate_series(1, 2) as n;
+select tiq_test.checkpoint(tiq_test.rid(n), 1, 1, jsonb_build_array(tiq_test.call('w1', 'read')))
+from generate_series(1, 2) as n;
+select tiq_test.lose(tiq_test.rid(1));  -- the sweep claims both
+select ticketiq.adopt_run('p2', 8, tiq_test.rid(n)) from generate_series(1, 2) as n;
+
+select results_eq(
+    $$select r.item, r.run_id from ticketiq.record_resumes(
+        array[tiq_test.rid(1), tiq_test.rid(2), tiq_test.rid(1)], array[3, 3, 3]::bigint [],
+        '[[{"call_id": "w1", "settlement": "redone"}], [{"call_id": "w1", "settlement": "redone"}],
+          [{"call_id": "w1", "settlement": "redone"}]]'
+    ) as r$$,
+    $$values (2, tiq_test.rid(2))$$,
+    'only the run listed once comes back'
+);
+select results_eq(
+    $$select v.run_id, jsonb_array_length(v.settlements) from ticketiq.resume_audit as v order by v.run_id$$,
+    $$values (tiq_test.rid(1), 0), (tiq_test.rid(2), 1)$$,
+    'and only its settlement is recorded'
+);
+
+select * from finish();
+rollback;

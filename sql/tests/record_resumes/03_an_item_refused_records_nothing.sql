@@ -1,0 +1,37 @@
+-- record_resumes: an item record_resume would refuse raises its error for
+-- the whole statement (a fenced epoch TQ002, a call the step does not have
+-- TQ008), and nothing of the statement is recorded, the good items neither.
+begin;
+select plan(4);
+
+select tiq_test.new_run('p1', 8, tiq_test.rid(n)) from generate_series(1, 2) as n;
+select tiq_test.checkpoint(tiq_test.rid(n), 1, 1, jsonb_build_array(tiq_test.call('w1', 'read')))
+from generate_series(1, 2) as n;
+select tiq_test.lose(tiq_test.rid(1));  -- the sweep claims both
+select ticketiq.adopt_run('p2', 8, tiq_test.rid(n)) from generate_series(1, 2) as n;
+
+select throws_ok(
+    $$select * from ticketiq.record_resumes(
+        array[tiq_test.rid(1), tiq_test.rid(2)], array[3, 1]::bigint [],
+        '[[{"call_id": "w1", "settlement": "redone"}], [{"call_id": "w1", "settlement": "redone"}]]')$$,
+    'TQ002', null, 'a fenced epoch'
+);
+select throws_ok(
+    $$select * from ticketiq.record_resumes(
+        array[tiq_test.rid(1), tiq_test.rid(2)], array[3, 3]::bigint [],
+        '[[{"call_id": "w1", "settlement": "redone"}], [{"call_id": "w9", "settlement": "redone"}]]')$$,
+    'TQ008', null, 'a call the step does not have'
+);
+select throws_ok(
+    $$select * from ticketiq.record_resumes(
+        array[tiq_test.rid(1)], array[3]::bigint [], '[[{"call_id": "w1", "settlement": "nope"}]]')$$,
+    'TQ004', null, 'a malformed settlement'
+);
+select results_eq(
+    $$select v.run_id, jsonb_array_length(v.settlements) from ticketiq.resume_audit as v order by v.run_id$$,
+    $$values (tiq_test.rid(1), 0), (tiq_test.rid(2), 0)$$,
+    'nothing recorded, the good item neither'
+);
+
+select * from finish();
+rollback;
