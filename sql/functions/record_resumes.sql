@@ -67,14 +67,7 @@ begin
     end if;
 
     -- The runs' rows, locked in run id order, none waited for; then the clock.
-    select coalesce(array_agg(l.run_id), '{}') into v_locked
-    from (
-        select r.run_id
-        from ticketiq.runs as r
-        where r.run_id = any(p_run_ids)
-        order by r.run_id
-        for no key update skip locked
-    ) as l;
+    v_locked := ticketiq._lock_runs(p_run_ids);
     v_now := ticketiq.now();
 
     -- One at a time, in the order given: each item's writes are record_resume's.

@@ -712,3 +712,24 @@ $$;
 
 comment on function tiq_test.deploy_pair() is
 'A rolling deploy''s workers: run rid(1) of flow version 1 claimed, process new declaring version 2, old version 1.';
+
+-- Runs rid(1)..rid(n) whose step 1 left one call w1 of the classification
+-- (in doubt when it writes), lost together and adopted by p2 at epoch 3.
+create or replace function tiq_test.resumed_runs(n integer, classification text default 'read')
+returns void
+language plpgsql
+as $$
+begin
+    perform tiq_test.new_run('p1', 8, tiq_test.rid(i)) from generate_series(1, $1) as i;
+    perform tiq_test.checkpoint(tiq_test.rid(i), 1, 1, jsonb_build_array(tiq_test.call('w1', $2)))
+    from generate_series(1, $1) as i;
+    if $2 <> 'read' then
+        perform ticketiq.mark_in_doubt(tiq_test.rid(i), 1, 1, 'w1') from generate_series(1, $1) as i;
+    end if;
+    perform tiq_test.lose(tiq_test.rid(1));  -- the sweep claims them all
+    perform ticketiq.adopt_run('p2', 8, tiq_test.rid(i)) from generate_series(1, $1) as i;
+end;
+$$;
+
+comment on function tiq_test.resumed_runs(integer, text) is
+'Runs rid(1)..rid(n) with a step-1 call w1 of the classification (marked in doubt unless a read), lost and adopted by p2 at epoch 3.';

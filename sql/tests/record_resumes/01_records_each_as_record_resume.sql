@@ -5,12 +5,7 @@ begin;
 select plan(4);
 
 select tiq_test.use_fake_clock('2030-01-01 00:00:00+00');
-select tiq_test.new_run('p1', 8, tiq_test.rid(n)) from generate_series(1, 2) as n;
-select tiq_test.checkpoint(tiq_test.rid(n), 1, 1, jsonb_build_array(tiq_test.call('w1', 'write')))
-from generate_series(1, 2) as n;
-select ticketiq.mark_in_doubt(tiq_test.rid(n), 1, 1, 'w1') from generate_series(1, 2) as n;
-select tiq_test.lose(tiq_test.rid(1));  -- the sweep claims both
-select ticketiq.adopt_run('p2', 8, tiq_test.rid(n)) from generate_series(1, 2) as n;
+select tiq_test.resumed_runs(2, 'write');
 
 select results_eq(
     $$select r.item, r.run_id, r.step, r.loss_count from ticketiq.record_resumes(

@@ -3,11 +3,7 @@
 begin;
 select plan(2);
 
-select tiq_test.new_run('p1', 8, tiq_test.rid(n)) from generate_series(1, 2) as n;
-select tiq_test.checkpoint(tiq_test.rid(n), 1, 1, jsonb_build_array(tiq_test.call('w1', 'read')))
-from generate_series(1, 2) as n;
-select tiq_test.lose(tiq_test.rid(1));  -- the sweep claims both
-select ticketiq.adopt_run('p2', 8, tiq_test.rid(n)) from generate_series(1, 2) as n;
+select tiq_test.resumed_runs(2, 'read');
 
 select results_eq(
     $$select r.item, r.run_id from ticketiq.record_resumes(

@@ -21,7 +21,8 @@
 -- the internal _adoptable and _adopt, the choice and the adoption adopt_run
 -- and adopt_runs share, and _resume_opened, a resume audit row's event and
 -- detail; record_resumes, the settlements of several resumes in one
--- statement, and the internal _record_resume it shares with record_resume).
+-- statement, and the internal _record_resume it shares with record_resume;
+-- the internal _lock_runs, the grouped statements' lock).
 begin;
 select plan(89);
 
@@ -51,7 +52,7 @@ select functions_are(
         'declare_workflows', 'unrunnable_runs', 'fail_unrunnable_runs', 'suspend_for_vendor',
         '_vendor_bucket', '_event_outcome', '_require_run_filters',
         'await_first', '_can_run_workflow', '_adoptable', '_adopt', '_resume_opened',
-        'record_resumes', '_record_resume'
+        'record_resumes', '_record_resume', '_lock_runs'
     ],
     'ticketiq has the documented functions and no others'
 );
