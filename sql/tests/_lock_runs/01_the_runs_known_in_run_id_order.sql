@@ -11,7 +11,7 @@ select is(
     array[tiq_test.rid(1), tiq_test.rid(3)],
     'the known runs, in run id order, once each'
 );
-select is(ticketiq._lock_runs('{}'), '{}'::uuid [], 'none: an empty array');
+select is(ticketiq._lock_runs('{}'), '{}'::uuid[], 'none: an empty array');
 
 select * from finish();
 rollback;
