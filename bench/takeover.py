@@ -142,6 +142,34 @@ def _server_pids(conn: psycopg.Connection[Any]) -> list[int]:
     return [int(r[0]) for r in conn.execute("select pid from pg_stat_activity").fetchall()]
 
 
+class _CpuTimeline(threading.Thread):
+    """The survivor's and the server's CPU seconds in each second from the kill: which
+    of the two was the bottleneck when (two cores: 2.0 a second in all)."""
+
+    def __init__(self, url: str, survivor: Child) -> None:
+        super().__init__(daemon=True)
+        self._url, self._survivor = url, survivor
+        self._done = threading.Event()
+        self.survivor: list[float] = []
+        self.server: list[float] = []
+
+    def run(self) -> None:
+        with psycopg.connect(self._url, autocommit=True) as conn:
+            mine = {conn.info.backend_pid}
+            pids = [p for p in _server_pids(conn) if p not in mine]
+            last = read_cpu(pids), self._survivor.cpu_s()
+            while not self._done.wait(1.0):
+                pids = [p for p in _server_pids(conn) if p not in mine]
+                now = read_cpu(pids), self._survivor.cpu_s()
+                self.server.append(round(cpu_between(last[0], now[0]) or 0.0, 2))
+                self.survivor.append(round(now[1] - last[1], 2))
+                last = now
+
+    def stop(self) -> None:
+        self._done.set()
+        self.join(5)
+
+
 def _count(conn: psycopg.Connection[Any], sql: str) -> int:
     return int(conn.execute(sql).fetchone()[0])  # type: ignore[index]
 
@@ -183,12 +211,15 @@ def takeover(bdb: BenchDB, runs: int, log: Any) -> dict[str, Any]:
             pgss_before = StatementSnapshot(bdb.url, bdb.pgss)
             server_pids = _server_pids(conn)
             cpu_before = read_cpu(server_pids), survivor.cpu_s()
+            timeline = _CpuTimeline(bdb.url, survivor)
+            timeline.start()
             killed_at = time.time()
             victim.kill()
             _wait("every run resumed and completed", lambda: _count(
                 conn, "select count(*) from ticketiq.runs where status in "
                 "('running', 'claimed')") == 0, 60 + runs / 20, 0.02)
             ended = time.time() - killed_at
+            timeline.stop()
             # Where the takeover's time went: the survivor's CPU and the server's, kill
             # to the last run ended, beside the window (two cores: 2 s of CPU a second).
             server_cpu = cpu_between(cpu_before[0], read_cpu(
@@ -215,6 +246,13 @@ def takeover(bdb: BenchDB, runs: int, log: Any) -> dict[str, Any]:
             statements = conn.execute(
                 "select count(*) filter (where event = 'agent.run.adopted') from ticketiq.audit"
             ).fetchone()
+            # every step the survivor wrote and every answer it sealed: what else it did
+            # while resumes were still to step
+            stepped = [float(r[0]) for r in conn.execute(
+                "select extract(epoch from c.written_at) from ticketiq.checkpoints as c"
+                " where c.epoch >= 3").fetchall()]
+            sealed = [float(r[0]) for r in conn.execute(
+                "select extract(epoch from a.sealed_at) from ticketiq.answers as a").fetchall()]
     finally:
         if victim is not None:
             victim.kill()
@@ -240,8 +278,14 @@ def takeover(bdb: BenchDB, runs: int, log: Any) -> dict[str, Any]:
         "next_step_written_s": _dist(written),
         "samples_s": sorted(written),
         # how many runs were claimed, adopted and stepped in each second from the kill
+        # (later: steps after a run's first one here; sealed: answers)
         "by_second": {"claimed": _by_second(claimed), "adopted": _by_second(adopted),
-                      "written": _by_second(written)},
+                      "written": _by_second(written),
+                      "later": [a - b for a, b in zip(
+                          _by_second([t - killed_at for t in stepped]),
+                          _by_second(written) + [0] * len(stepped), strict=False)],
+                      "sealed": _by_second([t - killed_at for t in sealed]),
+                      "survivor_cpu_s": timeline.survivor, "server_cpu_s": timeline.server},
         "all_ended_s": ended,
         "cpu_s": {"window": ended, "survivor": survivor_cpu, "server": server_cpu,
                   "cores": os.cpu_count()},

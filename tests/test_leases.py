@@ -9,7 +9,7 @@ import uuid
 import pytest
 from procs import Stack
 
-from ticketiq_pg.runtime.leases import LeaseKeeper, LeaseLost
+from ticketiq_pg.runtime.leases import RENEW_CHUNK, LeaseBook, LeaseKeeper, LeaseLost
 
 RUN = uuid.UUID(int=7)
 
@@ -51,6 +51,32 @@ def test_a_lease_held_at_adoption_keeps_its_renewed_deadline_when_the_resume_hol
     leases.hold(RUN, 2, 108.0)
     with pytest.raises(LeaseLost, match="lost"):
         leases.check(RUN, 2)  # a lost lease never comes back
+
+
+async def test_a_renewal_of_many_leases_goes_in_statements_of_a_thousand() -> None:
+    """A renewal statement holds its runs' rows locked until it commits: 2,500 leases go
+    in three statements, each lease's deadline counted from its own statement's send,
+    and a lease any of them refuses is found lost."""
+    now = [0.0]
+    sent: list[list[tuple[uuid.UUID, int]]] = []
+    refused = uuid.UUID(int=2_400)
+
+    async def renew(leases: list[tuple[uuid.UUID, int]], conn: object) -> list[
+            tuple[uuid.UUID, int, bool]]:
+        sent.append(leases)
+        now[0] += 1.0  # each statement takes a second
+        return [(key, epoch, key != refused) for key, epoch in leases]
+
+    book = LeaseBook("run", renew, ttl=8, renew_interval=2, margin=1,  # type: ignore[arg-type]
+                     clock=lambda: now[0])
+    for n in range(2_500):
+        book.hold(uuid.UUID(int=n), 1, 0.0)
+    assert await book.renew_once() == [refused]
+    assert [len(s) for s in sent] == [RENEW_CHUNK, RENEW_CHUNK, 500] == [1000, 1000, 500]
+    deadlines = {book.entries[uuid.UUID(int=n)].deadline for n in (0, 1_500, 2_100)}
+    assert deadlines == {book.deadline(0.0), book.deadline(1.0), book.deadline(2.0)}
+    with pytest.raises(LeaseLost):
+        book.check(refused, 1)
 
 
 def test_past_the_deadline_nothing_may_act() -> None:
