@@ -285,3 +285,28 @@ def test_known_series_start_at_zero_and_entry_runs_count_as_started(db_url: str)
     metrics.on_statement("renew_leases", ("p1", ["j"], [1], 8, "job"), 0.001,
                          [{"held": True}], None)
     assert metrics.RENEWALS.labels("renewed")._value.get() == renewed  # a job's: not a run's
+
+
+def test_a_grouped_settlement_statement_counts_what_it_recorded() -> None:
+    """``record_resumes`` carries several resumes' settlements: the counter takes those of
+    the items it recorded, not the items it left out (they go alone and count then)."""
+    import uuid
+
+    from psycopg.types.json import Jsonb
+
+    from ticketiq_pg.observe import metrics
+
+    def value(settlement: str) -> float:
+        return metrics.SETTLED.labels(settlement)._value.get()  # type: ignore[attr-defined]
+
+    before = value("redone"), value("unknown")
+    left_out, recorded = uuid.uuid4(), uuid.uuid4()
+    metrics.on_statement(
+        "record_resumes",
+        ([left_out, recorded], [3, 3], Jsonb([[{"call_id": "a", "settlement": "redone"}],
+                                              [{"call_id": "b", "settlement": "unknown"}]])),
+        0.001, [{"item": 2, "run_id": recorded}], None)
+    assert (value("redone"), value("unknown")) == (before[0], before[1] + 1)
+    metrics.on_statement("record_resume", (left_out, 3, Jsonb([
+        {"call_id": "a", "settlement": "redone"}])), 0.001, [{"run_id": left_out}], None)
+    assert (value("redone"), value("unknown")) == (before[0] + 1, before[1] + 1)

@@ -32,7 +32,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from ticketiq_pg.observe.tracing import enabled, pending_of, trace_id_of
+from ticketiq_pg.observe.tracing import enabled, pending_of, settlements_of, trace_id_of
 from ticketiq_pg.printable import printable
 
 ENV_FORMAT = "TICKETIQ_LOG_FORMAT"
@@ -146,12 +146,12 @@ def on_statement(function: str, args: Sequence[Any], seconds: float,
         _event("run.completed", f"run {args[0]} completed", args[0])
     elif function == "fail_run":
         _event("run.failed", f"run {args[0]} failed: {args[2]}", args[0], reason=args[2])
-    elif function == "record_resume":
-        inner = getattr(args[2], "obj", args[2])
-        for item in inner if isinstance(inner, list) else []:
-            _event("call.settled", f"run {args[0]}: call {item.get('call_id')} settled "
-                   f"{item.get('settlement')}", args[0], call_id=item.get("call_id"),
-                   settlement=item.get("settlement"))
+    elif function in ("record_resume", "record_resumes"):
+        for run_id, settlements in settlements_of(function, args, rows):
+            for item in settlements:
+                _event("call.settled", f"run {run_id}: call {item.get('call_id')} settled "
+                       f"{item.get('settlement')}", run_id, call_id=item.get("call_id"),
+                       settlement=item.get("settlement"))
     elif function == "decide_approval":
         for row in rows:
             _event("approval.decided", f"approval {row.get('approval_id')} "

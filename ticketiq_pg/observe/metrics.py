@@ -33,6 +33,7 @@ from prometheus_client.registry import Collector
 
 from ticketiq_pg.agent import CLASSIFICATIONS, ModelStep
 from ticketiq_pg.config import Environment
+from ticketiq_pg.observe.tracing import settlements_of
 
 log = logging.getLogger(__name__)
 
@@ -132,10 +133,11 @@ def on_statement(function: str, args: Sequence[Any], seconds: float,
     elif function == "mark_in_doubt":
         if rows and not rows[0].get("already_marked"):
             MARKED.labels(str(rows[0].get("marked_classification") or args[4])).inc()
-    elif function == "record_resume":
-        for item in _json_list(args[2]):
-            settlement = str(item.get("settlement"))
-            SETTLED.labels(settlement if settlement in SETTLEMENTS else "other").inc()
+    elif function in ("record_resume", "record_resumes"):
+        for _run_id, settlements in settlements_of(function, args, rows):
+            for item in settlements:
+                settlement = str(item.get("settlement"))
+                SETTLED.labels(settlement if settlement in SETTLEMENTS else "other").inc()
     elif function == "renew_leases" and _of_runs(args):
         held = sum(1 for r in rows if r.get("held"))
         RENEWALS.labels("renewed").inc(held)
@@ -153,11 +155,6 @@ def on_statement(function: str, args: Sequence[Any], seconds: float,
 def _of_runs(args: Sequence[Any]) -> bool:
     """A renewal of run leases (the one renewal serves jobs too: kind, its fifth argument)."""
     return len(args) < 5 or args[4] in (None, "run")
-
-
-def _json_list(value: Any) -> list[dict[str, Any]]:
-    inner = getattr(value, "obj", value)  # psycopg's Jsonb wrapper
-    return [v for v in inner if isinstance(v, dict)] if isinstance(inner, list) else []
 
 
 # -- the model ------------------------------------------------------------------------

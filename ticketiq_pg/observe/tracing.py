@@ -291,6 +291,26 @@ ENDS = {"hand_on_answer": "completed", "fail_run": "failed", "stop_run": "stoppe
         "release_run": "released", "suspend_run": "suspended"}
 
 
+def _dicts(value: Any) -> list[dict[str, Any]]:
+    inner = getattr(value, "obj", value)  # psycopg's Jsonb wrapper
+    return [v for v in inner if isinstance(v, dict)] if isinstance(inner, list) else []
+
+
+def settlements_of(function: str, args: Sequence[Any],
+                   rows: list[dict[str, Any]]) -> list[tuple[Any, list[dict[str, Any]]]]:
+    """The settlements a ``record_resume`` or ``record_resumes`` statement recorded, by
+    run: a grouped one's only for the items it recorded (the others go alone after)."""
+    if function == "record_resume":
+        return [(args[0], _dicts(args[2]))]
+    if function != "record_resumes":
+        return []
+    items = getattr(args[2], "obj", args[2])
+    if not isinstance(items, list):
+        return []
+    return [(args[0][row["item"] - 1], _dicts(items[row["item"] - 1])) for row in rows
+            if 0 < int(row.get("item") or 0) <= len(items)]
+
+
 def on_statement(function: str, args: Sequence[Any], seconds: float,
                  rows: list[dict[str, Any]] | None, error: BaseException | None) -> None:
     """Spans from one driver statement (its run ids are in its arguments and rows)."""
@@ -332,16 +352,16 @@ def _on_statement(function: str, args: Sequence[Any], seconds: float,
         found = _runs.get(args[0])
         if found is not None:
             found.marked.add(str(args[3]))
-    elif function == "record_resume":
-        found = _runs.get(args[0])
-        inner = getattr(args[2], "obj", args[2])
-        for item in inner if found is not None and isinstance(inner, list) else []:
-            event = {"ticketiq.call.id": str(item.get("call_id")),
-                     "ticketiq.call.settlement": str(item.get("settlement"))}
-            if found.resume is not None:
-                found.resume.add_event("settlement", event)
-            elif found.attempt is None:
-                found.settlements.append(event)  # added once the resume span is made
+    elif function in ("record_resume", "record_resumes"):
+        for run_id, settlements in settlements_of(function, args, rows):
+            found = _runs.get(run_id)
+            for item in settlements if found is not None else []:
+                event = {"ticketiq.call.id": str(item.get("call_id")),
+                         "ticketiq.call.settlement": str(item.get("settlement"))}
+                if found.resume is not None:
+                    found.resume.add_event("settlement", event)
+                elif found.attempt is None:
+                    found.settlements.append(event)  # added once the resume span is made
     elif function == "renew_leases" and args[4] == "run":
         for row in rows:
             if not row.get("held"):
