@@ -133,3 +133,22 @@ def test_checkpoint_sum_refuses_a_floor_without_its_figures(tmp_path: Path) -> N
     out = _sum(str(floor), str(report))
     assert out.returncode != 0
     assert "no '1 client, durable commits' figures" in out.stderr
+
+
+def test_step_lines_counts_where_a_step_differs(pg_server_url: str, tmp_path: Path) -> None:
+    """``python -m bench.step_lines --old REV`` (performance.md section 17) counts a step's
+    calls and library lines in REV's tree and in this one: against this very commit the
+    two counts agree, and each names the step's functions."""
+    out = tmp_path / "lines.json"
+    env = {**os.environ, "TICKETIQ_TEST_DATABASE_URL": pg_server_url}
+    env.pop("TICKETIQ_BENCH_DATABASE_URL", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.step_lines", "--old", "HEAD", "--short", "1",
+         "--long", "2", "--json", str(out)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    got = json.loads(out.read_text())
+    old, new = (sum(got[arm]["lines"].values()) for arm in ("old", "new"))
+    assert old > 100 and abs(new - old) <= 0.01 * old, (old, new)
+    assert got["new"]["lines"].get("runtime/runner.py:_drive", 0) > 0
+    assert "library lines a step by function" in done.stdout
