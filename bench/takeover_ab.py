@@ -48,8 +48,13 @@ def figures(section: dict[str, Any]) -> dict[str, float]:
         "survivor_cpu_s": cpu["survivor"], "server_cpu_s": cpu["server"] or 0.0,
         "calls_held": section.get("survivor_gc", {}).get("liveness_calls_held", -1),
         "lost": section["lost"], "duplicates": section["duplicates"],
-        # the database's side (pg_stat_statements): a resume's audit, adoption in all
+        # the database's side (pg_stat_statements): a resume's audit (lone, and grouped
+        # where the build groups them: then the lone ones are mostly those that waited
+        # for a row), adoption in all
         "record_resume_mean_ms": stmts.get("record_resume", {}).get("mean_ms", -1.0),
+        "record_resume_calls": stmts.get("record_resume", {}).get("calls", 0),
+        "record_resumes_calls": stmts.get("record_resumes", {}).get("calls", 0),
+        "record_resumes_mean_ms": stmts.get("record_resumes", {}).get("mean_ms", 0.0),
         "adopt_runs_s": stmts.get("adopt_runs", {}).get("ms", -1000.0) / 1000,
     }
 

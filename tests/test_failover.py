@@ -288,7 +288,8 @@ def _sealed(kind: str, run_id: uuid.UUID, step: int, content: Any) -> tuple[str,
 WAVES = {
     "steps": ("write_checkpoint", "write_checkpoints", "mark_in_doubt", "record_outcome",
               "seal_answer",
-              "record_resume", "start_run", "start_run_keyed", "claim_entries"),
+              "record_resume", "record_resumes", "start_run", "start_run_keyed",
+              "claim_entries"),
     "hand_on_answer": ("hand_on_answer",),
     "fail_run": ("fail_run",),
     "release_run": ("release_run",),
@@ -312,17 +313,21 @@ async def test_statements_cut_off_by_a_failover_are_applied_once(
         g = await _started(tiq)  # fail_run
         h = await _started(tiq)  # release_run
         f = await _started(tiq, ttl=3)  # record_resume, once lapsed and adopted
+        # record_resumes (group commit), once lapsed and adopted
+        resumed = [await _started(tiq, ttl=3) for _ in range(2)]
         lapses = time.monotonic() + 3
-        for run in (f, b, c):
+        for run in (f, *resumed, b, c):
             await tiq.write_checkpoint(run, 1, 1, checkpoint, *_sealed("checkpoint", run, 1,
                                                                        checkpoint))
-        await tiq.mark_in_doubt(f, 1, 1, "c1", "write")
-        await tiq.mark_in_doubt(c, 1, 1, "c1", "write")
+        for run in (f, *resumed, c):
+            await tiq.mark_in_doubt(run, 1, 1, "c1", "write")
         await tiq.seal_answer(e, 1, 1, answer, *_sealed("answer", e, 1, answer), 3600)
         await asyncio.sleep(max(0.0, lapses - time.monotonic()) + 0.2)
-        assert [r.run_id for r in await tiq.processes.sweep_lapsed("test")] == [f]
+        assert sorted(r.run_id for r in await tiq.processes.sweep_lapsed("test")) == sorted(
+            [f, *resumed])
         adopted = await tiq.adopt_run("p2", 300, f)
         assert adopted is not None
+        epochs = [(await tiq.adopt_run("p2", 300, r)).epoch for r in resumed]  # type: ignore[union-attr]
         await tiq.entries.accept_entry("webhook", "failover-1", {"seed": 1}, owner="alice",
                                run_as="alice", channel="webhook")
         new_run = uuid.uuid4()
@@ -347,6 +352,10 @@ async def test_statements_cut_off_by_a_failover_are_applied_once(
                 "record_resume": lambda: cut.record_resume(
                     f, adopted.epoch,
                     [{"call_id": "c1", "settlement": "unknown", "outcome": None}]),
+                # queued behind f's, they go out together in one record_resumes
+                "record_resumes": lambda: asyncio.gather(*(cut.record_resume(
+                    r, epoch, [{"call_id": "c1", "settlement": "unknown", "outcome": None}])
+                    for r, epoch in zip(resumed, epochs, strict=True))),
                 "fail_run": lambda: cut.fail_run(g, 1, "the test fails it"),
                 "release_run": lambda: cut.release_run(h, 1),
                 "start_run": lambda: cut.start_run(
@@ -376,6 +385,7 @@ async def test_statements_cut_off_by_a_failover_are_applied_once(
             results = dict(zip(tasks, done, strict=True))
             retries, recognised = cut.retries, cut.recognised
             cut_batches = cut.checkpoints.batches if cut.checkpoints is not None else 0
+            resume_batches = cut.resumes.batches if cut.resumes is not None else 0
 
     # Each was cut off after its commit and sent again (on a fresh connection to the
     # new primary); none raised, except the one never repeated.
@@ -403,6 +413,15 @@ async def test_statements_cut_off_by_a_failover_are_applied_once(
         assert results["record_outcome"].replayed is True
         assert results["seal_answer"].replayed is True
         assert (recognised["record_resume"], recognised["start_run"]) == (0, 2)
+        # the group's repeat recorded nothing twice and returned each resume's own row
+        assert resume_batches == 1
+        assert [r.run_id for r in results["record_resumes"]] == resumed
+        for r, audited in zip(resumed, results["record_resumes"], strict=True):
+            assert query(db, "select audit_id, jsonb_array_length(detail -> 'settlements') "
+                         "from ticketiq.audit where run_id = %s "
+                         "and event = 'agent.run.crash_resumed'", r) == [(audited.audit_id, 1)]
+            assert query(db, "select state, settlement from ticketiq.calls where run_id = %s",
+                         r) == [("settled", "unknown")]
         # record_resume's repeat returned the audit row its first attempt wrote
         assert results["record_resume"].audit_id == one(
             "select audit_id from ticketiq.audit where run_id = %s"

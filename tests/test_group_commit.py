@@ -384,7 +384,8 @@ async def test_a_refused_settlement_gets_its_own_error(tiq: TicketIQ, aconn) -> 
     assert isinstance(outcomes[1], errors.Fenced)
     assert isinstance(outcomes[2], errors.TicketIQError) and "no call w9" in str(outcomes[2])
     assert isinstance(outcomes[3], errors.TicketIQError) and "already" in str(outcomes[3])
-    # the group failed as a whole, each went on its own: the good ones are recorded
+    # the fenced one was left out; the group failed on the others' refusals, and each
+    # went on its own: the good ones are recorded
     assert [o.run_id for o in (outcomes[0], outcomes[4])] == [
         adopted[0].run_id, adopted[4].run_id]
     assert tiq.resumes is not None and tiq.resumes.batches == 1
@@ -395,12 +396,19 @@ async def test_a_refused_settlement_gets_its_own_error(tiq: TicketIQ, aconn) -> 
             (adopted[4].run_id, "unknown")])
 
 
-async def test_a_locked_resume_holds_up_nobody(tiq: TicketIQ, db_url: str, aconn) -> None:
+@pytest.mark.parametrize("lock", ["no key update", "key share"])
+async def test_a_locked_resume_holds_up_nobody(
+    tiq: TicketIQ, db_url: str, aconn, lock: str
+) -> None:
+    """A run whose row another transaction holds is left out of the group and recorded
+    alone once it is free; the others are recorded meanwhile.  A key-share lock (any row
+    inserted that references the run takes one) conflicts with the fence's FOR UPDATE
+    only: the group locks its runs so, or it would wait for the row, holding the others."""
     adopted = await _resumed(tiq, aconn, 5)
     blocker = await psycopg.AsyncConnection.connect(db_url)
     try:
         await blocker.execute(
-            "select 1 from ticketiq.runs where run_id = %s for no key update",
+            f"select 1 from ticketiq.runs where run_id = %s for {lock}",  # type: ignore[arg-type]
             (adopted[2].run_id,),
         )
         tasks = [asyncio.create_task(tiq.record_resume(a.run_id, a.epoch, [_settled("r1")]))
@@ -409,6 +417,7 @@ async def test_a_locked_resume_holds_up_nobody(tiq: TicketIQ, db_url: str, aconn
         done, _ = await asyncio.wait(others, timeout=30)
         assert done == set(others)  # recorded while run 2's row is still locked
         assert not tasks[2].done()
+        assert tiq.resumes is not None and tiq.resumes.batches >= 1
         await blocker.commit()
         audited = await asyncio.wait_for(tasks[2], 30)
         assert audited.run_id == adopted[2].run_id

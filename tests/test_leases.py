@@ -79,6 +79,29 @@ async def test_a_renewal_of_many_leases_goes_in_statements_of_a_thousand() -> No
         book.check(refused, 1)
 
 
+async def test_a_failed_chunk_still_tells_the_leases_found_lost_before_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    now = [0.0]
+    lost_key = uuid.UUID(int=5)
+
+    async def renew(leases: list[tuple[uuid.UUID, int]], conn: object) -> list[
+            tuple[uuid.UUID, int, bool]]:
+        if leases[0][0] != uuid.UUID(int=0):
+            raise ConnectionError("the second statement's connection broke")
+        return [(key, epoch, key != lost_key) for key, epoch in leases]
+
+    book = LeaseBook("run", renew, ttl=8, renew_interval=2, margin=1,  # type: ignore[arg-type]
+                     clock=lambda: now[0])
+    for n in range(RENEW_CHUNK + 1):
+        book.hold(uuid.UUID(int=n), 1, 0.0)
+    with pytest.raises(ConnectionError):
+        await book.renew_once()
+    assert f"lease on run {lost_key} no longer held" in caplog.text
+    with pytest.raises(LeaseLost):
+        book.check(lost_key, 1)
+
+
 def test_past_the_deadline_nothing_may_act() -> None:
     now = [100.0]
     leases = keeper(now)

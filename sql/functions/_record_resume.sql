@@ -4,7 +4,11 @@
 -- Called by ticketiq.record_resume (one resume) and ticketiq.record_resumes
 -- (several in one statement, their rows locked first, then the clock read
 -- once); what it does, its checks and its errors are record_resume's.
--- Limits: those of ticketiq.record_resume; p_now is the statement's clock.
+-- Limits:
+--   p_run_id       the run
+--   p_epoch        the adopting epoch
+--   p_settlements  a JSON array of {call_id, settlement, outcome?} objects
+--   p_now          the caller's clock (the fence takes the later of it and now)
 -- SQLSTATEs: those of ticketiq.record_resume.
 create or replace function ticketiq._record_resume(
     p_run_id uuid,

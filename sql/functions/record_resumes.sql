@@ -9,16 +9,17 @@
 -- go out in one statement and one commit instead of one each.
 --
 -- It returns a row for each item it recorded, with its place in the arrays
--- (item, from 1), and nothing for a run listed twice or a run whose row
--- another transaction holds locked at that moment (it never waits for a row
--- lock, so it cannot deadlock with a lease renewal that locks the same runs
--- in another order).  Any item record_resume would refuse (fenced, lapsed,
--- malformed, TQ007, TQ008) raises its error for the whole statement, which
--- then records nothing.  The caller sends each item left out, or each item
--- of a statement that failed, through ticketiq.record_resume, which
--- records it or raises the documented error; a settlement recorded already
--- changes nothing, so a repeat of this statement after a lost connection
--- records nothing twice.
+-- (item, from 1), and nothing for a run listed twice, an unknown run, a
+-- resumer ticketiq._fence would refuse (another epoch, a run not running, a
+-- lapsed lease), or a run whose row another transaction holds locked at that
+-- moment (it never waits for a row lock, so it cannot deadlock with a lease
+-- renewal that locks the same runs in another order).  Settlements that
+-- record_resume would refuse (malformed, TQ007, TQ008) raise their error for
+-- the whole statement, which then records nothing.  The caller sends each
+-- item left out, or each item of a statement that failed, through
+-- ticketiq.record_resume, which records it or raises the documented error;
+-- a settlement recorded already changes nothing, so a repeat of this
+-- statement after a lost connection records nothing twice.
 -- Each array is read by position, whatever its subscripts.  The rows are
 -- locked (SKIP LOCKED) before the clock is read.
 -- Limits:
@@ -26,8 +27,9 @@
 --   p_epochs       a one-dimensional array, as long as p_run_ids
 --   p_settlements  a JSON array of settlement arrays, as long as p_run_ids
 -- SQLSTATEs: TQ004 (arrays of other lengths or dimensions, a null run id,
---   malformed settlements), TQ001, TQ002, TQ003, TQ006 (an item's fence),
---   TQ007 and TQ008 (an item's settlements), as record_resume raises them.
+--   malformed settlements), TQ003 (a lease that lapses between the
+--   statement's clock and an item's fence), TQ007 and TQ008 (an item's
+--   settlements), as record_resume raises them.
 create or replace function ticketiq.record_resumes(
     p_run_ids uuid[],
     p_epochs bigint[],
@@ -67,7 +69,7 @@ begin
     end if;
 
     -- The runs' rows, locked in run id order, none waited for; then the clock.
-    v_locked := ticketiq._lock_runs(p_run_ids);
+    v_locked := ticketiq._lock_runs(p_run_ids, true);
     v_now := ticketiq.now();
 
     -- One at a time, in the order given: each item's writes are record_resume's.
@@ -77,7 +79,11 @@ begin
             select u.i, u.run_id, u.epoch, count(*) over (partition by u.run_id) as listed
             from unnest(p_run_ids, p_epochs) with ordinality as u (run_id, epoch, i)
         ) as g
+        inner join ticketiq.runs as r on r.run_id = g.run_id
+        -- ticketiq._fence's checks, so a fenced or lapsed resumer's item is left out
+        -- (it goes alone for its error) instead of failing the others
         where g.listed = 1 and g.run_id = any(v_locked)
+            and r.epoch = g.epoch and r.status = 'running' and r.lease_expires_at > v_now
         order by g.i
     loop
         return query
@@ -90,4 +96,4 @@ end;
 $$;
 
 comment on function ticketiq.record_resumes(uuid[], bigint[], jsonb) is
-'Group commit: the settlements of several resumes in one statement, each as ticketiq.record_resume would record it; a row per item recorded (item: its place in the arrays, from 1), none for a run listed twice or locked at that moment (send those through record_resume); any item record_resume would refuse raises its error for the whole statement. TQ004 on unequal or multi-dimensional arrays.';
+'Group commit: the settlements of several resumes in one statement, each as ticketiq.record_resume would record it; a row per item recorded (item: its place in the arrays, from 1), none for a run listed twice, fenced, lapsed or locked at that moment (send those through record_resume); settlements record_resume would refuse raise their error for the whole statement. TQ004 on unequal or multi-dimensional arrays.';

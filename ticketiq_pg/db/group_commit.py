@@ -45,6 +45,7 @@ and a grouped form.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import logging
 import uuid
@@ -130,7 +131,9 @@ class Grouped(Generic[Item, Result]):
             self._dispatch()
         elif not self._scheduled:
             self._scheduled = True
-            loop.call_soon(self._end_of_pass)
+            # A context of its own: the group's statement is no one caller's (its log
+            # lines must not carry the run id of whichever caller queued first).
+            loop.call_soon(self._end_of_pass, context=contextvars.Context())
         return await future
 
     async def drain(self) -> None:
@@ -153,7 +156,8 @@ class Grouped(Generic[Item, Result]):
         if not waiting:
             return
         self._out += 1
-        task = asyncio.get_running_loop().create_task(self._send(waiting))
+        task = asyncio.get_running_loop().create_task(self._send(waiting),
+                                                      context=contextvars.Context())
         self._tasks.add(task)
         task.add_done_callback(functools.partial(self._sent, waiting))
 

@@ -24,6 +24,7 @@ Every other log line written while a run's task runs carries its ``run_id`` too.
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import json
 import logging
@@ -51,6 +52,23 @@ _FIELDS = frozenset(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | {
     "message", "asctime", "taskName"}
 
 
+def _task_run() -> uuid.UUID | None:
+    """The run whose task is logging, by the task's name (a worker names a run's task
+    ``run:<run id>``): a resume's first lines come before any statement of its own task
+    (its settlements are grouped with other resumes', sent from another task)."""
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # no event loop in this thread
+        return None
+    name = task.get_name() if task is not None else ""
+    if not name.startswith("run:"):
+        return None
+    try:
+        return uuid.UUID(name[4:])
+    except ValueError:
+        return None
+
+
 class JsonFormatter(logging.Formatter):
     """A log record as one JSON object: its message, run id, trace id and extra fields."""
 
@@ -60,7 +78,7 @@ class JsonFormatter(logging.Formatter):
             + f".{int(record.msecs):03d}Z",
             "level": record.levelname, "logger": record.name, "message": record.getMessage()}
         out.update({k: v for k, v in record.__dict__.items() if k not in _FIELDS})
-        run_id = out.get("run_id") or current_run.get()
+        run_id = out.get("run_id") or current_run.get() or _task_run()
         if run_id is not None:
             out["run_id"] = str(run_id)
             if enabled():

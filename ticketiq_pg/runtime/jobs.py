@@ -386,7 +386,7 @@ class JobWorker:
     # -- renewal --------------------------------------------------------------
 
     async def renew_once(self) -> list[uuid.UUID]:
-        """Renew every live job lease in one statement; stop and return the jobs lost."""
+        """Renew every live job lease (a thousand a statement); stop and return the jobs lost."""
         return await self.leases.renew_once()
 
     @staticmethod

@@ -216,23 +216,33 @@ class LeaseBook:
             return []
         conn = await self._session.get() if self._session is not None else None
         lost: list[uuid.UUID] = []
-        for start in range(0, len(live), RENEW_CHUNK):
-            chunk = live[start:start + RENEW_CHUNK]
-            sent = self.clock()
-            rows = await self._renew([(held.key, held.epoch) for held in chunk], conn)
-            for key, epoch, still_held in rows:
-                held = self.entries.get(key)
-                if held is None or held.epoch != epoch or held.lost is not None:
-                    continue
-                if still_held:
-                    held.deadline = self.deadline(sent)
-                else:
-                    held.lost = "renewal refused: taken over, lapsed or finished"
-                    lost.append(key)
-                    if self.on_lost is not None:
-                        self.on_lost(held)
+        try:
+            for start in range(0, len(live), RENEW_CHUNK):
+                chunk = live[start:start + RENEW_CHUNK]
+                sent = self.clock()
+                rows = await self._renew([(held.key, held.epoch) for held in chunk], conn)
+                for key, epoch, still_held in rows:
+                    held = self.entries.get(key)
+                    if held is None or held.epoch != epoch or held.lost is not None:
+                        continue
+                    if still_held:
+                        held.deadline = self.deadline(sent)
+                    else:
+                        held.lost = "renewal refused: taken over, lapsed or finished"
+                        lost.append(key)
+                        if self.on_lost is not None:
+                            self.on_lost(held)
+        except BaseException:
+            # A later chunk failed: the leases an earlier one found lost are stopped
+            # already (on_lost); they are told now, the failure by the caller.
+            self._say_lost(lost)
+            raise
         self.renewals += 1
         return lost
+
+    def _say_lost(self, keys: list[uuid.UUID]) -> None:
+        for key in keys:
+            log.warning("lease on %s %s no longer held; stopping it", self.what, key)
 
     async def _drop_connection(self) -> None:
         if self._session is not None:
@@ -241,8 +251,7 @@ class LeaseBook:
     async def run_forever(self) -> None:
         while True:
             try:
-                for key in await self.renew_once():
-                    log.warning("lease on %s %s no longer held; stopping it", self.what, key)
+                self._say_lost(await self.renew_once())
             except asyncio.CancelledError:
                 raise
             except Exception:  # noqa: BLE001 - keep renewing; deadlines self-fence meanwhile

@@ -1,17 +1,12 @@
--- record_resumes: an item record_resume would refuse raises its error for
--- the whole statement (a fenced epoch TQ002, a call the step does not have
--- TQ008), and nothing of the statement is recorded, the good items neither.
+-- record_resumes: settlements record_resume would refuse raise their error
+-- for the whole statement (a call the step does not have TQ008, a malformed
+-- settlement TQ004), and nothing of the statement is recorded, the good
+-- items neither.
 begin;
-select plan(4);
+select plan(3);
 
 select tiq_test.resumed_runs(2, 'read');
 
-select throws_ok(
-    $$select * from ticketiq.record_resumes(
-        array[tiq_test.rid(1), tiq_test.rid(2)], array[3, 1]::bigint [],
-        '[[{"call_id": "w1", "settlement": "redone"}], [{"call_id": "w1", "settlement": "redone"}]]')$$,
-    'TQ002', null, 'a fenced epoch'
-);
 select throws_ok(
     $$select * from ticketiq.record_resumes(
         array[tiq_test.rid(1), tiq_test.rid(2)], array[3, 3]::bigint [],

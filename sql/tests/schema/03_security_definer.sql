@@ -2,7 +2,7 @@
 -- table privilege, so every change goes through them); the internal helpers
 -- and the trigger function do not.
 begin;
-select plan(62);
+select plan(64);
 
 select is_definer('ticketiq', 'schema_version', array[]::name[]);
 select is_definer('ticketiq', 'now', array[]::name[]);
@@ -79,6 +79,8 @@ select is_definer('ticketiq', 'record_attempt', array['uuid', 'bigint', 'integer
 select is_definer('ticketiq', 'audit_once', array['uuid', 'bigint', 'text', 'text', 'jsonb']);
 
 select isnt_definer('ticketiq', '_fence', array['text', 'uuid', 'bigint', 'timestamp with time zone']);
+select isnt_definer('ticketiq', '_record_resume', array['uuid', 'bigint', 'jsonb', 'timestamp with time zone']);
+select isnt_definer('ticketiq', '_lock_runs', array['uuid[]', 'boolean']);
 select isnt_definer(
     'ticketiq', '_claim_lapsed', array['text', 'text', 'integer', 'integer', 'uuid', 'jsonb', 'text[]']
 );
