@@ -2,9 +2,15 @@
 --
 -- A schedule fires every p_every_seconds; its first fire is at p_first_at
 -- (default: now).  Changing an existing schedule keeps its next fire
--- time unless p_first_at is given (it must be, when the one kept is not
--- finite).  A schedule that could never fire is refused, so one schedule
--- cannot stop ticketiq.fire_due_crons (and the inbox behind it).
+-- time unless p_first_at is given (it must be, when the one kept is past
+-- p_first_at's limit).  A schedule that could never fire is refused, so
+-- one schedule cannot stop ticketiq.fire_due_crons (and the inbox behind
+-- it); so is a first fire a client cannot read back.  PostgreSQL keeps
+-- times from 4713 BC to 294276 AD, Python's datetime (ticketiq_pg's
+-- CronSchedule and CronFire) from year 1 to 9999; the limit stays a day
+-- inside those years in any session time zone.  Such a time, once stored,
+-- failed in the client (after the statement committed) every later
+-- upsert that kept it.
 -- Limits:
 --   p_name           1..256 (its fires' sender ids are <name>@<fire time>)
 --   p_every_seconds  seconds in [1, 1e9]
@@ -12,7 +18,8 @@
 --   p_owner          1..512
 --   p_run_as         1..512
 --   p_channel        1..512
---   p_first_at       a finite time, or null (now, or the next fire kept)
+--   p_first_at       a finite time from 0001-01-02 to 9999-12-31 (UTC), or null
+--                    (now, or the next fire kept)
 --   p_enabled        true or false
 -- SQLSTATEs: TQ004 (bad input, naming the field).
 create or replace function ticketiq.upsert_cron_schedule(
@@ -56,8 +63,10 @@ begin
         (select c.next_fire_at from ticketiq.cron_schedules as c where c.name = p_name),
         v_now
     );
-    if not isfinite(v_first) then
-        raise exception 'first_at must be a finite time, got %', v_first using errcode = 'TQ004';
+    if not v_first between '0001-01-02 00:00:00+00'::timestamptz
+        and '9999-12-31 00:00:00+00'::timestamptz then
+        raise exception 'first_at must be a finite time from 0001-01-02 to 9999-12-31 UTC, got %',
+            v_first using errcode = 'TQ004';
     end if;
     if p_payload is null or jsonb_typeof(p_payload) <> 'object' then
         raise exception 'the payload must be a JSON object' using errcode = 'TQ004';
@@ -84,4 +93,5 @@ $$;
 comment on function ticketiq.upsert_cron_schedule(
     text, double precision, jsonb, text, text, text, timestamptz, boolean
 ) is
-'Create or change a cron schedule firing every p_every_seconds (1 to 1e9) from a finite time. TQ004 bad input.';
+'Create or change a cron schedule firing every p_every_seconds (1 to 1e9), first at a time '
+'from 0001-01-02 to 9999-12-31 UTC. TQ004 bad input.';

@@ -11,11 +11,13 @@ select tiq_test.save_fingerprint();
 
 select throws_ok(
     $$select ticketiq.upsert_cron_schedule('p', 60, '{}', 'o', 'o', 'cron', '-infinity')$$,
-    'TQ004', 'first_at must be a finite time, got -infinity', 'a first fire at -infinity'
+    'TQ004', 'first_at must be a finite time from 0001-01-02 to 9999-12-31 UTC, got -infinity',
+    'a first fire at -infinity'
 );
 select throws_ok(
     $$select ticketiq.upsert_cron_schedule('nightly', 60, '{}', 'o', 'o', 'cron', 'infinity')$$,
-    'TQ004', 'first_at must be a finite time, got infinity', 'a first fire at infinity'
+    'TQ004', 'first_at must be a finite time from 0001-01-02 to 9999-12-31 UTC, got infinity',
+    'a first fire at infinity'
 );
 select throws_ok(
     $$select ticketiq.upsert_cron_schedule('p', 1e13, '{}', 'o', 'o')$$,
