@@ -20,6 +20,13 @@
 -- ticketiq.record_resume, which records it or raises the documented error;
 -- a settlement recorded already changes nothing, so a repeat of this
 -- statement after a lost connection records nothing twice.
+-- The rows are locked as write_checkpoints locks them (FOR NO KEY UPDATE);
+-- each item's fence then takes FOR UPDATE, so a run whose row another
+-- transaction holds FOR KEY SHARE (a row inserted elsewhere that refers to
+-- it) is waited for there, the group's other rows held meanwhile.  Locking
+-- FOR UPDATE here instead left that run out, but in 10,000-run takeovers
+-- the statement took 15 and 37 ms instead of 10, and in one of them 146 runs
+-- were lost a second time (bench/results_takeover_ab_2026-12-07.txt).
 -- Each array is read by position, whatever its subscripts.  The rows are
 -- locked (SKIP LOCKED) before the clock is read.
 -- Limits:
@@ -69,7 +76,7 @@ begin
     end if;
 
     -- The runs' rows, locked in run id order, none waited for; then the clock.
-    v_locked := ticketiq._lock_runs(p_run_ids, true);
+    v_locked := ticketiq._lock_runs(p_run_ids);
     v_now := ticketiq.now();
 
     -- One at a time, in the order given: each item's writes are record_resume's.
@@ -79,18 +86,24 @@ begin
             select u.i, u.run_id, u.epoch, count(*) over (partition by u.run_id) as listed
             from unnest(p_run_ids, p_epochs) with ordinality as u (run_id, epoch, i)
         ) as g
-        inner join ticketiq.runs as r on r.run_id = g.run_id
-        -- ticketiq._fence's checks, so a fenced or lapsed resumer's item is left out
-        -- (it goes alone for its error) instead of failing the others
         where g.listed = 1 and g.run_id = any(v_locked)
-            and r.epoch = g.epoch and r.status = 'running' and r.lease_expires_at > v_now
         order by g.i
     loop
-        return query
-        select v_item, r.run_id, r.step, r.loss_count, r.audit_id
-        from ticketiq._record_resume(
-            v_run_id, v_epoch, p_settlements -> (v_item - 1), v_now
-        ) as r;
+        -- ticketiq._fence's checks, one probe of the run's row each (a join here was
+        -- planned as a scan of every run): a fenced or lapsed resumer's item is left
+        -- out, to go alone for its error, instead of failing the others.
+        if exists (
+            select 1
+            from ticketiq.runs as r
+            where r.run_id = v_run_id and r.epoch = v_epoch and r.status = 'running'
+                and r.lease_expires_at > v_now
+        ) then
+            return query
+            select v_item, r.run_id, r.step, r.loss_count, r.audit_id
+            from ticketiq._record_resume(
+                v_run_id, v_epoch, p_settlements -> (v_item - 1), v_now
+            ) as r;
+        end if;
     end loop;
 end;
 $$;

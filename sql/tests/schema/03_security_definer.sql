@@ -80,7 +80,7 @@ select is_definer('ticketiq', 'audit_once', array['uuid', 'bigint', 'text', 'tex
 
 select isnt_definer('ticketiq', '_fence', array['text', 'uuid', 'bigint', 'timestamp with time zone']);
 select isnt_definer('ticketiq', '_record_resume', array['uuid', 'bigint', 'jsonb', 'timestamp with time zone']);
-select isnt_definer('ticketiq', '_lock_runs', array['uuid[]', 'boolean']);
+select isnt_definer('ticketiq', '_lock_runs', array['uuid[]']);
 select isnt_definer(
     'ticketiq', '_claim_lapsed', array['text', 'text', 'integer', 'integer', 'uuid', 'jsonb', 'text[]']
 );
