@@ -264,6 +264,23 @@ def shows(browser: Any, text: str, timeout: float = 15.0) -> None:
         expected_conditions.text_to_be_present_in_element((By.TAG_NAME, "body"), text))
 
 
+def left_page(browser: Any, element: Any, timeout: float = 15.0) -> None:
+    """Wait until ``element`` of the page before a click's navigation is gone.  Chromium
+    may say so as "Node with given id does not belong to the document" rather than as a
+    stale element, which ``staleness_of`` does not take for gone."""
+    from selenium.common.exceptions import WebDriverException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    def gone(_: Any) -> bool:
+        try:
+            element.is_enabled()
+        except WebDriverException:
+            return True
+        return False
+
+    WebDriverWait(browser, timeout).until(gone)
+
+
 def waiting(db: str) -> list[dict[str, Any]]:
     """The runs with an approval waiting (as the console lists them)."""
     with psycopg.connect(db) as conn:
@@ -332,8 +349,7 @@ def test_an_admin_calls_a_tool_from_a_runs_page_in_the_browser(
     the gates refuse a comment on a frozen ticket (nothing sent).  The screenshot goes to
     ``$TICKETIQ_SCREENSHOT_DIR`` when set (docs/img/console-inspector.png is one)."""
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions
-    from selenium.webdriver.support.ui import Select, WebDriverWait
+    from selenium.webdriver.support.ui import Select
 
     comment = {"ticket_id": "T-1", "team": "support", "text": "Checked by hand: P3."}
     for ticket, title in (("T-1", "Export fails"), ("F-1", "Legal hold")):
@@ -370,7 +386,7 @@ def test_an_admin_calls_a_tool_from_a_runs_page_in_the_browser(
                 before = browser.find_element(By.TAG_NAME, "body")
                 browser.find_element(By.ID, "inspector-call").click()
                 # The page before the click says "The run" too: wait for it to go first.
-                WebDriverWait(browser, 15).until(expected_conditions.staleness_of(before))
+                left_page(browser, before)
                 shows(browser, "The run")
                 return str(browser.find_element(By.TAG_NAME, "body").text)
 

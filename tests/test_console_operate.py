@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 import psycopg
-from test_console import browser, service, shows  # noqa: F401 - the fixtures
+from test_console import browser, left_page, service, shows  # noqa: F401 - the fixtures
 from test_example_app import EXAMPLE, Example, comment_requests
 
 from ticketiq_pg import new_seal_key
@@ -31,8 +31,6 @@ def status(db: str, run_id: str) -> str:
 def test_an_admin_stops_restarts_and_forks_a_run_in_the_browser(
         pg_server_url: str, browser: Any, service: Example, tmp_path: Path) -> None:  # noqa: F811
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions
-    from selenium.webdriver.support.ui import WebDriverWait
 
     httpx.post(f"{service.service_url}/tickets", json={
         "id": "T-1", "title": "Export fails", "body": "An error."}).raise_for_status()
@@ -54,7 +52,7 @@ def test_an_admin_stops_restarts_and_forks_a_run_in_the_browser(
             def click(element_id: str, then: str) -> None:
                 before = browser.find_element(By.TAG_NAME, "body")
                 browser.find_element(By.ID, element_id).click()
-                WebDriverWait(browser, 15).until(expected_conditions.staleness_of(before))
+                left_page(browser, before)
                 shows(browser, then)
 
             wait_for("the run to start", lambda: status(db, run_id) == "running", 30)
