@@ -89,9 +89,9 @@ begin
         where g.listed = 1 and g.run_id = any(v_locked)
         order by g.i
     loop
-        -- ticketiq._fence's checks, one probe of the run's row each (a join here was
-        -- planned as a scan of every run): a fenced or lapsed resumer's item is left
-        -- out, to go alone for its error, instead of failing the others.
+        -- ticketiq._fence's checks, read without raising (one probe of the run's row
+        -- by its key): a fenced or lapsed resumer's item is left out, to go alone for
+        -- its error, instead of failing the others.  _record_resume fences it again.
         if exists (
             select 1
             from ticketiq.runs as r
