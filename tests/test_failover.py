@@ -49,9 +49,12 @@ T = TypeVar("T")
 
 SEALER = Sealer({"k1": b"ticketiq-failover-test-key-01"})
 
-#: The run writes a test waits to see cut off.
+#: The run writes a test waits to see cut off: what a run's own process writes of it,
+#: alone or grouped (a step's calls made at once are marked in one ``mark_calls_in_doubt``).
 RUN_WRITES = (
-    "write_checkpoint", "mark_in_doubt", "record_outcome", "seal_answer", "hand_on_answer",
+    "write_checkpoint", "write_checkpoints", "mark_in_doubt", "mark_calls_in_doubt",
+    "record_attempt", "record_outcome", "record_resume", "record_resumes", "seal_answer",
+    "hand_on_answer",
 )
 
 
@@ -517,9 +520,16 @@ def test_a_run_cut_off_mid_step_is_finished_by_its_own_process(
             db, "select 1 from ticketiq.runs where run_id = %s and last_step >= 1", run_id))
         # The run's next write commits on both nodes and is never acknowledged ...
         pause_replay(pair)
-        waiting = wait_until("a write of the run to wait for the standby", lambda: [
-            q for q in sync_waiters(pair, db, "%ticketiq.%")
-            if any(f"ticketiq.{name}(" in q for name in RUN_WRITES)])
+
+        def run_write_waiting() -> list[str]:
+            ((status,),) = query(db, "select status from ticketiq.runs where run_id = %s",
+                                 run_id)
+            # Said at once, not after a minute's wait, if the pause came too late.
+            assert status == "running", f"the run was {status} before replay paused"
+            return [q for q in sync_waiters(pair, db, "%ticketiq.%")
+                    if any(f"ticketiq.{name}(" in q for name in RUN_WRITES)]
+
+        waiting = wait_until("a write of the run to wait for the standby", run_write_waiting)
         assert len(waiting) == 1, waiting
         wait_until("the standby to hold it", lambda: standby_has_it_all(pair))
         # ... the primary dies under it, and the standby takes over.
