@@ -91,7 +91,8 @@ class RetryPolicy:
     wait before try *n* + 1 is a random share of ``first_delay * 2 ** (n - 1)`` capped
     at ``max_delay`` (full jitter: a thousand runs failing at once do not try again in
     step), or the server's ``Retry-After`` when it gave one.  ``timeout`` bounds each
-    try (None: no bound).
+    try (None: no bound), kept to the whole second when 20 s or more and to 50 ms below
+    (:mod:`ticketiq_pg.runtime.bounds`).
     """
 
     attempts: int = 4

@@ -43,6 +43,7 @@ from ticketiq_pg.retries import (
 from ticketiq_pg.runtime import call_fence, call_rows
 from ticketiq_pg.runtime import step_keys as keys
 from ticketiq_pg.runtime import workflow_engine as flows
+from ticketiq_pg.runtime.bounds import bounded
 from ticketiq_pg.runtime.run_state import (
     UNKNOWN_OUTCOME,
     Drained,
@@ -52,7 +53,7 @@ from ticketiq_pg.runtime.run_state import (
     Suspended,
     carry_results,
 )
-from ticketiq_pg.runtime.setup import EngineSetup, bounded
+from ticketiq_pg.runtime.setup import EngineSetup
 from ticketiq_pg.runtime.waits import Waits
 from ticketiq_pg.vendors import fencing
 
@@ -408,20 +409,16 @@ class CallExecutor:
                 raise
             except Exception as exc:  # noqa: BLE001 - the model is told what happened
                 return {"error": describe(exc), "outcome": "unknown"}, "unknown"
-        # The vendor clients check the lease again as each request goes out, and send the
-        # run's epoch as a fencing token (ticketiq_pg.vendors.fencing).
-        with fencing.fenced(call_fence.for_call(self.setup.leases, state)):
-            return await self._call_tool_fenced(state, tool, context)
-
-    async def _call_tool_fenced(
-        self, state: RunState, tool: Tool, context: CallContext
-    ) -> tuple[Any, str]:
         turn = state.resuming  # a resume awaiting a vendor (its settlement): none to wait for
         if turn is not None:
             turn.pause()
         try:
-            result, ended = await attempt(tool, context, tool.retry or self.setup.tool_retry,
-                                          _RunAttempt(self, state))
+            # The vendor clients check the lease again as each request goes out, and send
+            # the run's epoch as a fencing token (ticketiq_pg.vendors.fencing).
+            with fencing.fenced(call_fence.for_call(self.setup.leases, state)):
+                result, ended = await attempt(tool, context,
+                                              tool.retry or self.setup.tool_retry,
+                                              _RunAttempt(self, state))
         finally:
             if turn is not None:
                 turn.unpause()

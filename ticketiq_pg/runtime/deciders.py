@@ -33,6 +33,7 @@ from ticketiq_pg.retries import describe
 from ticketiq_pg.runtime import malformed, outage
 from ticketiq_pg.runtime import step_keys as keys
 from ticketiq_pg.runtime import workflow_engine as flows
+from ticketiq_pg.runtime.bounds import bounded
 from ticketiq_pg.runtime.run_state import (
     Drained,
     RunFailed,
@@ -40,7 +41,7 @@ from ticketiq_pg.runtime.run_state import (
     StopRequested,
     Suspended,
 )
-from ticketiq_pg.runtime.setup import EngineSetup, bounded
+from ticketiq_pg.runtime.setup import EngineSetup
 
 log = logging.getLogger(__name__)
 

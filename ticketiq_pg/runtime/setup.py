@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 from ticketiq_pg.agent import Gates, Model, RunInfo, Tools
 from ticketiq_pg.retries import MODEL_RETRY, TOOL_RETRY, RetryPolicy
@@ -31,8 +31,6 @@ from ticketiq_pg.runtime.live import LiveEvents
 from ticketiq_pg.runtime.run_state import RunState
 from ticketiq_pg.runtime.store import RunStore
 from ticketiq_pg.seal import Sealer
-
-T = TypeVar("T")
 
 
 class ResumesFirst:
@@ -189,12 +187,3 @@ class EngineSetup:
         self.leases.check(state.run_id, state.epoch)
         row = await self.db.record_attempt(state.run_id, state.epoch, step_no, target, reason)
         return row.attempts
-
-
-async def bounded(awaitable: Awaitable[T], seconds: float | None) -> T:
-    """``awaitable`` within ``seconds`` (None: no bound), run in this task."""
-    if seconds is None:
-        return await awaitable
-    # asyncio.timeout runs the call in this task; wait_for (3.11) made a task a call.
-    async with asyncio.timeout(seconds):
-        return await awaitable
