@@ -5,9 +5,10 @@ and raises :class:`TimeoutError`, as ``asyncio.timeout`` does (the same cancel, 
 and nesting rules).  What differs is the timer.  ``asyncio.timeout`` puts a timer in the
 event loop's heap for every bound: two a step (the model's, the call's), each cancelled
 a moment later and left in the heap until the loop clears it, so every step paid for
-pushes and pops through a heap of hundreds of dead timers (about a sixth of the client's
-instructions a step that are not psycopg's or the seal's).  Here a bound joins the slot
-of its deadline rounded up to a grid, and one timer a slot serves every bound in it:
+pushes and pops through a heap of up to hundreds of dead timers, each comparison a call
+of Python code: 5 % of the client's instructions a step at one run at once
+(``bench.step_instructions``, docs/performance.md section 17).  Here a bound joins the
+slot of its deadline rounded up to a grid, and one timer a slot serves every bound in it:
 
 - a bound of :data:`COARSE` seconds or more (the default retry policies' 30 s) is kept
   to the whole second: it fires up to 1 s late;
