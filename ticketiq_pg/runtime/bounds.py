@@ -75,7 +75,7 @@ async def bounded(awaitable: Awaitable[T], seconds: float | None) -> T:
         return await awaitable
     loop = asyncio.get_running_loop()
     task = asyncio.current_task(loop)
-    if task is None:  # not in a task: nothing of ours to cancel
+    if task is None:  # outside a task: asyncio.timeout says why nothing can be bounded
         async with asyncio.timeout(seconds):
             return await awaitable
     grid = 1.0 if seconds >= COARSE else FINE
