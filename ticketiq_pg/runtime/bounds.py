@@ -70,8 +70,8 @@ def _expire(slots: dict[float, set[_Bound]], slot: float) -> None:
 
 
 async def bounded(awaitable: Awaitable[T], seconds: float | None) -> T:
-    """``awaitable`` within ``seconds`` (None: no bound), run in this task."""
-    if seconds is None:
+    """``awaitable`` within ``seconds`` (None or infinity: no bound), run in this task."""
+    if seconds is None or seconds == math.inf:
         return await awaitable
     loop = asyncio.get_running_loop()
     task = asyncio.current_task(loop)
