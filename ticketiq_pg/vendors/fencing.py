@@ -69,7 +69,8 @@ class fenced:  # noqa: N801 - used as a function: ``with fenced(fence):``
     """Within the block, outside calls belong to ``fence``'s run and attempt.
 
     A class, not a ``contextlib.contextmanager``: it is entered once for every call a
-    run makes, and a generator's context manager costs several times as much.
+    run makes, and a generator's context manager costs about three times as much
+    (1,560 against 560 ns a ``with``).
     """
 
     __slots__ = ("_fence", "_token")
