@@ -14,7 +14,8 @@ a ``cProfile`` pass on CPU time, each function's own time put in a bucket by mod
 Part 2, at each C of ``cost_levels``: C runs at once in this process (group commit,
 no model wait) against the floor from C connections spread over ``min(C, 8)``
 processes (``bench.floor_child``), so no one process's client bounds it: steps/s and
-client + server CPU a step.
+client + server CPU a step.  At 32 and 128, a third arm runs the C runs over two
+worker processes (``bench.concurrency_child``), as production runs two app processes.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from psycopg.types.json import Jsonb
 from ticketiq_pg.db.driver import TicketIQ
 
 from .common import BenchDB, Sizes, StatementSnapshot
-from .concurrency import _Meter
+from .concurrency import _Meter, _TwoProcesses
 from .report import INFO, MISS, OK, _f, _row
 from .throughput import ticketiq_round
 from .workload import BenchModel, make_runner, start_kwargs
@@ -52,6 +53,9 @@ CPU_TARGET_X = 2.0  # client + server CPU a step at 8 at once, ours / the floor'
 SERVER_X_LEVELS = (1, 8)
 CLIENT_X_LEVELS = (1,)
 CAPACITY_LEVEL = 128
+#: Levels where ours also runs over two worker processes, as production runs two app
+#: processes (``bench.concurrency_child``): one process's client bounds it there.
+TWO_PROCESS_LEVELS = (32, 128)
 BUCKETS = (  # first match wins
     ("seal, canonical JSON", ("ticketiq_pg/seal.py", "/json/", "hmac.py")),
     ("db layer", ("ticketiq_pg/db/",)),
@@ -301,6 +305,11 @@ async def _level(bdb: BenchDB, sizes: Sizes, c: int, steps: int, bodies_file: st
     repeat = max(1, 32 // c)
     floor = _FloorProcesses(bdb.url, c, min(c, 8), bodies_file, repeat)
     meters = {"ours": _Meter(bdb.url), "floor": _Meter(bdb.url)}
+    two = (_TwoProcesses(bdb.url, c // 2, 1, steps, 0.0)
+           if c in TWO_PROCESS_LEVELS and c >= 2 else None)
+    if two is not None:
+        meters["ours_2_processes"] = _Meter(bdb.url)
+    arms = list(meters)
     whole = _Meter(bdb.url)  # ours' whole runs
     each: dict[str, list[dict[str, float]]] = {arm: [] for arm in meters}
     rounds = max(sizes.cost_level_rounds, 1)
@@ -308,8 +317,10 @@ async def _level(bdb: BenchDB, sizes: Sizes, c: int, steps: int, bodies_file: st
     try:
         await ticketiq_round(runner, model, c, steps, 40_000 + c)
         await floor.round()
+        if two is not None:
+            await two.round()
         for rnd in range(rounds):
-            for arm in ("ours", "floor") if rnd % 2 == 0 else ("floor", "ours"):
+            for arm in arms if rnd % 2 == 0 else arms[::-1]:
                 meter = meters[arm]
                 meter.refresh()
                 cpu0, wal0 = meter.cpu, meter.wal
@@ -324,10 +335,17 @@ async def _level(bdb: BenchDB, sizes: Sizes, c: int, steps: int, bodies_file: st
                         got = (got[0] + r.steps, got[1] + r.seconds, got[2] + r.cpu)
                     whole.close()
                     run_cpu, run_wal = whole.cpu - run0, whole.wal - run_wal0
-                else:
+                elif arm == "floor":
                     meter.open()
                     got = await floor.round()
                     meter.close()
+                    run_cpu, run_wal = meter.cpu - cpu0, meter.wal - wal0
+                else:  # two processes: their windows timed, the server over whole runs
+                    assert two is not None
+                    meter.open()
+                    r2 = await two.round()
+                    meter.close()
+                    got = (r2.steps, r2.seconds, r2.cpu)
                     run_cpu, run_wal = meter.cpu - cpu0, meter.wal - wal0
                 n, sec, cpu = got
                 server = meter.cpu - cpu0
@@ -338,11 +356,13 @@ async def _level(bdb: BenchDB, sizes: Sizes, c: int, steps: int, bodies_file: st
                     "cpu_us": (cpu + server) / n * 1e6})
     finally:
         floor.close()
+        if two is not None:
+            two.close()
         for m in (*meters.values(), whole):
             m.done()
         await runner.leases.stop()
         await db.close()
-    cpu_ok = meters["ours"].cpu_ok and meters["floor"].cpu_ok and whole.cpu_ok
+    cpu_ok = all(m.cpu_ok for m in (*meters.values(), whole))
     fig: dict[str, Any] = {"floor_processes": min(c, 8), "rounds": rounds, "repeat": repeat,
                            "load_average_at_start": load_at_start,
                            "load_average_at_end": [round(x, 2) for x in os.getloadavg()]}
@@ -363,9 +383,9 @@ async def _level(bdb: BenchDB, sizes: Sizes, c: int, steps: int, bodies_file: st
         arm_fig["steps_per_server_core_s"] = 1e6 / run_us if run_us else None
         fig[arm] = arm_fig
 
-    def paired(key: str) -> float | None:
+    def paired(key: str, arm: str = "ours") -> float | None:
         """The median of the rounds' ours / floor, each round beside its pair."""
-        pairs = [(o[key], f[key]) for o, f in zip(each["ours"], each["floor"], strict=True)]
+        pairs = [(o[key], f[key]) for o, f in zip(each[arm], each["floor"], strict=True)]
         if not cpu_ok and "server" in key:
             return None
         return statistics.median(o / f for o, f in pairs if f)
@@ -377,11 +397,17 @@ async def _level(bdb: BenchDB, sizes: Sizes, c: int, steps: int, bodies_file: st
     # whole runs against the floor's steps: what a primary carries, not a step's own work
     fig["server_run_x"] = (fig["ours"]["server_cpu_run_us"] / fig["floor"]["server_cpu_us"]
                            if cpu_ok else None)
+    if two is not None:
+        # the server over whole runs: a child's round starts and ends its runs
+        fig["ratio_2_processes"] = paired("steps_per_s", "ours_2_processes")
+        fig["cpu_x_2_processes"] = paired("cpu_us", "ours_2_processes")
     fig["load_average"] = fig["load_average_at_end"]
     log(f"  {c} at once: ours {fig['ours']['steps_per_s']:,.0f} steps/s, floor "
         f"{fig['floor']['steps_per_s']:,.0f} ({fig['ratio']:.2f}); CPU a step "
         f"{fig['ours']['cpu_us']:.0f} vs {fig['floor']['cpu_us']:.0f} us (x{fig['cpu_x']:.2f});"
-        f" load {fig['load_average_at_start'][0]}-{fig['load_average_at_end'][0]}")
+        + (f" over 2 processes {fig['ours_2_processes']['steps_per_s']:,.0f} steps/s"
+           f" ({fig['ratio_2_processes']:.2f});" if two is not None else "")
+        + f" load {fig['load_average_at_start'][0]}-{fig['load_average_at_end'][0]}")
     return fig
 
 
@@ -430,6 +456,15 @@ def rows(res: dict[str, Any]) -> list[dict[str, Any]]:
             f">= {target}" if target else "",
             (OK if ratio >= target else MISS) if target else INFO,
             f"step_cost.by_concurrency.{c}.ratio", ratio))
+        if "ratio_2_processes" in fig:
+            r2 = fig["ratio_2_processes"]
+            out.append(_row(
+                "13", f"  ours over 2 processes (production's two), {c} at once",
+                f"{_f(fig['ours_2_processes']['steps_per_s'], 0)} steps/s ({_f(r2)})",
+                f"floor {_f(fig['floor']['steps_per_s'], 0)} steps/s",
+                f">= {target}" if target else "",
+                (OK if r2 >= target else MISS) if target else INFO,
+                f"step_cost.by_concurrency.{c}.ratio_2_processes", r2))
         cpu_target = int(c) == 8
         out.append(_row(
             "13", f"  CPU a step, client + server, {c} at once",
