@@ -108,12 +108,22 @@ async def test_sweeps_and_renewals_race_each_lapsed_run_is_claimed_once(
         swept: dict[str, list[models.SweptRun]] = defaultdict(list)
         renewals: dict[uuid.UUID, list[bool]] = defaultdict(list)
 
+        deadlocks: Counter[str] = Counter()
+
         async def sweeper(name: str, conn: psycopg.AsyncConnection) -> None:
             nonlocal sweeping
             await go.wait()
             try:
                 while True:
-                    got = await tiq.processes.sweep_lapsed(name, limit=25, conn=conn)
+                    try:
+                        got = await tiq.processes.sweep_lapsed(name, limit=25, conn=conn)
+                    except psycopg.errors.DeadlockDetected:
+                        # SKIP LOCKED still waits while it follows a row's update chain,
+                        # so two sweeps (or a sweep and a renewal) can deadlock: the
+                        # loser's statement is rolled back whole and claims nothing. A
+                        # worker's leader tick sweeps again at its next tick; so does this.
+                        deadlocks["sweep"] += 1
+                        continue
                     swept[name].extend(got)
                     if got:
                         continue
@@ -132,8 +142,13 @@ async def test_sweeps_and_renewals_race_each_lapsed_run_is_claimed_once(
             await go.wait()
             while True:
                 last_round = sweeping == 0
-                for r in await tiq.processes.renew_leases(holder, [(rid, 1) for rid in mine], 30,
-                                                          conn=conn):
+                try:
+                    renewed = await tiq.processes.renew_leases(
+                        holder, [(rid, 1) for rid in mine], 30, conn=conn)
+                except psycopg.errors.DeadlockDetected:  # rolled back whole: renew again
+                    deadlocks["renewal"] += 1
+                    continue
+                for r in renewed:
                     renewals[r.run_id].append(r.held)
                 if last_round:
                     return
