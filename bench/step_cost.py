@@ -401,7 +401,6 @@ async def _level(bdb: BenchDB, sizes: Sizes, c: int, steps: int, bodies_file: st
         # the server over whole runs: a child's round starts and ends its runs
         fig["ratio_2_processes"] = paired("steps_per_s", "ours_2_processes")
         fig["cpu_x_2_processes"] = paired("cpu_us", "ours_2_processes")
-    fig["load_average"] = fig["load_average_at_end"]
     log(f"  {c} at once: ours {fig['ours']['steps_per_s']:,.0f} steps/s, floor "
         f"{fig['floor']['steps_per_s']:,.0f} ({fig['ratio']:.2f}); CPU a step "
         f"{fig['ours']['cpu_us']:.0f} vs {fig['floor']['cpu_us']:.0f} us (x{fig['cpu_x']:.2f});"

@@ -108,8 +108,6 @@ async def test_sweeps_and_renewals_race_each_lapsed_run_is_claimed_once(
         swept: dict[str, list[models.SweptRun]] = defaultdict(list)
         renewals: dict[uuid.UUID, list[bool]] = defaultdict(list)
 
-        deadlocks: Counter[str] = Counter()
-
         async def sweeper(name: str, conn: psycopg.AsyncConnection) -> None:
             nonlocal sweeping
             await go.wait()
@@ -122,7 +120,6 @@ async def test_sweeps_and_renewals_race_each_lapsed_run_is_claimed_once(
                         # so two sweeps (or a sweep and a renewal) can deadlock: the
                         # loser's statement is rolled back whole and claims nothing. A
                         # worker's leader tick sweeps again at its next tick; so does this.
-                        deadlocks["sweep"] += 1
                         continue
                     swept[name].extend(got)
                     if got:
@@ -146,7 +143,6 @@ async def test_sweeps_and_renewals_race_each_lapsed_run_is_claimed_once(
                     renewed = await tiq.processes.renew_leases(
                         holder, [(rid, 1) for rid in mine], 30, conn=conn)
                 except psycopg.errors.DeadlockDetected:  # rolled back whole: renew again
-                    deadlocks["renewal"] += 1
                     continue
                 for r in renewed:
                     renewals[r.run_id].append(r.held)
